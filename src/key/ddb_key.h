@@ -1,0 +1,30 @@
+/*
+ * ddb_key.h — the ddb_key varlena as the server sees it.
+ *
+ * A ddb_key datum is a varlena whose data is an encoded key (key_codec.h).
+ */
+#ifndef DDB_KEY_H
+#define DDB_KEY_H
+
+#include "postgres.h"
+#include "fmgr.h"
+
+#include "key_codec.h"
+
+/* Encoded bytes and length of a (possibly short-header) ddb_key varlena. */
+#define DDB_KEY_DATA(k) ((const uint8_t *) VARDATA_ANY(k))
+#define DDB_KEY_LEN(k) ((size_t) VARSIZE_ANY_EXHDR(k))
+#define DDB_KEY_TAG(k) (DDB_KEY_DATA(k)[0])
+
+#define PG_GETARG_DDB_KEY_PP(n) PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(n))
+
+/* Builds a ddb_key varlena from encoded bytes. */
+extern struct varlena *ddb_key_from_encoded(const uint8_t *enc, size_t len);
+
+/* Raises the error for a codec status other than KEY_OK. */
+extern void ddb_key_report(KeyStatus status) pg_attribute_noreturn();
+
+/* Raises the error for begins_with on a number prefix. */
+extern void ddb_key_report_number_prefix(void) pg_attribute_noreturn();
+
+#endif							/* DDB_KEY_H */

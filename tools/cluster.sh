@@ -1,0 +1,80 @@
+# tools/cluster.sh — shared by tools/demo.sh and tools/test.sh (source it).
+#
+# Installs what the project needs from Debian's archive, builds and installs
+# the extension, and runs a throwaway PostgreSQL 15 cluster in
+# .cluster/$CLUSTER_NAME inside the checkout (test or demo, so that running
+# the tests leaves the demo's data alone): owned by the postgres user,
+# listening only on its own unix socket in .cluster/$CLUSTER_NAME/socket.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CLUSTER_NAME=${CLUSTER_NAME:-test}
+CLUSTER_DIR="$ROOT/.cluster/$CLUSTER_NAME"
+PGDATA_DIR="$CLUSTER_DIR/data"
+SOCKET_DIR="$CLUSTER_DIR/socket"
+# The test cluster skips fsync: it is thrown away after each run.
+case "$CLUSTER_NAME" in
+    demo) PGPORT_NUM=${DDB_PGPORT:-55433}; SERVER_OPTS="" ;;
+    *) PGPORT_NUM=${DDB_PGPORT:-55432}; SERVER_OPTS="-c fsync=off" ;;
+esac
+PGBIN=/usr/lib/postgresql/15/bin
+
+PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
+          libtap-parser-sourcehandler-pgtap-perl libjansson-dev clang-14 libclang-rt-14-dev)
+
+# Installs the Debian packages that are missing (one apt-get update, one install).
+install_packages() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "== installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+# Builds with warnings as errors and installs into the server's directories.
+build_and_install() {
+    echo "== building and installing ddb_model"
+    make -C "$ROOT" -s clean >/dev/null
+    make -C "$ROOT" -s >/dev/null
+    make -C "$ROOT" -s install >/dev/null
+}
+
+# Runs a command as the postgres user.
+as_postgres() {
+    runuser -u postgres -- "$@"
+}
+
+# Creates (afresh) and starts the throwaway cluster.
+start_cluster() {
+    stop_cluster
+    rm -rf "$CLUSTER_DIR"
+    mkdir -p "$PGDATA_DIR" "$SOCKET_DIR"
+    chmod 755 "$ROOT/.cluster"
+    chown -R postgres:postgres "$CLUSTER_DIR"
+    chmod 700 "$PGDATA_DIR"
+    echo "== starting PostgreSQL 15 in $PGDATA_DIR (socket $SOCKET_DIR, port $PGPORT_NUM)"
+    as_postgres "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres -E UTF8 --locale=C.UTF-8 \
+        --auth=trust >/dev/null
+    as_postgres "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$CLUSTER_DIR/server.log" -w start \
+        -o "-p $PGPORT_NUM -k $SOCKET_DIR -c listen_addresses='' $SERVER_OPTS" >/dev/null
+}
+
+# Stops the cluster this checkout started, if it runs.
+stop_cluster() {
+    if [ -f "$PGDATA_DIR/postmaster.pid" ]; then
+        as_postgres "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null || true
+    fi
+}
+
+# psql against the throwaway cluster.
+cluster_psql() {
+    psql -X -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres "$@"
+}
+
+export PGHOST="$SOCKET_DIR" PGPORT="$PGPORT_NUM" PGUSER=postgres

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, starts a throwaway
+# cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove)
+# and the fuzz corpus replay, stops the cluster, and ends with one line
+# "N passed, N failed" (pg_regress tests + pgTAP assertions + replay).
+source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
+
+install_packages
+build_and_install
+start_cluster
+trap stop_cluster EXIT
+
+passed=0
+failed=0
+LOG_DIR="$ROOT/build/test-logs"
+mkdir -p "$LOG_DIR"
+
+# pg_regress: one count per test file.
+echo "== pg_regress"
+set +e
+make -C "$ROOT" -s installcheck >"$LOG_DIR/regress.log" 2>&1
+set -e
+grep -E '^(test| ) ' "$LOG_DIR/regress.log" || true
+regress_ok=$(grep -cE '^(test| ) .* \.\.\. ok' "$LOG_DIR/regress.log" || true)
+regress_bad=$(grep -cE '^(test| ) .* \.\.\. FAILED' "$LOG_DIR/regress.log" || true)
+if [ "$regress_ok" -eq 0 ] && [ "$regress_bad" -eq 0 ]; then
+    echo "pg_regress ran no test:"; cat "$LOG_DIR/regress.log"; regress_bad=1
+fi
+if [ "$regress_bad" -gt 0 ] && [ -f "$ROOT/build/regress/regression.diffs" ]; then
+    head -200 "$ROOT/build/regress/regression.diffs"
+fi
+passed=$((passed + regress_ok)); failed=$((failed + regress_bad))
+
+# pgTAP: one count per assertion.
+echo "== pgTAP"
+cluster_psql -q -c "DROP DATABASE IF EXISTS ddb_tap" -c "CREATE DATABASE ddb_tap"
+cluster_psql -q -d ddb_tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION ddb_model"
+set +e
+pg_prove --verbose -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres -d ddb_tap \
+    "$ROOT"/test/pgtap/*.sql >"$LOG_DIR/pgtap.log" 2>&1
+set -e
+tap_ok=$(grep -cE '^ok [0-9]+' "$LOG_DIR/pgtap.log" || true)
+tap_bad=$(grep -cE '^not ok [0-9]+' "$LOG_DIR/pgtap.log" || true)
+grep -E '^(not ok|Result|Files=)|Failed|Parse errors|Bad plan' "$LOG_DIR/pgtap.log" || true
+if ! grep -q '^Result: PASS' "$LOG_DIR/pgtap.log"; then
+    echo "pg_prove did not pass:"; tail -40 "$LOG_DIR/pgtap.log"
+    [ "$tap_bad" -gt 0 ] || tap_bad=1
+fi
+passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
+
+# The fuzz harness over its corpus (a crash or broken invariant fails).
+echo "== fuzz corpus replay"
+if bash "$ROOT/test/fuzz/replay.sh" >"$LOG_DIR/fuzz-replay.log" 2>&1; then
+    passed=$((passed + 1)); echo "replay ok"
+else
+    failed=$((failed + 1)); tail -30 "$LOG_DIR/fuzz-replay.log"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
