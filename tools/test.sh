@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, starts a throwaway
-# cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove)
-# and the fuzz corpus replay, stops the cluster, and ends with one line
-# "N passed, N failed" (pg_regress tests + pgTAP assertions + replay).
+# cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
+# the SQL examples of docs/ and the fuzz corpus replay, stops the cluster, and
+# ends with one line "N passed, N failed" (pg_regress tests + pgTAP
+# assertions + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
 install_packages
@@ -47,6 +48,15 @@ if ! grep -q '^Result: PASS' "$LOG_DIR/pgtap.log"; then
     [ "$tap_bad" -gt 0 ] || tap_bad=1
 fi
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
+
+# The SQL examples of docs/: one count per page.
+echo "== docs examples"
+set +e
+bash "$ROOT/test/docs_examples.sh" >"$LOG_DIR/docs.log" 2>&1
+set -e
+cat "$LOG_DIR/docs.log"
+passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/docs.log" || true)))
+failed=$((failed + $(grep -c '\.\.\. FAILED$' "$LOG_DIR/docs.log" || true)))
 
 # The fuzz harness over its corpus (a crash or broken invariant fails).
 echo "== fuzz corpus replay"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs the SQL examples of every docs/*.md page against the running cluster:
+# each page in a fresh database with the extension; a ```sql block must
+# succeed and a ```sql fails block must raise an error.  Prints one line per
+# page ("ok"/"FAILED") and exits non-zero if any page failed.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK="$ROOT/build/docs-examples"
+rm -rf "$WORK" && mkdir -p "$WORK"
+status=0
+
+for page in "$ROOT"/docs/*.md; do
+    name=$(basename "$page" .md)
+    # Split the page into numbered block files: NNN.sql (must pass) or NNN.fails.sql.
+    mkdir -p "$WORK/$name"
+    awk -v dir="$WORK/$name" '
+        /^```sql/ { n++; kind = ($0 ~ /^```sql fails/) ? "fails.sql" : "sql";
+                    file = sprintf("%s/%03d.%s", dir, n, kind); inblock = 1; next }
+        /^```/ && inblock { inblock = 0; close(file); next }
+        inblock { print > file }
+    ' "$page"
+    ls "$WORK/$name"/*.sql >/dev/null 2>&1 || continue
+
+    db="docs_$name"
+    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS \"$db\"" -c "CREATE DATABASE \"$db\"" >/dev/null
+    psql -X -q -d "$db" -c "CREATE EXTENSION ddb_model" >/dev/null
+    page_ok=1
+    # One session per page, so that temp tables and settings carry from block to block.
+    script="$WORK/$name.session.sql"
+    : >"$script"
+    for block in "$WORK/$name"/*.sql; do
+        if [[ "$block" == *.fails.sql ]]; then
+            { echo '\set ON_ERROR_STOP 0'; echo "\\echo BLOCK $(basename "$block")";
+              cat "$block"; echo '\set ON_ERROR_STOP 1'; } >>"$script"
+        else
+            { echo "\\echo BLOCK $(basename "$block")"; cat "$block"; } >>"$script"
+        fi
+    done
+    out="$WORK/$name.out"
+    psql -X -v ON_ERROR_STOP=1 -d "$db" -f "$script" >"$out" 2>&1 || page_ok=0
+    # Every "fails" block must have printed an error.
+    for block in "$WORK/$name"/*.fails.sql; do
+        [ -e "$block" ] || continue
+        b=$(basename "$block")
+        awk -v b="BLOCK $b" '$0 == b {on = 1; next} /^BLOCK / {on = 0} on && /ERROR:/ {found = 1} END {exit !found}' \
+            "$out" || { echo "docs/$name.md: block $b did not fail"; page_ok=0; }
+    done
+    if [ $page_ok = 1 ]; then
+        echo "docs example $name ... ok"
+    else
+        echo "docs example $name ... FAILED"; tail -20 "$out"; status=1
+    fi
+    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null
+done
+exit $status
