@@ -6,7 +6,9 @@
  * keys below it, stored as a varlena whose first byte is GIST_RANGE_MARK
  * (never a key tag), a 16-bit lower-bound length, the lower bound and the
  * upper bound.  Builds are sorted (sort support), which packs neighbouring
- * keys into one page and keeps the page ranges disjoint.
+ * keys into one page and keeps the page ranges disjoint.  Bounds longer than
+ * GIST_BOUND_MAX are shortened to a wider range, so that an internal page
+ * always holds several entries however long the keys are.
  */
 #include "postgres.h"
 
@@ -26,6 +28,7 @@
 #define KEY_STRATEGY_SEGMENT_PREFIX 8
 
 #define GIST_RANGE_MARK 0x00
+#define GIST_BOUND_MAX 256
 
 PG_FUNCTION_INFO_V1(ddb_key_gist_consistent);
 PG_FUNCTION_INFO_V1(ddb_key_gist_union);
@@ -66,15 +69,28 @@ entry_bounds(Datum datum, KeyBounds *b)
 
 /* Builds the datum of a range; a one-key range is stored as the key. */
 static Datum
-range_datum(const KeyBounds *b)
+range_datum(const KeyBounds *bounds)
 {
 	struct varlena *v;
 	uint8_t    *p;
-	uint16		lolen = (uint16) b->lolen;
+	uint8_t		upper[GIST_BOUND_MAX];
+	KeyBounds	shortened = *bounds;
+	const KeyBounds *b = &shortened;
+	uint16		lolen;
 	size_t		len;
 
-	if (key_compare_encoded(b->lo, b->lolen, b->hi, b->hilen) == 0)
+	if (key_compare_encoded(b->lo, b->lolen, b->hi, b->hilen) == 0 &&
+		b->lolen <= GIST_BOUND_MAX)
 		return PointerGetDatum(ddb_key_from_encoded(b->lo, b->lolen));
+	/* a prefix of lo is <= lo; the bound above a prefix of hi is > hi */
+	if (shortened.lolen > GIST_BOUND_MAX)
+		shortened.lolen = GIST_BOUND_MAX;
+	if (shortened.hilen > GIST_BOUND_MAX)
+	{
+		shortened.hilen = key_prefix_upper_bound(shortened.hi, GIST_BOUND_MAX, upper);
+		shortened.hi = upper;
+	}
+	lolen = (uint16) b->lolen;
 	len = 1 + sizeof(lolen) + b->lolen + b->hilen;
 	v = (struct varlena *) palloc(VARHDRSZ + len);
 	SET_VARSIZE(v, VARHDRSZ + len);

@@ -95,3 +95,20 @@ EXPLAIN (COSTS OFF) SELECT * FROM items WHERE pk = 'USER#42';
 -- Equal numbers hash alike whatever their spelling.
 SELECT ddb.ddb_key_hash('\d1') = ddb.ddb_key_hash('\d1.000') AS canonical_hash,
        ddb.ddb_key_hash_extended('\d1', 7) = ddb.ddb_key_hash_extended('\d1e0', 7) AS canonical_extended_hash;
+
+-- Keys of 2048 incompressible bytes: internal GiST entries are shortened so
+-- that pages still split, and answers stay exact.
+CREATE TABLE long_keys (i int, k ddb.ddb_key);
+CREATE INDEX long_keys_gist ON long_keys USING gist (k);
+INSERT INTO long_keys
+SELECT i, string_agg(sha512((i * 100 + j)::text::bytea), ''::bytea ORDER BY j)::ddb.ddb_key
+FROM generate_series(1, 400) i, generate_series(1, 32) j GROUP BY i;
+INSERT INTO long_keys
+SELECT 1000 + i, ddb.ddb_key(repeat('x', 2000) || i) FROM generate_series(1, 400) i;
+SET enable_seqscan = off;
+SELECT count(*) AS exact FROM long_keys WHERE k = (SELECT k FROM long_keys WHERE i = 7);
+SELECT count(*) AS by_prefix FROM long_keys
+WHERE k ^@ (SELECT substr(k::bytea, 1, 300)::ddb.ddb_key FROM long_keys WHERE i = 7);
+SELECT count(*) AS long_strings FROM long_keys WHERE k ^@ repeat('x', 2000)::ddb.ddb_key;
+SELECT count(*) AS long_string_10 FROM long_keys WHERE k <@ (repeat('x', 2000) || '10')::ddb.ddb_key;
+RESET enable_seqscan;
