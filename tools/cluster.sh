@@ -47,7 +47,7 @@ build_and_install() {
 
 # Runs a command as the postgres user.
 as_postgres() {
-    runuser -u postgres -- "$@"
+    (cd / && runuser -u postgres -- "$@")
 }
 
 # Creates (afresh) and starts the throwaway cluster.
@@ -57,6 +57,13 @@ start_cluster() {
     mkdir -p "$PGDATA_DIR" "$SOCKET_DIR"
     chmod 755 "$ROOT/.cluster"
     chown -R postgres:postgres "$CLUSTER_DIR"
+    # The server runs as postgres: a checkout under a private directory (such
+    # as /root) needs search permission on its ancestors, and nothing more.
+    local dir="$ROOT"
+    while [ "$dir" != / ]; do
+        runuser -u postgres -- test -x "$dir" || chmod o+x "$dir"
+        dir=$(dirname "$dir")
+    done
     chmod 700 "$PGDATA_DIR"
     echo "== starting PostgreSQL 15 in $PGDATA_DIR (socket $SOCKET_DIR, port $PGPORT_NUM)"
     as_postgres "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres -E UTF8 --locale=C.UTF-8 \
