@@ -12,7 +12,12 @@ OBJS = \
 	src/key/key_compare.o \
 	src/key/key_prefix.o \
 	src/key/key_support.o \
-	src/key/key_gist.o
+	src/key/key_gist.o \
+	src/item/item_codec.o \
+	src/table/table_def.o \
+	src/table/item_store.o \
+	src/table/item_sql.o \
+	src/table/gsi_trigger.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 

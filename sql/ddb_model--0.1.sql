@@ -203,3 +203,312 @@ CREATE OPERATOR CLASS ddb.ddb_key_ops DEFAULT FOR TYPE ddb.ddb_key USING gist AS
     FUNCTION 6 ddb.ddb_key_gist_picksplit(internal, internal),
     FUNCTION 7 ddb.ddb_key_gist_same(ddb.ddb_key, ddb.ddb_key, internal),
     FUNCTION 11 ddb.ddb_key_sortsupport(internal);
+
+-- ---------------------------------------------------------------------------
+-- Tables (docs/tables.md)
+--
+-- A DynamoDB table is an ordinary table <schema>."<TableName>" with columns
+-- pk, [sk,] item (natural jsonb), expires_at (the TTL attribute's epoch
+-- seconds, if any) and item_size (DynamoDB's item size).  A GSI is a table
+-- "<TableName>:<IndexName>" in the same schema with gpk, [gsk,] the base
+-- keys, the projected item, expires_at and item_size, kept by the C trigger
+-- ddb.gsi_maintain.  Hash partitions are "<relation>#<n>".  The catalog below
+-- is dumped by pg_dump; the data tables are not members of the extension, so
+-- DROP EXTENSION cannot take them with it.
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE ddb.tables (
+    table_name text PRIMARY KEY,
+    schema_name name NOT NULL,
+    relation_name name NOT NULL,
+    hash_key text NOT NULL,
+    range_key text,
+    attribute_types jsonb NOT NULL,
+    partitions integer NOT NULL,
+    ttl_attribute text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (schema_name, relation_name),
+    CHECK (partitions >= 0)
+);
+COMMENT ON TABLE ddb.tables IS 'DynamoDB tables: name, relation, key schema, attribute types, partitions, TTL';
+
+CREATE TABLE ddb.indexes (
+    table_name text NOT NULL REFERENCES ddb.tables ON DELETE CASCADE,
+    index_name text NOT NULL,
+    relation_name name NOT NULL,
+    hash_key text NOT NULL,
+    range_key text,
+    projection_type text NOT NULL CHECK (projection_type IN ('KEYS_ONLY', 'INCLUDE', 'ALL')),
+    non_key_attributes text[],
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_name, index_name)
+);
+COMMENT ON TABLE ddb.indexes IS 'Global secondary indexes: key schema and projection';
+
+SELECT pg_catalog.pg_extension_config_dump('ddb.tables', '');
+SELECT pg_catalog.pg_extension_config_dump('ddb.indexes', '');
+
+-- Any change to the catalog makes every backend reload its cached definitions.
+CREATE FUNCTION ddb.catalog_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ddb_catalog_changed' LANGUAGE C;
+CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.tables
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
+CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.indexes
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
+
+-- Keeps the GSIs of a table (argument: its DynamoDB name) in step with its items.
+CREATE FUNCTION ddb.gsi_maintain() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ddb_gsi_maintain' LANGUAGE C;
+
+-- A relation name for a DynamoDB name: itself when it fits in 63 bytes,
+-- otherwise a prefix and a digest (DynamoDB names reach 255 characters).
+CREATE FUNCTION ddb.relation_name(name text) RETURNS name
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog
+RETURN CASE WHEN octet_length(name) <= 63 THEN name::name
+            ELSE (left(name, 40) || '~' || left(md5(name), 16))::name END;
+
+-- Raises a DynamoDB ValidationException (SQLSTATE YD001).
+CREATE FUNCTION ddb.validation_error(message text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'YD001', MESSAGE = message;
+END $$;
+
+-- Checks a DynamoDB table or index name: 3 to 255 characters of [a-zA-Z0-9_.-].
+CREATE FUNCTION ddb.check_name(kind text, name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+    IF name IS NULL OR length(name) < 3 OR length(name) > 255 OR name !~ '^[a-zA-Z0-9_.-]+$' THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: '
+            'Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255',
+            name, kind));
+    END IF;
+END $$;
+
+-- Checks a key attribute type.
+CREATE FUNCTION ddb.check_key_type(attribute text, key_type text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+    IF key_type IS NULL OR key_type NOT IN ('S', 'N', 'B') THEN
+        PERFORM ddb.validation_error(format(
+            'Member must satisfy enum value set: [B, N, S] (attribute %s has type %s)', attribute, key_type));
+    END IF;
+END $$;
+
+-- Creates the hash partitions of a relation (none when partitions = 0).
+CREATE FUNCTION ddb.create_partitions(schema_name name, relation_name name, partitions integer) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+    FOR p IN 0 .. partitions - 1 LOOP
+        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+                       schema_name, ddb.relation_name(relation_name || '#' || p),
+                       schema_name, relation_name, partitions, p);
+    END LOOP;
+END $$;
+
+-- Creates a DynamoDB table as <schema>."<table_name>" (docs/tables.md).
+CREATE FUNCTION ddb.create_table(
+    table_name text,
+    hash_key text,
+    hash_key_type text DEFAULT 'S',
+    range_key text DEFAULT NULL,
+    range_key_type text DEFAULT 'S',
+    schema_name name DEFAULT 'public',
+    partitions integer DEFAULT 0,
+    ttl_attribute text DEFAULT NULL
+) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    rel name := ddb.relation_name(table_name);
+    types jsonb;
+BEGIN
+    PERFORM ddb.check_name('tableName', table_name);
+    PERFORM ddb.check_key_type(hash_key, hash_key_type);
+    IF hash_key IS NULL OR hash_key = '' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: the hash key attribute name is empty');
+    END IF;
+    IF range_key IS NOT NULL THEN
+        PERFORM ddb.check_key_type(range_key, range_key_type);
+        IF range_key = hash_key THEN
+            PERFORM ddb.validation_error('Both the Hash Key and the Range Key element in the KeySchema have the same name');
+        END IF;
+    END IF;
+    IF partitions IS NULL OR partitions < 0 OR partitions > 1024 THEN
+        PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
+    END IF;
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
+    END IF;
+    types := jsonb_build_object(hash_key, hash_key_type);
+    IF range_key IS NOT NULL THEN
+        types := types || jsonb_build_object(range_key, range_key_type);
+    END IF;
+
+    EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', schema_name);
+    EXECUTE format(
+        'CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, expires_at bigint, '
+        'item_size integer NOT NULL, PRIMARY KEY (pk%s)) %s',
+        schema_name, rel,
+        CASE WHEN range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
+        CASE WHEN range_key IS NOT NULL THEN ', sk' ELSE '' END,
+        CASE WHEN partitions > 0 THEN 'PARTITION BY HASH (pk)' ELSE '' END);
+    PERFORM ddb.create_partitions(schema_name, rel, partitions);
+    EXECUTE format('CREATE INDEX %I ON %I.%I (expires_at) WHERE expires_at IS NOT NULL',
+                   ddb.relation_name(rel || ':expires_at'), schema_name, rel);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', schema_name, rel,
+                   'DynamoDB table ' || table_name || ' (ddb_model); write through ddb.put_item / ddb.execute');
+
+    INSERT INTO ddb.tables (table_name, schema_name, relation_name, hash_key, range_key,
+                            attribute_types, partitions, ttl_attribute)
+    VALUES (table_name, schema_name, rel, hash_key, range_key, types, partitions, ttl_attribute);
+END $$;
+
+-- Adds a global secondary index to a table; existing items are indexed.
+CREATE FUNCTION ddb.create_index(
+    table_name text,
+    index_name text,
+    hash_key text,
+    hash_key_type text DEFAULT 'S',
+    range_key text DEFAULT NULL,
+    range_key_type text DEFAULT 'S',
+    projection_type text DEFAULT 'ALL',
+    non_key_attributes text[] DEFAULT NULL
+) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    t ddb.tables;
+    rel name;
+    types jsonb;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = create_index.table_name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    PERFORM ddb.check_name('indexName', index_name);
+    PERFORM ddb.check_key_type(hash_key, hash_key_type);
+    IF range_key IS NOT NULL THEN
+        PERFORM ddb.check_key_type(range_key, range_key_type);
+    END IF;
+    IF EXISTS (SELECT FROM ddb.indexes i WHERE i.table_name = t.table_name AND i.index_name = create_index.index_name) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: ' || index_name);
+    END IF;
+    IF (SELECT count(*) FROM ddb.indexes i WHERE i.table_name = t.table_name) >= 20 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD009',
+            MESSAGE = 'Subscriber limit exceeded: the table already has 20 global secondary indexes';
+    END IF;
+    IF projection_type NOT IN ('KEYS_ONLY', 'INCLUDE', 'ALL') THEN
+        PERFORM ddb.validation_error('Unknown ProjectionType: ' || coalesce(projection_type, 'null'));
+    END IF;
+    IF (projection_type = 'INCLUDE') <> (non_key_attributes IS NOT NULL) THEN
+        PERFORM ddb.validation_error(
+            'One or more parameter values were invalid: NonKeyAttributes must be given exactly when ProjectionType is INCLUDE');
+    END IF;
+    types := jsonb_build_object(hash_key, hash_key_type);
+    IF range_key IS NOT NULL THEN
+        types := types || jsonb_build_object(range_key, range_key_type);
+    END IF;
+    -- an attribute has one type across the table and all its indexes
+    IF EXISTS (SELECT FROM jsonb_each_text(types) n JOIN jsonb_each_text(t.attribute_types) o USING (key)
+               WHERE n.value <> o.value) THEN
+        PERFORM ddb.validation_error(
+            'One or more parameter values were invalid: an attribute is defined with two different types');
+    END IF;
+
+    rel := ddb.relation_name(t.relation_name || ':' || index_name);
+    EXECUTE format(
+        'CREATE TABLE %I.%I (gpk ddb.ddb_key NOT NULL, %s pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, '
+        'expires_at bigint, item_size integer NOT NULL, PRIMARY KEY (gpk%s, pk%s)) %s',
+        t.schema_name, rel,
+        CASE WHEN range_key IS NOT NULL THEN 'gsk ddb.ddb_key NOT NULL,' ELSE '' END,
+        CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
+        CASE WHEN range_key IS NOT NULL THEN ', gsk' ELSE '' END,
+        CASE WHEN t.range_key IS NOT NULL THEN ', sk' ELSE '' END,
+        CASE WHEN t.partitions > 0 THEN 'PARTITION BY HASH (gpk)' ELSE '' END);
+    PERFORM ddb.create_partitions(t.schema_name, rel, t.partitions);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, rel,
+                   'Global secondary index ' || index_name || ' of DynamoDB table ' || t.table_name
+                   || ' (ddb_model); kept by a trigger, do not write');
+
+    INSERT INTO ddb.indexes (table_name, index_name, relation_name, hash_key, range_key,
+                             projection_type, non_key_attributes)
+    VALUES (t.table_name, index_name, rel, hash_key, range_key, projection_type, non_key_attributes);
+    UPDATE ddb.tables SET attribute_types = attribute_types || types WHERE tables.table_name = t.table_name;
+
+    -- the maintenance trigger exists once per table, from its first index on
+    IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = format('%I.%I', t.schema_name, t.relation_name)::regclass
+                   AND tgname = 'ddb_gsi_maintain') THEN
+        EXECUTE format('CREATE TRIGGER ddb_gsi_maintain AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
+                       'FOR EACH ROW EXECUTE FUNCTION ddb.gsi_maintain(%L)', t.schema_name, t.relation_name,
+                       t.table_name);
+    END IF;
+    -- backfill: rewriting each item through the trigger indexes it
+    EXECUTE format('UPDATE %I.%I SET item = item', t.schema_name, t.relation_name);
+END $$;
+
+-- Drops a table, its indexes and its catalog entries.
+CREATE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = delete_table.table_name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Items (docs/items.md): natural jsonb in, natural jsonb out
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION ddb.put_item(table_name text, item jsonb, return_old boolean DEFAULT false)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'ddb_put_item' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.put_item(text, jsonb, boolean) IS
+    'PutItem: writes (or replaces) an item; returns the replaced item when return_old';
+
+CREATE FUNCTION ddb.get_item(table_name text, pk ddb.ddb_key, sk ddb.ddb_key DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'ddb_get_item' LANGUAGE C STABLE;
+COMMENT ON FUNCTION ddb.get_item(text, ddb.ddb_key, ddb.ddb_key) IS
+    'GetItem: the item with this key, or NULL (expired items are never returned)';
+
+CREATE FUNCTION ddb.delete_item(table_name text, pk ddb.ddb_key, sk ddb.ddb_key DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'ddb_delete_item' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.delete_item(text, ddb.ddb_key, ddb.ddb_key) IS
+    'DeleteItem: deletes the item with this key and returns it, or NULL';
+
+CREATE FUNCTION ddb.query(table_name text, pk ddb.ddb_key, sk_condition text DEFAULT NULL,
+                          sk ddb.ddb_key DEFAULT NULL, sk_end ddb.ddb_key DEFAULT NULL,
+                          index_name text DEFAULT NULL, ascending boolean DEFAULT true,
+                          max_items integer DEFAULT NULL)
+RETURNS SETOF jsonb AS 'MODULE_PATHNAME', 'ddb_query' LANGUAGE C STABLE;
+COMMENT ON FUNCTION ddb.query(text, ddb.ddb_key, text, ddb.ddb_key, ddb.ddb_key, text, boolean, integer) IS
+    'Query: the items of one partition key (of the table or of index_name) in sort key order; '
+    'sk_condition is =, <, <=, >, >=, between (sk .. sk_end), begins_with or under (segment prefix)';
+
+CREATE FUNCTION ddb.scan(table_name text, index_name text DEFAULT NULL, max_items integer DEFAULT NULL)
+RETURNS SETOF jsonb AS 'MODULE_PATHNAME', 'ddb_scan' LANGUAGE C STABLE;
+COMMENT ON FUNCTION ddb.scan(text, text, integer) IS 'Scan: every item of a table or index, in key order';

@@ -9,5 +9,23 @@
 
 /* ValidationException: a request or value that DynamoDB would refuse. */
 #define ERRCODE_DDB_VALIDATION MAKE_SQLSTATE('Y','D','0','0','1')
+/* ConditionalCheckFailedException */
+#define ERRCODE_DDB_CONDITIONAL_CHECK_FAILED MAKE_SQLSTATE('Y','D','0','0','2')
+/* TransactionCanceledException */
+#define ERRCODE_DDB_TRANSACTION_CANCELED MAKE_SQLSTATE('Y','D','0','0','3')
+/* ResourceNotFoundException: no such table or index. */
+#define ERRCODE_DDB_RESOURCE_NOT_FOUND MAKE_SQLSTATE('Y','D','0','0','4')
+/* ResourceInUseException: the table already exists. */
+#define ERRCODE_DDB_RESOURCE_IN_USE MAKE_SQLSTATE('Y','D','0','0','5')
+/* SerializationException: a request body that is not of the expected shape. */
+#define ERRCODE_DDB_SERIALIZATION MAKE_SQLSTATE('Y','D','0','0','6')
+/* UnknownOperationException: no such action. */
+#define ERRCODE_DDB_UNKNOWN_OPERATION MAKE_SQLSTATE('Y','D','0','0','7')
+/* LimitExceededException */
+#define ERRCODE_DDB_LIMIT_EXCEEDED MAKE_SQLSTATE('Y','D','0','0','9')
+
+/* Raises a ValidationException with a formatted message. */
+#define ddb_validation_error(...) \
+	ereport(ERROR, (errcode(ERRCODE_DDB_VALIDATION), errmsg(__VA_ARGS__)))
 
 #endif							/* DDB_ERRORS_H */

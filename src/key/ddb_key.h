@@ -21,6 +21,9 @@
 /* Builds a ddb_key varlena from encoded bytes. */
 extern struct varlena *ddb_key_from_encoded(const uint8_t *enc, size_t len);
 
+/* The OID of type ddb.ddb_key. */
+extern Oid	ddb_key_type_oid(void);
+
 /* Raises the error for a codec status other than KEY_OK. */
 extern void ddb_key_report(KeyStatus status) pg_attribute_noreturn();
 

@@ -4,12 +4,14 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
 #include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 
 #include "../ddb_errors.h"
 #include "ddb_key.h"
@@ -30,6 +32,14 @@ PG_FUNCTION_INFO_V1(ddb_key_type);
 PG_FUNCTION_INFO_V1(ddb_key_from_segments);
 PG_FUNCTION_INFO_V1(ddb_key_segment);
 PG_FUNCTION_INFO_V1(ddb_key_segment_count);
+
+/* The OID of type ddb.ddb_key (a syscache lookup). */
+Oid
+ddb_key_type_oid(void)
+{
+	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("ddb_key"),
+						   ObjectIdGetDatum(get_namespace_oid("ddb", false)));
+}
 
 /* Raises the error for a codec status other than KEY_OK. */
 void

@@ -1,0 +1,864 @@
+/*
+ * item_codec.c — natural jsonb items: validation, canonical form, the
+ * DynamoDB-JSON conversion both ways, DynamoDB item sizes, and key values.
+ *
+ * Every item is stored canonical: numbers pass through the key codec (so
+ * they obey DynamoDB's 38 digits and range, and print one way), binaries
+ * are re-encoded base64, sets hold no duplicates.  Both entry points,
+ * DynamoDB JSON and natural JSON, end in the same canonical form.
+ */
+#include "postgres.h"
+
+#include "common/base64.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+#include "../ddb_errors.h"
+#include "../key/ddb_key.h"
+#include "item_codec.h"
+
+static void push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array);
+static void value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array);
+
+/* The DynamoDB type name of a type. */
+const char *
+item_type_name(ItemType type)
+{
+	static const char *const names[] = {"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"};
+
+	return names[type];
+}
+
+/* A jbvString value for a C string. */
+static JsonbValue
+string_value(const char *str, int len)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) str;
+	v.val.string.len = len;
+	return v;
+}
+
+/* Pushes an object key. */
+static void
+push_key(JsonbParseState **state, const char *key)
+{
+	JsonbValue	k = string_value(key, (int) strlen(key));
+
+	pushJsonbValue(state, WJB_KEY, &k);
+}
+
+/* Pushes a scalar as an array element or an object value. */
+static void
+push_scalar(JsonbParseState **state, JsonbValue *value, bool in_array)
+{
+	pushJsonbValue(state, in_array ? WJB_ELEM : WJB_VALUE, value);
+}
+
+/* The only key and value of a one-pair object container; false otherwise. */
+static bool
+single_pair(JsonbContainer *obj, JsonbValue *key, JsonbValue *value)
+{
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+
+	if (!JsonContainerIsObject(obj) || JsonContainerSize(obj) != 1)
+		return false;
+	it = JsonbIteratorInit(obj);
+	tok = JsonbIteratorNext(&it, key, true);	/* WJB_BEGIN_OBJECT */
+	tok = JsonbIteratorNext(&it, key, true);
+	Assert(tok == WJB_KEY);
+	tok = JsonbIteratorNext(&it, value, true);
+	Assert(tok == WJB_VALUE);
+	(void) tok;
+	return true;
+}
+
+/* True when a string value equals a C string. */
+static inline bool
+string_is(JsonbValue *v, const char *s)
+{
+	return v->type == jbvString && v->val.string.len == (int) strlen(s) &&
+		memcmp(v->val.string.val, s, v->val.string.len) == 0;
+}
+
+/* The natural type a one-pair wrapper's key stands for, or -1. */
+static int
+wrapper_type(JsonbValue *key)
+{
+	if (string_is(key, "$B"))
+		return ITEM_B;
+	if (string_is(key, "$SS"))
+		return ITEM_SS;
+	if (string_is(key, "$NS"))
+		return ITEM_NS;
+	if (string_is(key, "$BS"))
+		return ITEM_BS;
+	if (string_is(key, "$M"))
+		return ITEM_M;
+	return -1;
+}
+
+/* The DynamoDB type of a natural jsonb value. */
+ItemType
+item_value_type(JsonbValue *value)
+{
+	JsonbValue	key;
+	JsonbValue	inner;
+	int			wrapped;
+
+	switch (value->type)
+	{
+		case jbvString:
+			return ITEM_S;
+		case jbvNumeric:
+			return ITEM_N;
+		case jbvBool:
+			return ITEM_BOOL;
+		case jbvNull:
+			return ITEM_NULL;
+		case jbvBinary:
+			if (JsonContainerIsArray(value->val.binary.data))
+				return ITEM_L;
+			if (single_pair(value->val.binary.data, &key, &inner) &&
+				(wrapped = wrapper_type(&key)) >= 0)
+				return (ItemType) wrapped;
+			return ITEM_M;
+		default:
+			elog(ERROR, "unexpected jsonb value type %d in an item", value->type);
+	}
+	return ITEM_NULL;
+}
+
+/* Canonical numeric value of DynamoDB number text; raises DynamoDB's errors. */
+static JsonbValue
+canonical_number(const char *text, int len)
+{
+	uint8_t		enc[KEY_MAX_ENCODED];
+	size_t		enclen;
+	char		out[KEY_MAX_NUMBER_TEXT + 1];
+	size_t		outlen;
+	KeyStatus	status = key_encode_number(text, (size_t) len, enc, &enclen);
+	JsonbValue	v;
+
+	if (status != KEY_OK)
+		ddb_key_report(status);
+	outlen = key_format_number(enc, enclen, out);
+	out[outlen] = '\0';
+	v.type = jbvNumeric;
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(out),
+														ObjectIdGetDatum(InvalidOid),
+														Int32GetDatum(-1)));
+	return v;
+}
+
+/* Canonical form of a natural number value. */
+static JsonbValue
+canonical_numeric(Numeric num)
+{
+	char	   *text;
+
+	if (numeric_is_nan(num) || numeric_is_inf(num))
+		ddb_key_report(KEY_NUMBER_SYNTAX);
+	text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
+	return canonical_number(text, (int) strlen(text));
+}
+
+/* Decodes base64 text into bytes; raises on invalid input. */
+static bytea *
+decode_base64(const char *text, int len, const char *what)
+{
+	int			max = pg_b64_dec_len(len);
+	bytea	   *out = (bytea *) palloc(VARHDRSZ + max);
+	int			n = pg_b64_decode(text, len, VARDATA(out), max);
+
+	if (n < 0)
+		ddb_validation_error("One or more parameter values were invalid: %s is not valid base64", what);
+	SET_VARSIZE(out, VARHDRSZ + n);
+	return out;
+}
+
+/* Canonical base64 string value of raw bytes. */
+static JsonbValue
+base64_value(const char *bytes, int len)
+{
+	int			max = pg_b64_enc_len(len);
+	char	   *out = palloc(max + 1);
+	int			n = pg_b64_encode(bytes, len, out, max);
+
+	if (n < 0)
+		elog(ERROR, "base64 encoding failed");
+	return string_value(out, n);
+}
+
+/* Canonical base64 of base64 text (decoded and encoded again). */
+static JsonbValue
+canonical_base64(JsonbValue *v, const char *what)
+{
+	bytea	   *bytes;
+
+	if (v->type != jbvString)
+		ddb_validation_error("One or more parameter values were invalid: %s must be a base64 string", what);
+	bytes = decode_base64(v->val.string.val, v->val.string.len, what);
+	return base64_value(VARDATA(bytes), VARSIZE(bytes) - VARHDRSZ);
+}
+
+/* Sorts and compares scalar values for the duplicate check of sets. */
+static int
+scalar_cmp(const void *a, const void *b)
+{
+	const JsonbValue *x = (const JsonbValue *) a;
+	const JsonbValue *y = (const JsonbValue *) b;
+
+	if (x->type == jbvNumeric)
+		return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(x->val.numeric),
+												 NumericGetDatum(y->val.numeric)));
+	if (x->val.string.len != y->val.string.len)
+		return x->val.string.len < y->val.string.len ? -1 : 1;
+	return memcmp(x->val.string.val, y->val.string.val, x->val.string.len);
+}
+
+/* Pushes a set as {"$SS": [...]} (or $NS, $BS) after checking it. */
+static void
+push_set(JsonbParseState **state, ItemType type, JsonbValue *elems, int n)
+{
+	const char *wrapper = type == ITEM_SS ? "$SS" : type == ITEM_NS ? "$NS" : "$BS";
+	JsonbValue *sorted;
+
+	if (n == 0)
+		ddb_validation_error("One or more parameter values were invalid: An %s set  may not be empty",
+							 type == ITEM_SS ? "string" : type == ITEM_NS ? "number" : "binary");
+	sorted = palloc(sizeof(JsonbValue) * n);
+	memcpy(sorted, elems, sizeof(JsonbValue) * n);
+	qsort(sorted, n, sizeof(JsonbValue), scalar_cmp);
+	for (int i = 1; i < n; i++)
+		if (scalar_cmp(&sorted[i - 1], &sorted[i]) == 0)
+			ddb_validation_error("One or more parameter values were invalid: Input collection contains duplicates");
+
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	push_key(state, wrapper);
+	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < n; i++)
+		pushJsonbValue(state, WJB_ELEM, &elems[i]);
+	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/* Collects the elements of a set array, canonical; raises on a wrong element type. */
+static JsonbValue *
+set_elements(JsonbValue *array, ItemType type, bool from_dynamodb, int *n)
+{
+	JsonbContainer *jc;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbValue *elems;
+	JsonbIteratorToken tok;
+
+	if (array->type != jbvBinary || !JsonContainerIsArray(array->val.binary.data))
+		ddb_validation_error("One or more parameter values were invalid: a %s value must be an array",
+							 item_type_name(type));
+	jc = array->val.binary.data;
+	elems = palloc(sizeof(JsonbValue) * Max(1, JsonContainerSize(jc)));
+	*n = 0;
+	it = JsonbIteratorInit(jc);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (type == ITEM_NS && !from_dynamodb && v.type == jbvNumeric)
+			elems[(*n)++] = canonical_numeric(v.val.numeric);
+		else if (v.type != jbvString)
+			ddb_validation_error("One or more parameter values were invalid: the elements of a %s must be %s",
+								 item_type_name(type),
+								 type == ITEM_NS && !from_dynamodb ? "numbers" : "strings");
+		else if (type == ITEM_NS)
+			elems[(*n)++] = canonical_number(v.val.string.val, v.val.string.len);
+		else if (type == ITEM_BS)
+			elems[(*n)++] = canonical_base64(&v, "a binary set element");
+		else
+			elems[(*n)++] = v;
+	}
+	return elems;
+}
+
+/*
+ * Pushes a map, its values converted from DynamoDB JSON or canonicalised;
+ * a map value that would read as a wrapper is wrapped in $M (a top-level
+ * item never is: its keys are attribute names).  Returns the result of the
+ * last push (the whole value when the map is outermost).
+ */
+static JsonbValue *
+push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool top_level)
+{
+	JsonbValue *result;
+	JsonbIterator *it;
+	JsonbValue	key;
+	JsonbValue	value;
+	JsonbValue	inner;
+	JsonbIteratorToken tok;
+	bool		wrap = !top_level && single_pair(obj, &key, &inner) && wrapper_type(&key) >= 0;
+
+	if (wrap)
+	{
+		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+		push_key(state, "$M");
+	}
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	it = JsonbIteratorInit(obj);
+	while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;
+		pushJsonbValue(state, WJB_KEY, &key);
+		tok = JsonbIteratorNext(&it, &value, true);
+		if (from_dynamodb)
+			value_from_dynamodb(state, &value, false);
+		else
+			push_canonical(state, &value, false);
+	}
+	result = pushJsonbValue(state, WJB_END_OBJECT, NULL);
+	if (wrap)
+		result = pushJsonbValue(state, WJB_END_OBJECT, NULL);
+	return result;
+}
+
+/* Pushes a list whose elements are converted like push_map's values. */
+static void
+push_list(JsonbParseState **state, JsonbContainer *arr, bool from_dynamodb)
+{
+	JsonbIterator *it = JsonbIteratorInit(arr);
+	JsonbValue	value;
+	JsonbIteratorToken tok;
+
+	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+	while ((tok = JsonbIteratorNext(&it, &value, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (from_dynamodb)
+			value_from_dynamodb(state, &value, true);
+		else
+			push_canonical(state, &value, true);
+	}
+	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+}
+
+/* Pushes the canonical form of one natural value. */
+static void
+push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array)
+{
+	JsonbValue	key;
+	JsonbValue	inner;
+	JsonbValue	v;
+	JsonbValue *elems;
+	int			n;
+	ItemType	type = item_value_type(value);
+
+	switch (type)
+	{
+		case ITEM_S:
+		case ITEM_BOOL:
+		case ITEM_NULL:
+			push_scalar(state, value, in_array);
+			return;
+		case ITEM_N:
+			v = canonical_numeric(value->val.numeric);
+			push_scalar(state, &v, in_array);
+			return;
+		case ITEM_L:
+			push_list(state, value->val.binary.data, false);
+			return;
+		case ITEM_M:
+			/* an explicit {"$M": {...}} wrapper is unwrapped, then re-wrapped if needed */
+			if (single_pair(value->val.binary.data, &key, &inner) && string_is(&key, "$M"))
+			{
+				if (inner.type != jbvBinary || !JsonContainerIsObject(inner.val.binary.data))
+					ddb_validation_error("One or more parameter values were invalid: $M must hold an object");
+				push_map(state, inner.val.binary.data, false, false);
+			}
+			else
+				push_map(state, value->val.binary.data, false, false);
+			return;
+		case ITEM_B:
+			single_pair(value->val.binary.data, &key, &inner);
+			v = canonical_base64(&inner, "a binary value");
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			push_key(state, "$B");
+			pushJsonbValue(state, WJB_VALUE, &v);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			return;
+		case ITEM_SS:
+		case ITEM_NS:
+		case ITEM_BS:
+			single_pair(value->val.binary.data, &key, &inner);
+			elems = set_elements(&inner, type, false, &n);
+			push_set(state, type, elems, n);
+			return;
+	}
+}
+
+/* Raises DynamoDB's error for an AttributeValue that is not one typed value. */
+static void
+report_bad_attribute_value(int count)
+{
+	if (count == 0)
+		ddb_validation_error("Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+	ddb_validation_error("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+}
+
+/* Pushes the natural value of one DynamoDB-JSON AttributeValue. */
+static void
+value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array)
+{
+	JsonbValue	tag;
+	JsonbValue	inner;
+	JsonbValue	v;
+	JsonbValue *elems;
+	int			n;
+
+	if (av->type != jbvBinary || !JsonContainerIsObject(av->val.binary.data))
+		report_bad_attribute_value(0);
+	if (!single_pair(av->val.binary.data, &tag, &inner))
+		report_bad_attribute_value(JsonContainerSize(av->val.binary.data));
+
+	if (string_is(&tag, "S") && inner.type == jbvString)
+		push_scalar(state, &inner, in_array);
+	else if (string_is(&tag, "N") && inner.type == jbvString)
+	{
+		v = canonical_number(inner.val.string.val, inner.val.string.len);
+		push_scalar(state, &v, in_array);
+	}
+	else if (string_is(&tag, "BOOL") && inner.type == jbvBool)
+		push_scalar(state, &inner, in_array);
+	else if (string_is(&tag, "NULL") && inner.type == jbvBool)
+	{
+		if (!inner.val.boolean)
+			ddb_validation_error("One or more parameter values were invalid: Null attribute value types must have the value of true");
+		v.type = jbvNull;
+		push_scalar(state, &v, in_array);
+	}
+	else if (string_is(&tag, "B") && inner.type == jbvString)
+	{
+		v = canonical_base64(&inner, "a binary value");
+		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+		push_key(state, "$B");
+		pushJsonbValue(state, WJB_VALUE, &v);
+		pushJsonbValue(state, WJB_END_OBJECT, NULL);
+	}
+	else if (string_is(&tag, "M") && inner.type == jbvBinary &&
+			 JsonContainerIsObject(inner.val.binary.data))
+		push_map(state, inner.val.binary.data, true, false);
+	else if (string_is(&tag, "L") && inner.type == jbvBinary &&
+			 JsonContainerIsArray(inner.val.binary.data))
+		push_list(state, inner.val.binary.data, true);
+	else if (string_is(&tag, "SS") || string_is(&tag, "NS") || string_is(&tag, "BS"))
+	{
+		ItemType	type = string_is(&tag, "SS") ? ITEM_SS : string_is(&tag, "NS") ? ITEM_NS : ITEM_BS;
+
+		elems = set_elements(&inner, type, true, &n);
+		push_set(state, type, elems, n);
+	}
+	else if (tag.type == jbvString)
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_SERIALIZATION),
+				 errmsg("Unexpected value for AttributeValue type %.*s",
+						tag.val.string.len, tag.val.string.val)));
+}
+
+/* Converts one DynamoDB-JSON AttributeValue to a canonical natural value. */
+void
+item_value_from_dynamodb(JsonbValue *av, JsonbValue *out)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
+
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	value_from_dynamodb(&state, av, true);
+	result = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	/* through a Jsonb, so that containers come back as jbvBinary */
+	*out = *getIthJsonbValueFromContainer(&JsonbValueToJsonb(result)->root, 0);
+}
+
+/* Converts a DynamoDB-JSON item to canonical natural jsonb. */
+Jsonb *
+item_from_dynamodb(JsonbContainer *attributes)
+{
+	JsonbParseState *state = NULL;
+
+	if (!JsonContainerIsObject(attributes))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_SERIALIZATION),
+				 errmsg("An item must be a map of attribute names to AttributeValues")));
+	return JsonbValueToJsonb(push_map(&state, attributes, true, true));
+}
+
+/* Validates a natural item and returns it in canonical form. */
+Jsonb *
+item_canonical(JsonbContainer *natural)
+{
+	JsonbParseState *state = NULL;
+
+	if (!JsonContainerIsObject(natural))
+		ddb_validation_error("An item must be a JSON object of attribute names to values");
+	return JsonbValueToJsonb(push_map(&state, natural, false, true));
+}
+
+/* Pushes {"<tag>": value} as a DynamoDB-JSON AttributeValue. */
+static void
+push_tagged(JsonbParseState **state, const char *tag, JsonbValue *value)
+{
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	push_key(state, tag);
+	pushJsonbValue(state, WJB_VALUE, value);
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/* The text of a numeric as a jbvString. */
+static JsonbValue
+numeric_string(Numeric num)
+{
+	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
+
+	return string_value(text, (int) strlen(text));
+}
+
+/* Pushes the DynamoDB-JSON AttributeValue of one natural value. */
+void
+item_push_dynamodb_value(JsonbParseState **state, JsonbValue *natural)
+{
+	JsonbValue	key;
+	JsonbValue	inner;
+	JsonbValue	v;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	ItemType	type = item_value_type(natural);
+
+	switch (type)
+	{
+		case ITEM_S:
+			push_tagged(state, "S", natural);
+			return;
+		case ITEM_N:
+			v = numeric_string(natural->val.numeric);
+			push_tagged(state, "N", &v);
+			return;
+		case ITEM_BOOL:
+			push_tagged(state, "BOOL", natural);
+			return;
+		case ITEM_NULL:
+			v.type = jbvBool;
+			v.val.boolean = true;
+			push_tagged(state, "NULL", &v);
+			return;
+		case ITEM_B:
+			single_pair(natural->val.binary.data, &key, &inner);
+			push_tagged(state, "B", &inner);
+			return;
+		case ITEM_SS:
+		case ITEM_NS:
+		case ITEM_BS:
+			single_pair(natural->val.binary.data, &key, &inner);
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			push_key(state, item_type_name(type));
+			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+			it = JsonbIteratorInit(inner.val.binary.data);
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok != WJB_ELEM)
+					continue;
+				if (v.type == jbvNumeric)
+					v = numeric_string(v.val.numeric);
+				pushJsonbValue(state, WJB_ELEM, &v);
+			}
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			return;
+		case ITEM_L:
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			push_key(state, "L");
+			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+			it = JsonbIteratorInit(natural->val.binary.data);
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+				if (tok == WJB_ELEM)
+					item_push_dynamodb_value(state, &v);
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			return;
+		case ITEM_M:
+			/* unwrap {"$M": {...}} */
+			if (single_pair(natural->val.binary.data, &key, &inner) && string_is(&key, "$M"))
+				natural = &inner;
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			push_key(state, "M");
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			it = JsonbIteratorInit(natural->val.binary.data);
+			while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
+			{
+				if (tok != WJB_KEY)
+					continue;
+				pushJsonbValue(state, WJB_KEY, &key);
+				JsonbIteratorNext(&it, &v, true);
+				item_push_dynamodb_value(state, &v);
+			}
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			return;
+	}
+}
+
+/* Converts a natural item to DynamoDB JSON. */
+Jsonb *
+item_to_dynamodb(JsonbContainer *natural)
+{
+	JsonbParseState *state = NULL;
+	JsonbIterator *it = JsonbIteratorInit(natural);
+	JsonbValue	key;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	JsonbValue *result = NULL;
+
+	while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
+	{
+		if (tok == WJB_BEGIN_OBJECT)
+			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+		else if (tok == WJB_END_OBJECT)
+			result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+		else if (tok == WJB_KEY)
+		{
+			pushJsonbValue(&state, WJB_KEY, &key);
+			JsonbIteratorNext(&it, &v, true);
+			item_push_dynamodb_value(&state, &v);
+		}
+	}
+	return JsonbValueToJsonb(result);
+}
+
+/* DynamoDB's size of a number: one byte per two significant digits, plus one. */
+static int64
+number_size(Numeric num)
+{
+	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
+	int			digits = 0;
+	int			pending_zeros = 0;
+	bool		started = false;
+
+	for (char *p = text; *p; p++)
+	{
+		if (*p < '0' || *p > '9')
+			continue;
+		if (*p == '0')
+		{
+			if (started)
+				pending_zeros++;
+			continue;
+		}
+		started = true;
+		digits += pending_zeros + 1;
+		pending_zeros = 0;
+	}
+	return (digits + 1) / 2 + 1 + (text[0] == '-' ? 1 : 0);
+}
+
+/* Decoded length of canonical base64 text. */
+static int64
+base64_size(JsonbValue *v)
+{
+	int			len = v->val.string.len;
+	int			pad = 0;
+
+	if (len >= 1 && v->val.string.val[len - 1] == '=')
+		pad++;
+	if (len >= 2 && v->val.string.val[len - 2] == '=')
+		pad++;
+	return (int64) len / 4 * 3 - pad;
+}
+
+/* DynamoDB's size of one natural value (names of map entries included). */
+static int64
+value_size(JsonbValue *value)
+{
+	JsonbValue	key;
+	JsonbValue	inner;
+	JsonbValue	v;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	int64		size = 0;
+	ItemType	type = item_value_type(value);
+
+	switch (type)
+	{
+		case ITEM_S:
+			return value->val.string.len;
+		case ITEM_N:
+			return number_size(value->val.numeric);
+		case ITEM_BOOL:
+		case ITEM_NULL:
+			return 1;
+		case ITEM_B:
+			single_pair(value->val.binary.data, &key, &inner);
+			return base64_size(&inner);
+		case ITEM_SS:
+		case ITEM_NS:
+		case ITEM_BS:
+			single_pair(value->val.binary.data, &key, &inner);
+			it = JsonbIteratorInit(inner.val.binary.data);
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok != WJB_ELEM)
+					continue;
+				size += type == ITEM_SS ? v.val.string.len :
+					type == ITEM_NS ? number_size(v.val.numeric) : base64_size(&v);
+			}
+			return size;
+		case ITEM_L:
+		case ITEM_M:
+			if (type == ITEM_M && single_pair(value->val.binary.data, &key, &inner) &&
+				string_is(&key, "$M"))
+				value = &inner;
+			size = 3;
+			it = JsonbIteratorInit(value->val.binary.data);
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok == WJB_KEY)
+					size += v.val.string.len;
+				else if (tok == WJB_VALUE || tok == WJB_ELEM)
+					size += value_size(&v) + 1;
+			}
+			return size;
+	}
+	return size;
+}
+
+/* DynamoDB's size of a natural item: names plus values. */
+int64
+item_size(JsonbContainer *natural)
+{
+	JsonbIterator *it = JsonbIteratorInit(natural);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int64		size = 0;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			size += v.val.string.len;
+		else if (tok == WJB_VALUE)
+			size += value_size(&v);
+	}
+	return size;
+}
+
+/* Looks up a top-level attribute of a natural item. */
+bool
+item_get_attribute(JsonbContainer *natural, const char *name, JsonbValue *out)
+{
+	JsonbValue *v = getKeyJsonValueFromContainer(natural, name, (int) strlen(name), out);
+
+	return v != NULL;
+}
+
+/* Raises DynamoDB's error for an empty key value. */
+static void
+report_empty_key(const KeyRole *role, bool binary)
+{
+	const char *what = binary ? "binary" : "string";
+
+	if (role->index_name)
+		ddb_validation_error("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
+							 what, role->index_name, role->attribute);
+	ddb_validation_error("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+						 what, role->attribute);
+}
+
+/* Makes a ddb_key datum from a natural value of the expected key type. */
+bool
+item_value_to_key(JsonbValue *value, char expected, const KeyRole *role, Datum *key)
+{
+	uint8_t		enc[KEY_MAX_ENCODED];
+	size_t		enclen;
+	size_t		limit = role->range ? ITEM_MAX_RANGE_KEY : ITEM_MAX_HASH_KEY;
+	size_t		len;
+	KeyStatus	status;
+	ItemType	type = item_value_type(value);
+	JsonbValue	k;
+	JsonbValue	inner;
+	bytea	   *bytes = NULL;
+
+	if ((expected == 'S' && type != ITEM_S) || (expected == 'N' && type != ITEM_N) ||
+		(expected == 'B' && type != ITEM_B))
+		return false;
+
+	if (type == ITEM_S)
+		len = value->val.string.len;
+	else if (type == ITEM_B)
+	{
+		single_pair(value->val.binary.data, &k, &inner);
+		bytes = decode_base64(inner.val.string.val, inner.val.string.len, "a binary key");
+		len = VARSIZE(bytes) - VARHDRSZ;
+	}
+	else
+		len = 0;
+	if (type != ITEM_N && len == 0)
+		report_empty_key(role, type == ITEM_B);
+	if (len > limit)
+	{
+		if (role->range)
+			ddb_validation_error("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+		ddb_validation_error("One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of 2048 bytes");
+	}
+
+	if (type == ITEM_S)
+		status = key_encode_string(value->val.string.val, len, enc, &enclen);
+	else if (type == ITEM_B)
+		status = key_encode_binary((const uint8_t *) VARDATA(bytes), len, enc, &enclen);
+	else
+	{
+		char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out,
+															   NumericGetDatum(value->val.numeric)));
+
+		status = key_encode_number(text, strlen(text), enc, &enclen);
+	}
+	if (status != KEY_OK)
+		ddb_key_report(status);
+	*key = PointerGetDatum(ddb_key_from_encoded(enc, enclen));
+	return true;
+}
+
+/* Makes the natural value of a ddb_key datum. */
+void
+item_key_to_value(Datum key, JsonbValue *out)
+{
+	struct varlena *k = PG_DETOAST_DATUM_PACKED(key);
+	const uint8_t *enc = DDB_KEY_DATA(k);
+	size_t		len = DDB_KEY_LEN(k);
+	char		number[KEY_MAX_NUMBER_TEXT + 1];
+	JsonbParseState *state = NULL;
+	JsonbValue	v;
+	size_t		n;
+
+	switch (enc[0])
+	{
+		case KEY_TAG_S:
+			*out = string_value((const char *) enc + 1, (int) len - 1);
+			return;
+		case KEY_TAG_N:
+			n = key_format_number(enc, len, number);
+			number[n] = '\0';
+			out->type = jbvNumeric;
+			out->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(number),
+																   ObjectIdGetDatum(InvalidOid),
+																   Int32GetDatum(-1)));
+			return;
+		default:
+			v = base64_value((const char *) enc + 1, (int) len - 1);
+			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+			push_key(&state, "$B");
+			pushJsonbValue(&state, WJB_VALUE, &v);
+			out->type = jbvBinary;
+			out->val.binary.data = &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root;
+			out->val.binary.len = 0;
+			return;
+	}
+}

@@ -1,0 +1,252 @@
+/*
+ * gsi_trigger.c — ddb.gsi_maintain, the AFTER ROW trigger that keeps every
+ * global secondary index of a table in step with its items.
+ *
+ * For each index: the old item's entry (if it had the index keys) is
+ * deleted and the new item's entry (if it has them) inserted with the
+ * projected attributes.  Indexes are sparse: an item without an index key
+ * attribute is not in the index; an index key attribute of the wrong type
+ * rejects the write, as DynamoDB does.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/rel.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "../key/ddb_key.h"
+#include "item_store.h"
+#include "table_def.h"
+
+PG_FUNCTION_INFO_V1(ddb_gsi_maintain);
+
+#define GSI_PLAN_INSERT 0
+#define GSI_PLAN_DELETE 1
+
+/* One side (old or new) of a row change. */
+typedef struct RowImage
+{
+	bool		present;
+	Jsonb	   *item;
+	Datum		pk;
+	Datum		sk;
+	bool		expires_null;
+	int64		expires_at;
+} RowImage;
+
+/* Reads the columns of a base-table row. */
+static RowImage
+row_image(HeapTuple tuple, TupleDesc desc)
+{
+	RowImage	image = {0};
+	bool		isnull;
+
+	if (tuple == NULL)
+		return image;
+	image.present = true;
+	image.pk = heap_getattr(tuple, SPI_fnumber(desc, "pk"), desc, &isnull);
+	image.sk = (Datum) 0;
+	if (SPI_fnumber(desc, "sk") > 0)
+		image.sk = heap_getattr(tuple, SPI_fnumber(desc, "sk"), desc, &isnull);
+	image.item = DatumGetJsonbP(heap_getattr(tuple, SPI_fnumber(desc, "item"), desc, &isnull));
+	image.expires_at = DatumGetInt64(heap_getattr(tuple, SPI_fnumber(desc, "expires_at"),
+												  desc, &image.expires_null));
+	return image;
+}
+
+/* The index keys of an item; false when the item is not in the index. */
+static bool
+index_keys(IndexDef *index, Jsonb *item, Datum *gpk, Datum *gsk)
+{
+	JsonbValue	v;
+	KeyRole		role = {NULL, index->name, false};
+
+	*gpk = *gsk = (Datum) 0;
+	if (!item_get_attribute(&item->root, index->keys.hash_key, &v))
+		return false;
+	role.attribute = index->keys.hash_key;
+	if (!item_value_to_key(&v, index->keys.hash_type, &role, gpk))
+		ddb_validation_error("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %c Actual: %s IndexName: %s",
+							 index->keys.hash_key, index->keys.hash_type,
+							 item_type_name(item_value_type(&v)), index->name);
+	if (index->keys.range_key == NULL)
+		return true;
+	if (!item_get_attribute(&item->root, index->keys.range_key, &v))
+		return false;
+	role.attribute = index->keys.range_key;
+	role.range = true;
+	if (!item_value_to_key(&v, index->keys.range_type, &role, gsk))
+		ddb_validation_error("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %c Actual: %s IndexName: %s",
+							 index->keys.range_key, index->keys.range_type,
+							 item_type_name(item_value_type(&v)), index->name);
+	return true;
+}
+
+/* True when an attribute name is projected into the index. */
+static bool
+is_projected(TableDef *def, IndexDef *index, const char *name, int len)
+{
+	const char *keys[4] = {def->keys.hash_key, def->keys.range_key,
+	index->keys.hash_key, index->keys.range_key};
+
+	for (int i = 0; i < 4; i++)
+		if (keys[i] && (int) strlen(keys[i]) == len && memcmp(keys[i], name, len) == 0)
+			return true;
+	for (int i = 0; i < index->n_include; i++)
+		if ((int) strlen(index->include[i]) == len && memcmp(index->include[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/* The item as the index projects it. */
+static Jsonb *
+projected_item(TableDef *def, IndexDef *index, Jsonb *item)
+{
+	JsonbParseState *state = NULL;
+	JsonbIterator *it;
+	JsonbValue	key;
+	JsonbValue	value;
+	JsonbValue *result = NULL;
+	JsonbIteratorToken tok;
+
+	if (index->projection == PROJECT_ALL)
+		return item;
+	it = JsonbIteratorInit(&item->root);
+	while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
+	{
+		if (tok == WJB_BEGIN_OBJECT)
+			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+		else if (tok == WJB_END_OBJECT)
+			result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+		else if (tok == WJB_KEY)
+		{
+			JsonbIteratorNext(&it, &value, true);
+			if (is_projected(def, index, key.val.string.val, key.val.string.len))
+			{
+				pushJsonbValue(&state, WJB_KEY, &key);
+				pushJsonbValue(&state, WJB_VALUE, &value);
+			}
+		}
+	}
+	return JsonbValueToJsonb(result);
+}
+
+/* schema.relation of an index, quoted. */
+static char *
+index_relation(TableDef *def, IndexDef *index)
+{
+	return quote_qualified_identifier(def->schema_name, index->relation_name);
+}
+
+/* A kept plan of an index, prepared on first use. */
+static SPIPlanPtr
+index_plan(IndexDef *index, int slot, const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = index->plans[slot];
+
+	if (plan != NULL && SPI_plan_is_valid(plan))
+		return plan;
+	if (plan != NULL)
+		SPI_freeplan(plan);
+	plan = SPI_prepare(sql, nargs, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "ddb_model: could not prepare \"%s\"", sql);
+	SPI_keepplan(plan);
+	index->plans[slot] = plan;
+	return plan;
+}
+
+/* Deletes the index entry of an old row image. */
+static void
+delete_entry(TableDef *def, IndexDef *index, RowImage *old, Datum gpk, Datum gsk)
+{
+	Oid			keytype = ddb_key_type_oid();
+	Oid			argtypes[4] = {keytype, keytype, keytype, keytype};
+	Datum		args[4] = {gpk, gsk, old->pk, old->sk};
+	char		nulls[4] = {' ', gsk ? ' ' : 'n', ' ', old->sk ? ' ' : 'n'};
+	SPIPlanPtr	plan;
+
+	plan = index_plan(index, GSI_PLAN_DELETE,
+					  psprintf("DELETE FROM %s WHERE gpk OPERATOR(pg_catalog.=) $1%s AND pk OPERATOR(pg_catalog.=) $3%s",
+							   index_relation(def, index),
+							   index->keys.range_key ? " AND gsk OPERATOR(pg_catalog.=) $2" : "",
+							   def->keys.range_key ? " AND sk OPERATOR(pg_catalog.=) $4" : ""),
+					  4, argtypes);
+	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "ddb_model: could not delete from index %s", index->name);
+}
+
+/* Inserts the index entry of a new row image. */
+static void
+insert_entry(TableDef *def, IndexDef *index, RowImage *new, Datum gpk, Datum gsk)
+{
+	Oid			keytype = ddb_key_type_oid();
+	Oid			argtypes[7] = {keytype, keytype, keytype, keytype, JSONBOID, INT8OID, INT4OID};
+	Jsonb	   *projected = projected_item(def, index, new->item);
+	Datum		args[7] = {gpk, gsk, new->pk, new->sk, JsonbPGetDatum(projected),
+	Int64GetDatum(new->expires_at), Int32GetDatum((int32) item_size(&projected->root))};
+	char		nulls[7] = {' ', gsk ? ' ' : 'n', ' ', new->sk ? ' ' : 'n', ' ',
+	new->expires_null ? 'n' : ' ', ' '};
+	SPIPlanPtr	plan;
+
+	plan = index_plan(index, GSI_PLAN_INSERT,
+					  psprintf("INSERT INTO %s (gpk%s, pk%s, item, expires_at, item_size) VALUES ($1%s, $3%s, $5, $6, $7)",
+							   index_relation(def, index),
+							   index->keys.range_key ? ", gsk" : "",
+							   def->keys.range_key ? ", sk" : "",
+							   index->keys.range_key ? ", $2" : "",
+							   def->keys.range_key ? ", $4" : ""),
+					  7, argtypes);
+	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "ddb_model: could not insert into index %s", index->name);
+}
+
+/* The trigger: AFTER INSERT OR UPDATE OR DELETE ... FOR EACH ROW, argument: the table name. */
+Datum
+ddb_gsi_maintain(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	TableDef   *def;
+	RowImage	old;
+	RowImage	new;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("ddb.gsi_maintain must run AFTER ... FOR EACH ROW with the table name as argument")));
+	def = table_def_get(td->tg_trigger->tgargs[0]);
+	desc = RelationGetDescr(td->tg_relation);
+	old = row_image(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? NULL : td->tg_trigtuple, desc);
+	new = row_image(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? td->tg_trigtuple :
+					TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL, desc);
+
+	SPI_connect();
+	for (int i = 0; i < def->nindexes; i++)
+	{
+		IndexDef   *index = &def->indexes[i];
+		Datum		gpk;
+		Datum		gsk;
+
+		/* the new side first, so that a wrongly typed key fails before any change */
+		bool		new_in = new.present && index_keys(index, new.item, &gpk, &gsk);
+
+		if (old.present)
+		{
+			Datum		ogpk;
+			Datum		ogsk;
+
+			if (index_keys(index, old.item, &ogpk, &ogsk))
+				delete_entry(def, index, &old, ogpk, ogsk);
+		}
+		if (new_in)
+			insert_entry(def, index, &new, gpk, gsk);
+	}
+	SPI_finish();
+	PG_RETURN_POINTER(NULL);
+}

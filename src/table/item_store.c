@@ -1,0 +1,485 @@
+/*
+ * item_store.c — the items of a DynamoDB table: put, get, delete, and
+ * Query/Scan in key order, through kept SPI plans (one per statement
+ * shape, in the table definition's plan slots).
+ *
+ * Reads hide items whose TTL has passed (DynamoDB's rule: a TTL more than
+ * five years in the past is ignored), whether or not the sweep has deleted
+ * them yet.  Writes go through SQL so that the GSI trigger sees them.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "../key/ddb_key.h"
+#include "item_store.h"
+
+/* DynamoDB ignores TTL values more than five years in the past. */
+#define TTL_IGNORED_AGE (5 * 365 * 86400L)
+
+/* Plan slots of a relation (TABLE_MAX_PLANS in all). */
+#define PLAN_PUT 0
+#define PLAN_LOCK_OLD 1
+#define PLAN_DELETE 2
+#define PLAN_GET 3
+#define PLAN_READ_FIRST 16		/* + read shape, see read_shape() */
+
+/* Parameters of read statements. */
+#define READ_NARGS 10
+
+/* The visibility condition of TTL, for now = $n. */
+#define TTL_VISIBLE(n) \
+	"(expires_at IS NULL OR expires_at > $" n " OR expires_at <= $" n " - 157680000)"
+
+/* The current time in epoch seconds, as TTL reads it (the statement's start). */
+int64
+store_now(void)
+{
+	return (int64) (timestamptz_to_time_t(GetCurrentStatementStartTimestamp()));
+}
+
+/* schema.relation, quoted. */
+static char *
+qualified(TableDef *def, const char *relation)
+{
+	return quote_qualified_identifier(def->schema_name, relation);
+}
+
+/* A kept plan from a slot, prepared on first use or when no longer valid. */
+static SPIPlanPtr
+slot_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan;
+
+	if (*slot != NULL && SPI_plan_is_valid(*slot))
+		return *slot;
+	if (*slot != NULL)
+	{
+		SPI_freeplan(*slot);
+		*slot = NULL;
+	}
+	plan = SPI_prepare(sql, nargs, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "ddb_model: could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	*slot = plan;
+	return plan;
+}
+
+/* Raises DynamoDB's error for a key of the wrong shape in a request. */
+static void
+report_key_schema_mismatch(void)
+{
+	ddb_validation_error("The provided key element does not match the schema");
+}
+
+/* True when a key datum has the declared type ('S', 'N', 'B'). */
+static bool
+key_has_type(Datum key, char type)
+{
+	struct varlena *k = PG_DETOAST_DATUM_PACKED(key);
+	uint8_t		tag = DDB_KEY_TAG(k);
+
+	return (type == 'S' && tag == KEY_TAG_S) || (type == 'N' && tag == KEY_TAG_N) ||
+		(type == 'B' && tag == KEY_TAG_B);
+}
+
+/* Checks that key values have the table's key types. */
+void
+store_check_key(TableDef *def, Datum pk, Datum sk)
+{
+	if (!key_has_type(pk, def->keys.hash_type))
+		report_key_schema_mismatch();
+	if ((def->keys.range_key != NULL) != (sk != (Datum) 0))
+		report_key_schema_mismatch();
+	if (sk && !key_has_type(sk, def->keys.range_type))
+		report_key_schema_mismatch();
+}
+
+/* Extracts one key attribute of an item; raises if missing or mistyped. */
+static Datum
+item_key(JsonbContainer *item, const char *attribute, char type, bool range)
+{
+	JsonbValue	v;
+	KeyRole		role = {attribute, NULL, range};
+	Datum		key;
+
+	if (!item_get_attribute(item, attribute, &v))
+		ddb_validation_error("One or more parameter values were invalid: Missing the key %s in the item",
+							 attribute);
+	if (!item_value_to_key(&v, type, &role, &key))
+		ddb_validation_error("One or more parameter values were invalid: Type mismatch for key %s expected: %c actual: %s",
+							 attribute, type, item_type_name(item_value_type(&v)));
+	return key;
+}
+
+/* Extracts and checks the table keys of a canonical natural item. */
+void
+store_item_keys(TableDef *def, Jsonb *item, Datum *pk, Datum *sk)
+{
+	*pk = item_key(&item->root, def->keys.hash_key, def->keys.hash_type, false);
+	*sk = def->keys.range_key ?
+		item_key(&item->root, def->keys.range_key, def->keys.range_type, true) : (Datum) 0;
+}
+
+/* The TTL epoch seconds of an item under the table's TTL setting, or -1. */
+int64
+store_item_expiry(TableDef *def, JsonbContainer *item)
+{
+	JsonbValue	v;
+	Numeric		floor_value;
+
+	if (def->ttl_attribute == NULL || !item_get_attribute(item, def->ttl_attribute, &v) ||
+		v.type != jbvNumeric)
+		return -1;
+	floor_value = DatumGetNumeric(DirectFunctionCall1(numeric_floor, NumericGetDatum(v.val.numeric)));
+	/* DynamoDB never expires a negative TTL; a huge one is "never" as well */
+	if (numeric_is_nan(floor_value) ||
+		DatumGetBool(DirectFunctionCall2(numeric_lt, NumericGetDatum(floor_value),
+										 DirectFunctionCall1(int8_numeric, Int64GetDatum(0)))) ||
+		DatumGetBool(DirectFunctionCall2(numeric_gt, NumericGetDatum(floor_value),
+										 DirectFunctionCall1(int8_numeric,
+															 Int64GetDatum(INT64CONST(1) << 53)))))
+		return -1;
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(floor_value)));
+}
+
+/* True when an item with this expiry is visible now. */
+static bool
+expiry_visible(bool isnull, int64 expires_at, int64 now)
+{
+	return isnull || expires_at > now || expires_at <= now - TTL_IGNORED_AGE;
+}
+
+/* " AND sk = $2" when the table has a sort key. */
+static const char *
+sort_key_match(TableDef *def)
+{
+	return def->keys.range_key ? " AND sk OPERATOR(pg_catalog.=) $2" : "";
+}
+
+/* Copies the jsonb of SPI row 0, column col, into the caller's context, or NULL. */
+static Jsonb *
+copy_row_item(int col, MemoryContext cxt)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
+	MemoryContext old;
+	Jsonb	   *copy;
+
+	if (isnull)
+		return NULL;
+	old = MemoryContextSwitchTo(cxt);
+	copy = DatumGetJsonbPCopy(d);
+	MemoryContextSwitchTo(old);
+	return copy;
+}
+
+/* The old item of SPI row 0 (item, expires_at) if still visible, else NULL. */
+static Jsonb *
+visible_old_item(MemoryContext cxt)
+{
+	bool		isnull;
+	int64		expires_at;
+
+	if (SPI_processed == 0)
+		return NULL;
+	expires_at = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (!expiry_visible(isnull, expires_at, store_now()))
+		return NULL;
+	return copy_row_item(1, cxt);
+}
+
+/* The visible item with this key, or NULL. */
+Jsonb *
+store_get(TableDef *def, Datum pk, Datum sk)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			keytype = ddb_key_type_oid();
+	Oid			argtypes[3] = {keytype, keytype, INT8OID};
+	Datum		args[3] = {pk, sk, Int64GetDatum(store_now())};
+	char		nulls[3] = {' ', sk ? ' ' : 'n', ' '};
+	SPIPlanPtr	plan;
+	Jsonb	   *item = NULL;
+
+	store_check_key(def, pk, sk);
+	SPI_connect();
+	plan = slot_plan(&def->plans[PLAN_GET],
+					 psprintf("SELECT item FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s AND " TTL_VISIBLE("3"),
+							  qualified(def, def->relation_name), sort_key_match(def)),
+					 3, argtypes);
+	if (SPI_execute_plan(plan, args, nulls, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: GetItem failed");
+	if (SPI_processed > 0)
+		item = copy_row_item(1, cxt);
+	SPI_finish();
+	return item;
+}
+
+/* Writes a canonical natural item; returns the old visible item if asked. */
+Jsonb *
+store_put(TableDef *def, Jsonb *item, bool return_old)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			keytype = ddb_key_type_oid();
+	Oid			argtypes[5] = {keytype, keytype, JSONBOID, INT8OID, INT4OID};
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	int64		size = item_size(&item->root);
+	int64		expires_at = store_item_expiry(def, &item->root);
+	Jsonb	   *old = NULL;
+	const char *rel = qualified(def, def->relation_name);
+	SPIPlanPtr	plan;
+
+	if (size > ITEM_MAX_SIZE)
+		ddb_validation_error("Item size has exceeded the maximum allowed size");
+	store_item_keys(def, item, &args[0], &args[1]);
+	args[2] = JsonbPGetDatum(item);
+	args[3] = Int64GetDatum(expires_at);
+	args[4] = Int32GetDatum((int32) size);
+	nulls[1] = def->keys.range_key ? ' ' : 'n';
+	nulls[3] = expires_at < 0 ? 'n' : ' ';
+
+	SPI_connect();
+	if (return_old)
+	{
+		plan = slot_plan(&def->plans[PLAN_LOCK_OLD],
+						 psprintf("SELECT item, expires_at FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
+								  rel, sort_key_match(def)),
+						 2, argtypes);
+		if (SPI_execute_plan(plan, args, nulls, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "ddb_model: PutItem failed to read the old item");
+		old = visible_old_item(cxt);
+	}
+	plan = slot_plan(&def->plans[PLAN_PUT],
+					 psprintf("INSERT INTO %s AS t (pk%s, item, expires_at, item_size) VALUES ($1%s, $3, $4, $5) "
+							  "ON CONFLICT (pk%s) DO UPDATE SET item = EXCLUDED.item, "
+							  "expires_at = EXCLUDED.expires_at, item_size = EXCLUDED.item_size",
+							  rel, def->keys.range_key ? ", sk" : "", def->keys.range_key ? ", $2" : "",
+							  def->keys.range_key ? ", sk" : ""),
+					 5, argtypes);
+	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "ddb_model: PutItem failed");
+	SPI_finish();
+	return old;
+}
+
+/* Deletes an item; returns the old visible item, or NULL. */
+Jsonb *
+store_delete(TableDef *def, Datum pk, Datum sk)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			keytype = ddb_key_type_oid();
+	Oid			argtypes[2] = {keytype, keytype};
+	Datum		args[2] = {pk, sk};
+	char		nulls[2] = {' ', sk ? ' ' : 'n'};
+	SPIPlanPtr	plan;
+	Jsonb	   *old;
+
+	store_check_key(def, pk, sk);
+	SPI_connect();
+	plan = slot_plan(&def->plans[PLAN_DELETE],
+					 psprintf("DELETE FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s RETURNING item, expires_at",
+							  qualified(def, def->relation_name), sort_key_match(def)),
+					 2, argtypes);
+	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "ddb_model: DeleteItem failed");
+	old = visible_old_item(cxt);
+	SPI_finish();
+	return old;
+}
+
+/* The SQL condition of a sort key operator on column c, over $2 (and $3). */
+static const char *
+sort_condition(SortOp op, const char *c)
+{
+	switch (op)
+	{
+		case SORT_NONE:
+			return "";
+		case SORT_EQ:
+			return psprintf(" AND %s OPERATOR(pg_catalog.=) $2", c);
+		case SORT_LT:
+			return psprintf(" AND %s OPERATOR(pg_catalog.<) $2", c);
+		case SORT_LE:
+			return psprintf(" AND %s OPERATOR(pg_catalog.<=) $2", c);
+		case SORT_GT:
+			return psprintf(" AND %s OPERATOR(pg_catalog.>) $2", c);
+		case SORT_GE:
+			return psprintf(" AND %s OPERATOR(pg_catalog.>=) $2", c);
+		case SORT_BETWEEN:
+			return psprintf(" AND %s OPERATOR(pg_catalog.>=) $2 AND %s OPERATOR(pg_catalog.<=) $3", c, c);
+		case SORT_BEGINS_WITH:
+			return psprintf(" AND %s OPERATOR(pg_catalog.^@) $2", c);
+		case SORT_UNDER:
+			return psprintf(" AND %s OPERATOR(pg_catalog.<@) $2", c);
+	}
+	return "";
+}
+
+/* The key columns of the relation a read scans, in key order. */
+static List *
+order_columns(ReadRequest *req)
+{
+	List	   *cols = NIL;
+
+	if (req->index)
+	{
+		if (req->scan)
+			cols = lappend(cols, "gpk");
+		if (req->index->keys.range_key)
+			cols = lappend(cols, "gsk");
+	}
+	if (req->scan || req->index)
+		cols = lappend(cols, "pk");
+	if (req->def->keys.range_key)
+		cols = lappend(cols, "sk");
+	return cols;
+}
+
+/* Builds the SQL of a read shape. */
+static char *
+read_sql(ReadRequest *req)
+{
+	List	   *cols = order_columns(req);
+	StringInfoData sql;
+	StringInfoData start_cols;
+	StringInfoData start_params;
+	StringInfoData order;
+	const char *rel = qualified(req->def, req->index ? req->index->relation_name
+								: req->def->relation_name);
+	int			n = 0;
+	ListCell   *lc;
+
+	initStringInfo(&start_cols);
+	initStringInfo(&start_params);
+	initStringInfo(&order);
+	foreach(lc, cols)
+	{
+		const char *c = (const char *) lfirst(lc);
+
+		appendStringInfo(&start_cols, "%s%s", n ? ", " : "", c);
+		appendStringInfo(&start_params, "%s$%d", n ? ", " : "", 4 + n);
+		appendStringInfo(&order, "%s%s %s", n ? ", " : "", c, req->forward ? "ASC" : "DESC");
+		n++;
+	}
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT item, item_size, pk, %s, %s, %s FROM %s WHERE " TTL_VISIBLE("8"),
+					 req->def->keys.range_key ? "sk" : "NULL::ddb.ddb_key",
+					 req->index ? "gpk" : "NULL::ddb.ddb_key",
+					 req->index && req->index->keys.range_key ? "gsk" : "NULL::ddb.ddb_key",
+					 rel);
+	if (!req->scan)
+		appendStringInfo(&sql, " AND %s OPERATOR(pg_catalog.=) $1%s",
+						 req->index ? "gpk" : "pk",
+						 sort_condition(req->op, req->index ? "gsk" : "sk"));
+	else if (req->total_segments > 0)
+		appendStringInfo(&sql, " AND (ddb.ddb_key_hash(%s)::bigint & 2147483647) %% $10 = $9",
+						 req->index ? "gpk" : "pk");
+	if (req->has_start && n > 0)
+		appendStringInfo(&sql, " AND (%s) %s (%s)", start_cols.data,
+						 req->forward ? "OPERATOR(pg_catalog.>)" : "OPERATOR(pg_catalog.<)",
+						 start_params.data);
+	if (n > 0)
+		appendStringInfo(&sql, " ORDER BY %s", order.data);
+	return sql.data;
+}
+
+/* The plan slot of a read shape. */
+static int
+read_shape(ReadRequest *req)
+{
+	int			op = req->scan ? (req->total_segments > 0 ? 1 : 0) : 2 + (int) req->op;
+
+	StaticAssertStmt(PLAN_READ_FIRST + (2 + SORT_OP_COUNT) * 4 <= TABLE_MAX_PLANS,
+					 "read shapes fit the plan slots");
+	return PLAN_READ_FIRST + op * 4 + (req->forward ? 2 : 0) + (req->has_start ? 1 : 0);
+}
+
+/* Runs a Query or Scan in key order, calling cb per visible row. */
+void
+store_read(ReadRequest *req, RowCallback cb, void *arg)
+{
+	Oid			keytype = ddb_key_type_oid();
+	Oid			argtypes[READ_NARGS] = {keytype, keytype, keytype, keytype, keytype, keytype,
+	keytype, INT8OID, INT4OID, INT4OID};
+	Datum		args[READ_NARGS];
+	char		nulls[READ_NARGS];
+	SPIPlanPtr *slots = req->index ? req->index->plans : req->def->plans;
+	List	   *cols = order_columns(req);
+	Datum		start[4] = {req->start.gpk, req->start.gsk, req->start.pk, req->start.sk};
+	int			n = 0;
+	ListCell   *lc;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	bool		more = true;
+
+	memset(nulls, 'n', sizeof(nulls));
+	memset(args, 0, sizeof(args));
+	args[0] = req->pk;
+	args[1] = req->sk1;
+	args[2] = req->sk2;
+	args[7] = Int64GetDatum(store_now());
+	args[8] = Int32GetDatum(req->segment);
+	args[9] = Int32GetDatum(req->total_segments);
+	nulls[0] = req->scan ? 'n' : ' ';
+	nulls[1] = req->sk1 ? ' ' : 'n';
+	nulls[2] = req->sk2 ? ' ' : 'n';
+	nulls[7] = nulls[8] = nulls[9] = ' ';
+	/* the start key's values in the order of the ORDER BY columns */
+	foreach(lc, cols)
+	{
+		const char *c = (const char *) lfirst(lc);
+		Datum		v = strcmp(c, "gpk") == 0 ? start[0] : strcmp(c, "gsk") == 0 ? start[1] :
+			strcmp(c, "pk") == 0 ? start[2] : start[3];
+
+		args[3 + n] = v;
+		nulls[3 + n] = (req->has_start && v) ? ' ' : 'n';
+		n++;
+	}
+	if (req->has_start)
+		for (int i = 0; i < n; i++)
+			if (nulls[3 + i] == 'n')
+				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
+
+	SPI_connect();
+	plan = slot_plan(&slots[read_shape(req)], read_sql(req), READ_NARGS, argtypes);
+	portal = SPI_cursor_open(NULL, plan, args, nulls, true);
+	while (more)
+	{
+		SPI_cursor_fetch(portal, true, 256);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 r = 0; r < SPI_processed && more; r++)
+		{
+			HeapTuple	row = SPI_tuptable->vals[r];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			RowKeys		keys;
+			Jsonb	   *item = DatumGetJsonbP(SPI_getbinval(row, desc, 1, &isnull));
+			int32		size = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+
+			keys.pk = SPI_getbinval(row, desc, 3, &isnull);
+			keys.sk = SPI_getbinval(row, desc, 4, &isnull);
+			if (isnull)
+				keys.sk = (Datum) 0;
+			keys.gpk = SPI_getbinval(row, desc, 5, &isnull);
+			if (isnull)
+				keys.gpk = (Datum) 0;
+			keys.gsk = SPI_getbinval(row, desc, 6, &isnull);
+			if (isnull)
+				keys.gsk = (Datum) 0;
+			more = cb(arg, item, size, &keys);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}

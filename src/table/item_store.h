@@ -1,0 +1,82 @@
+/*
+ * item_store.h — reading and writing the items of a DynamoDB table.
+ */
+#ifndef DDB_ITEM_STORE_H
+#define DDB_ITEM_STORE_H
+
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+#include "table_def.h"
+
+/* A sort key condition of Query. */
+typedef enum SortOp
+{
+	SORT_NONE,
+	SORT_EQ,
+	SORT_LT,
+	SORT_LE,
+	SORT_GT,
+	SORT_GE,
+	SORT_BETWEEN,
+	SORT_BEGINS_WITH,
+	SORT_UNDER					/* the segment-aware prefix, <@ */
+} SortOp;
+
+#define SORT_OP_COUNT 9
+
+/* The key columns of one row: table keys, and an index's keys when read from one. */
+typedef struct RowKeys
+{
+	Datum		pk;
+	Datum		sk;				/* 0 when the table has no sort key */
+	Datum		gpk;			/* 0 unless read from an index */
+	Datum		gsk;
+} RowKeys;
+
+/* A Query or Scan. */
+typedef struct ReadRequest
+{
+	TableDef   *def;
+	IndexDef   *index;			/* NULL: the table itself */
+	bool		scan;			/* Scan: no partition key */
+	Datum		pk;				/* Query: the partition key value */
+	SortOp		op;
+	Datum		sk1;
+	Datum		sk2;			/* BETWEEN's upper bound */
+	bool		forward;
+	bool		has_start;		/* ExclusiveStartKey */
+	RowKeys		start;
+	int			segment;		/* Scan's Segment / TotalSegments; 0/0 for all */
+	int			total_segments;
+} ReadRequest;
+
+/* Receives one row; returns false to stop.  Data is valid during the call only. */
+typedef bool (*RowCallback) (void *arg, Jsonb *item, int32 item_size, RowKeys *keys);
+
+/* Runs a Query or Scan in key order, calling cb per visible (unexpired) row. */
+extern void store_read(ReadRequest *req, RowCallback cb, void *arg);
+
+/* The visible item with this key, or NULL (copied into the current context). */
+extern Jsonb *store_get(TableDef *def, Datum pk, Datum sk);
+
+/* Writes a canonical natural item; returns the old visible item if asked, else NULL. */
+extern Jsonb *store_put(TableDef *def, Jsonb *item, bool return_old);
+
+/* Deletes an item; returns the old visible item, or NULL. */
+extern Jsonb *store_delete(TableDef *def, Datum pk, Datum sk);
+
+/* Extracts and checks the table keys of a canonical natural item. */
+extern void store_item_keys(TableDef *def, Jsonb *item, Datum *pk, Datum *sk);
+
+/* Checks that key values have the table's key types (GetItem/DeleteItem keys). */
+extern void store_check_key(TableDef *def, Datum pk, Datum sk);
+
+/* The TTL epoch seconds of an item under the table's TTL setting, or -1. */
+extern int64 store_item_expiry(TableDef *def, JsonbContainer *item);
+
+/* The current time in epoch seconds, as TTL reads it. */
+extern int64 store_now(void);
+
+#endif							/* DDB_ITEM_STORE_H */

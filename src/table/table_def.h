@@ -1,0 +1,74 @@
+/*
+ * table_def.h — the definition of a DynamoDB table (ddb.tables, ddb.indexes)
+ * as C code uses it, cached per backend.
+ */
+#ifndef DDB_TABLE_DEF_H
+#define DDB_TABLE_DEF_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+
+/* A key schema: the partition key and the optional sort key, with types. */
+typedef struct KeySchema
+{
+	char	   *hash_key;
+	char		hash_type;		/* 'S', 'N' or 'B' */
+	char	   *range_key;		/* NULL when the key is the partition key alone */
+	char		range_type;
+} KeySchema;
+
+typedef enum Projection
+{
+	PROJECT_KEYS_ONLY,
+	PROJECT_INCLUDE,
+	PROJECT_ALL
+} Projection;
+
+/* Kept SPI plans of a relation, one per statement shape (item_store.c). */
+#define TABLE_MAX_PLANS 64
+
+/* A global secondary index. */
+typedef struct IndexDef
+{
+	char	   *name;
+	char	   *relation_name;
+	Oid			relid;
+	KeySchema	keys;
+	Projection	projection;
+	int			n_include;		/* INCLUDE's NonKeyAttributes */
+	char	  **include;
+	SPIPlanPtr	plans[TABLE_MAX_PLANS];
+} IndexDef;
+
+/* A DynamoDB table. */
+typedef struct TableDef
+{
+	char	   *name;
+	char	   *schema_name;
+	char	   *relation_name;
+	Oid			relid;
+	KeySchema	keys;
+	int			partitions;
+	char	   *ttl_attribute;	/* NULL when TTL is disabled */
+	int			nindexes;
+	IndexDef   *indexes;
+	SPIPlanPtr	plans[TABLE_MAX_PLANS];
+	MemoryContext cxt;			/* holds this definition */
+	bool		valid;			/* false once the catalog or relation changed */
+} TableDef;
+
+/*
+ * The definition of a table by its DynamoDB name; raises DynamoDB's
+ * ResourceNotFoundException when there is none.  Valid until the end of
+ * the transaction.
+ */
+extern TableDef *table_def_get(const char *table_name);
+
+/* The index of a table by name; raises ResourceNotFoundException when absent. */
+extern IndexDef *table_def_index(TableDef *def, const char *index_name);
+
+/* Raises DynamoDB's ResourceNotFoundException for a table. */
+extern void table_def_report_missing(const char *table_name) pg_attribute_noreturn();
+
+#endif							/* DDB_TABLE_DEF_H */
