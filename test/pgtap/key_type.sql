@@ -23,6 +23,9 @@ SELECT is((SELECT array_agg(am.amname ORDER BY am.amname)::text[] FROM pg_opclas
 SELECT is((SELECT count(*)::int FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
            JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'ddb_model'
            WHERE p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')
+             AND (p.proname LIKE 'ddb\_key%' OR p.proname IN ('begins_with', 'begins_with_segments', 'key',
+                  'segment', 'segment_count', 'key_type', 'prefix_upper_bound', 'segment_prefix_upper_bound',
+                  'text', 'numeric', 'bytea'))
              AND (p.provolatile <> 'i' OR NOT p.proisstrict)), 0,
           'every C function of the key type is IMMUTABLE STRICT');
 
