@@ -17,7 +17,8 @@ OBJS = \
 	src/table/table_def.o \
 	src/table/item_store.o \
 	src/table/item_sql.o \
-	src/table/gsi_trigger.o
+	src/table/gsi_trigger.o \
+	src/table/drop_guard.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 

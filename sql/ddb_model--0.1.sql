@@ -48,9 +48,9 @@ CREATE FUNCTION ddb.bytea(ddb.ddb_key) RETURNS bytea
     AS 'MODULE_PATHNAME', 'ddb_key_to_bytea' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE CAST (text AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(text) AS ASSIGNMENT;
-CREATE CAST (numeric AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(numeric) AS ASSIGNMENT;
-CREATE CAST (integer AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(integer) AS ASSIGNMENT;
-CREATE CAST (bigint AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(bigint) AS ASSIGNMENT;
+CREATE CAST (numeric AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(numeric) AS IMPLICIT;
+CREATE CAST (integer AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(integer) AS IMPLICIT;
+CREATE CAST (bigint AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(bigint) AS IMPLICIT;
 CREATE CAST (bytea AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(bytea) AS ASSIGNMENT;
 CREATE CAST (ddb.ddb_key AS text) WITH FUNCTION ddb.text(ddb.ddb_key);
 CREATE CAST (ddb.ddb_key AS numeric) WITH FUNCTION ddb.numeric(ddb.ddb_key);
@@ -356,7 +356,9 @@ BEGIN
         types := types || jsonb_build_object(range_key, range_key_type);
     END IF;
 
-    EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', schema_name);
+    IF NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = schema_name) THEN
+        EXECUTE format('CREATE SCHEMA %I', schema_name);
+    END IF;
     EXECUTE format(
         'CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, expires_at bigint, '
         'item_size integer NOT NULL, PRIMARY KEY (pk%s)) %s',
@@ -512,3 +514,135 @@ COMMENT ON FUNCTION ddb.query(text, ddb.ddb_key, text, ddb.ddb_key, ddb.ddb_key,
 CREATE FUNCTION ddb.scan(table_name text, index_name text DEFAULT NULL, max_items integer DEFAULT NULL)
 RETURNS SETOF jsonb AS 'MODULE_PATHNAME', 'ddb_scan' LANGUAGE C STABLE;
 COMMENT ON FUNCTION ddb.scan(text, text, integer) IS 'Scan: every item of a table or index, in key order';
+
+-- ---------------------------------------------------------------------------
+-- TTL (docs/ttl.md)
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION ddb.item_expiry(table_name text, item jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ddb_item_expiry' LANGUAGE C STABLE;
+COMMENT ON FUNCTION ddb.item_expiry(text, jsonb) IS
+    'The TTL (epoch seconds) the table reads from an item: its TTL attribute when that is a number, else NULL';
+
+-- UpdateTimeToLive: enables TTL on an attribute, or disables it.
+CREATE FUNCTION ddb.update_time_to_live(table_name text, attribute_name text, enabled boolean DEFAULT true)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = update_time_to_live.table_name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    IF attribute_name IS NULL OR attribute_name = '' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''timeToLiveSpecification.attributeName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF enabled AND t.ttl_attribute IS NOT NULL THEN
+        PERFORM ddb.validation_error('TimeToLive is already enabled');
+    END IF;
+    IF NOT enabled AND t.ttl_attribute IS NULL THEN
+        PERFORM ddb.validation_error('TimeToLive is already disabled');
+    END IF;
+    IF NOT enabled AND t.ttl_attribute <> attribute_name THEN
+        PERFORM ddb.validation_error('TimeToLive is enabled on a different attribute: ' || t.ttl_attribute);
+    END IF;
+    UPDATE ddb.tables SET ttl_attribute = CASE WHEN enabled THEN attribute_name END
+    WHERE tables.table_name = t.table_name;
+    -- every item's expiry follows the new setting (and its GSI entries with it)
+    EXECUTE format('UPDATE %I.%I SET expires_at = ddb.item_expiry(%L, item) '
+                   'WHERE expires_at IS DISTINCT FROM ddb.item_expiry(%L, item)',
+                   t.schema_name, t.relation_name, t.table_name, t.table_name);
+END $$;
+
+-- Deletes up to batch_size items whose TTL has passed (and their GSI entries),
+-- skipping rows other transactions hold; returns how many it deleted.
+CREATE FUNCTION ddb.expire(table_name text, batch_size integer DEFAULT 1000) RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    t ddb.tables;
+    now_epoch bigint := extract(epoch FROM statement_timestamp())::bigint;
+    deleted bigint;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = expire.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        PERFORM ddb.validation_error('batch_size must be at least 1');
+    END IF;
+    -- DynamoDB ignores TTLs more than five years in the past
+    EXECUTE format(
+        'WITH doomed AS (SELECT pk%s FROM %I.%I WHERE expires_at <= $1 AND expires_at > $1 - 157680000 '
+        'LIMIT $2 FOR UPDATE SKIP LOCKED) '
+        'DELETE FROM %I.%I t USING doomed d WHERE t.pk = d.pk%s',
+        CASE WHEN t.range_key IS NOT NULL THEN ', sk' ELSE '' END,
+        t.schema_name, t.relation_name, t.schema_name, t.relation_name,
+        CASE WHEN t.range_key IS NOT NULL THEN ' AND t.sk = d.sk' ELSE '' END)
+    USING now_epoch, batch_size;
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    RETURN deleted;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Consistency of the GSIs
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION ddb.index_entry(table_name text, index_name text, item jsonb,
+                                OUT gpk ddb.ddb_key, OUT gsk ddb.ddb_key, OUT item jsonb)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'ddb_index_entry' LANGUAGE C STABLE;
+COMMENT ON FUNCTION ddb.index_entry(text, text, jsonb) IS
+    'The entry a GSI should hold for an item (no row when the item lacks the index keys)';
+
+-- Every difference between a table's items and its GSIs: entries missing,
+-- entries that should not be there, and entries whose projection or TTL differs.
+CREATE FUNCTION ddb.verify_gsi(table_name text)
+RETURNS TABLE (index_name text, problem text, pk ddb.ddb_key, sk ddb.ddb_key, gpk ddb.ddb_key, gsk ddb.ddb_key)
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    t ddb.tables;
+    i ddb.indexes;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = verify_gsi.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name ORDER BY indexes.index_name LOOP
+        RETURN QUERY EXECUTE format(
+            'WITH expected AS ('
+            '  SELECT e.gpk, e.gsk, b.pk, %s AS sk, e.item, b.expires_at'
+            '  FROM %I.%I b, ddb.index_entry(%L, %L, b.item) e),'
+            ' actual AS (SELECT g.gpk, %s AS gsk, g.pk, %s AS sk, g.item, g.expires_at FROM %I.%I g)'
+            ' SELECT %L::text, CASE WHEN a.pk IS NULL THEN ''missing from index'''
+            '                  WHEN e.pk IS NULL THEN ''not in table'''
+            '                  ELSE ''projection or TTL differs'' END,'
+            '        coalesce(e.pk, a.pk), coalesce(e.sk, a.sk), coalesce(e.gpk, a.gpk), coalesce(e.gsk, a.gsk)'
+            ' FROM expected e FULL JOIN actual a'
+            '   ON a.gpk = e.gpk AND a.pk = e.pk'
+            '  AND a.gsk IS NOT DISTINCT FROM e.gsk AND a.sk IS NOT DISTINCT FROM e.sk'
+            ' WHERE a.pk IS NULL OR e.pk IS NULL OR a.item <> e.item OR a.expires_at IS DISTINCT FROM e.expires_at',
+            CASE WHEN t.range_key IS NOT NULL THEN 'b.sk' ELSE 'NULL::ddb.ddb_key' END,
+            t.schema_name, t.relation_name, t.table_name, i.index_name,
+            CASE WHEN i.range_key IS NOT NULL THEN 'g.gsk' ELSE 'NULL::ddb.ddb_key' END,
+            CASE WHEN t.range_key IS NOT NULL THEN 'g.sk' ELSE 'NULL::ddb.ddb_key' END,
+            t.schema_name, i.relation_name, i.index_name);
+    END LOOP;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- RETAIN: DROP EXTENSION refuses while DynamoDB tables hold items
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION ddb.guard_drop_extension() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'ddb_guard_drop_extension' LANGUAGE C;
+CREATE EVENT TRIGGER ddb_guard_drop_extension ON ddl_command_start
+    WHEN TAG IN ('DROP EXTENSION') EXECUTE FUNCTION ddb.guard_drop_extension();

@@ -12,6 +12,7 @@
 
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/rel.h"
@@ -19,10 +20,12 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
+#include "gsi.h"
 #include "item_store.h"
 #include "table_def.h"
 
 PG_FUNCTION_INFO_V1(ddb_gsi_maintain);
+PG_FUNCTION_INFO_V1(ddb_index_entry);
 
 #define GSI_PLAN_INSERT 0
 #define GSI_PLAN_DELETE 1
@@ -59,8 +62,8 @@ row_image(HeapTuple tuple, TupleDesc desc)
 }
 
 /* The index keys of an item; false when the item is not in the index. */
-static bool
-index_keys(IndexDef *index, Jsonb *item, Datum *gpk, Datum *gsk)
+bool
+gsi_item_keys(IndexDef *index, Jsonb *item, Datum *gpk, Datum *gsk)
 {
 	JsonbValue	v;
 	KeyRole		role = {NULL, index->name, false};
@@ -103,8 +106,8 @@ is_projected(TableDef *def, IndexDef *index, const char *name, int len)
 }
 
 /* The item as the index projects it. */
-static Jsonb *
-projected_item(TableDef *def, IndexDef *index, Jsonb *item)
+Jsonb *
+gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item)
 {
 	JsonbParseState *state = NULL;
 	JsonbIterator *it;
@@ -186,7 +189,7 @@ insert_entry(TableDef *def, IndexDef *index, RowImage *new, Datum gpk, Datum gsk
 {
 	Oid			keytype = ddb_key_type_oid();
 	Oid			argtypes[7] = {keytype, keytype, keytype, keytype, JSONBOID, INT8OID, INT4OID};
-	Jsonb	   *projected = projected_item(def, index, new->item);
+	Jsonb	   *projected = gsi_projected_item(def, index, new->item);
 	Datum		args[7] = {gpk, gsk, new->pk, new->sk, JsonbPGetDatum(projected),
 	Int64GetDatum(new->expires_at), Int32GetDatum((int32) item_size(&projected->root))};
 	char		nulls[7] = {' ', gsk ? ' ' : 'n', ' ', new->sk ? ' ' : 'n', ' ',
@@ -234,14 +237,14 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 		Datum		gsk;
 
 		/* the new side first, so that a wrongly typed key fails before any change */
-		bool		new_in = new.present && index_keys(index, new.item, &gpk, &gsk);
+		bool		new_in = new.present && gsi_item_keys(index, new.item, &gpk, &gsk);
 
 		if (old.present)
 		{
 			Datum		ogpk;
 			Datum		ogsk;
 
-			if (index_keys(index, old.item, &ogpk, &ogsk))
+			if (gsi_item_keys(index, old.item, &ogpk, &ogsk))
 				delete_entry(def, index, &old, ogpk, ogsk);
 		}
 		if (new_in)
@@ -249,4 +252,28 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	PG_RETURN_POINTER(NULL);
+}
+
+/*
+ * ddb.index_entry(table_name, index_name, item): the entry the index should
+ * hold for an item (gpk, gsk, projected item), or no row; ddb.verify_gsi
+ * compares it with what the index holds.
+ */
+Datum
+ddb_index_entry(PG_FUNCTION_ARGS)
+{
+	TableDef   *def = table_def_get(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	IndexDef   *index = table_def_index(def, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	Jsonb	   *item = PG_GETARG_JSONB_P(2);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (!gsi_item_keys(index, item, &values[0], &values[1]))
+		return (Datum) 0;
+	nulls[1] = values[1] == (Datum) 0;
+	values[2] = JsonbPGetDatum(gsi_projected_item(def, index, item));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
 }

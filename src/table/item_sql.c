@@ -19,6 +19,7 @@ PG_FUNCTION_INFO_V1(ddb_get_item);
 PG_FUNCTION_INFO_V1(ddb_delete_item);
 PG_FUNCTION_INFO_V1(ddb_query);
 PG_FUNCTION_INFO_V1(ddb_scan);
+PG_FUNCTION_INFO_V1(ddb_item_expiry);
 
 /* The table definition named by a text argument. */
 static TableDef *
@@ -189,4 +190,16 @@ ddb_scan(PG_FUNCTION_ARGS)
 	req.forward = true;
 	read_into_result(fcinfo, &req, 2);
 	return (Datum) 0;
+}
+
+/* ddb.item_expiry(table_name, item): the TTL epoch seconds the table reads from an item, or NULL. */
+Datum
+ddb_item_expiry(PG_FUNCTION_ARGS)
+{
+	TableDef   *def = table_arg(fcinfo, 0);
+	int64		expiry = store_item_expiry(def, &PG_GETARG_JSONB_P(1)->root);
+
+	if (expiry < 0)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(expiry);
 }
