@@ -18,7 +18,11 @@ OBJS = \
 	src/table/item_store.o \
 	src/table/item_sql.o \
 	src/table/gsi_trigger.o \
-	src/table/drop_guard.o
+	src/table/drop_guard.o \
+	src/expr/expr_parse.o \
+	src/api/request.o \
+	src/api/item_ops.o \
+	src/api/execute.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 

@@ -646,3 +646,268 @@ CREATE FUNCTION ddb.guard_drop_extension() RETURNS event_trigger
     AS 'MODULE_PATHNAME', 'ddb_guard_drop_extension' LANGUAGE C;
 CREATE EVENT TRIGGER ddb_guard_drop_extension ON ddl_command_start
     WHEN TAG IN ('DROP EXTENSION') EXECUTE FUNCTION ddb.guard_drop_extension();
+
+-- ---------------------------------------------------------------------------
+-- ddb.execute: DynamoDB's JSON protocol (docs/api.md).  Item operations are
+-- C; the table operations below are SQL, called by the C dispatcher.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION ddb.execute(operation text, request jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_execute' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute(text, jsonb) IS
+    'Runs a DynamoDB action (PutItem, Query, CreateTable, ...) on DynamoDB''s JSON request and returns DynamoDB''s JSON response';
+
+-- The DynamoDB-JSON description of a table (DescribeTable's Table).
+CREATE FUNCTION ddb.describe_table(table_name text) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    t ddb.tables;
+    stats record;
+    indexes jsonb;
+    arn text;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = describe_table.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    arn := 'arn:aws:dynamodb:ddb-model:000000000000:table/' || t.table_name;
+    EXECUTE format('SELECT count(*) AS n, coalesce(sum(item_size), 0) AS bytes FROM %I.%I',
+                   t.schema_name, t.relation_name) INTO stats;
+    SELECT jsonb_agg(jsonb_build_object(
+               'IndexName', i.index_name,
+               'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', i.hash_key, 'KeyType', 'HASH'))
+                            || CASE WHEN i.range_key IS NOT NULL THEN jsonb_build_array(
+                                   jsonb_build_object('AttributeName', i.range_key, 'KeyType', 'RANGE'))
+                               ELSE '[]'::jsonb END,
+               'Projection', jsonb_build_object('ProjectionType', i.projection_type)
+                             || CASE WHEN i.non_key_attributes IS NOT NULL
+                                THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
+                                ELSE '{}'::jsonb END,
+               'IndexStatus', 'ACTIVE',
+               'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
+                                                           'NumberOfDecreasesToday', 0),
+               'IndexArn', arn || '/index/' || i.index_name,
+               'ItemCount', 0, 'IndexSizeBytes', 0) ORDER BY i.index_name)
+    INTO indexes FROM ddb.indexes i WHERE i.table_name = t.table_name;
+    RETURN jsonb_build_object(
+        'TableName', t.table_name,
+        'TableStatus', 'ACTIVE',
+        'CreationDateTime', extract(epoch FROM t.created_at),
+        'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', t.hash_key, 'KeyType', 'HASH'))
+                     || CASE WHEN t.range_key IS NOT NULL THEN jsonb_build_array(
+                            jsonb_build_object('AttributeName', t.range_key, 'KeyType', 'RANGE'))
+                        ELSE '[]'::jsonb END,
+        'AttributeDefinitions', (SELECT jsonb_agg(jsonb_build_object('AttributeName', key, 'AttributeType', value)
+                                                  ORDER BY key)
+                                 FROM jsonb_each_text(t.attribute_types)),
+        'ItemCount', stats.n,
+        'TableSizeBytes', stats.bytes,
+        'TableArn', arn,
+        'TableId', md5(t.table_name || t.created_at::text)::uuid,
+        'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
+                                                    'NumberOfDecreasesToday', 0),
+        'BillingModeSummary', jsonb_build_object('BillingMode', 'PAY_PER_REQUEST'))
+        || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
+           ELSE '{}'::jsonb END;
+END $$;
+
+-- Reads a KeySchema: (hash attribute, range attribute or NULL), with DynamoDB's checks.
+CREATE FUNCTION ddb.read_key_schema(key_schema jsonb, member text, OUT hash_key text, OUT range_key text)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    e jsonb;
+BEGIN
+    IF key_schema IS NULL OR jsonb_typeof(key_schema) = 'null' THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
+    END IF;
+    IF jsonb_typeof(key_schema) <> 'array' OR jsonb_array_length(key_schema) NOT BETWEEN 1 AND 2 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: '
+            'Member must have length less than or equal to 2, Member must have length greater than or equal to 1',
+            key_schema, member));
+    END IF;
+    FOR e IN SELECT value FROM jsonb_array_elements(key_schema) LOOP
+        IF e->>'AttributeName' IS NULL OR e->>'AttributeName' = '' THEN
+            PERFORM ddb.validation_error('1 validation error detected: Value null at ''keySchema.1.member.attributeName'' failed to satisfy constraint: Member must not be null');
+        END IF;
+        IF e->>'KeyType' = 'HASH' THEN
+            IF hash_key IS NOT NULL THEN
+                PERFORM ddb.validation_error('Invalid KeySchema: Too many hash keys specified.  All Dynamo DB tables must have exactly one hash key');
+            END IF;
+            hash_key := e->>'AttributeName';
+        ELSIF e->>'KeyType' = 'RANGE' THEN
+            IF range_key IS NOT NULL OR hash_key IS NULL THEN
+                PERFORM ddb.validation_error('Invalid KeySchema: The first KeySchemaElement is not a HASH key type');
+            END IF;
+            range_key := e->>'AttributeName';
+        ELSE
+            PERFORM ddb.validation_error(format(
+                '1 validation error detected: Value ''%s'' at ''%s.1.member.keyType'' failed to satisfy constraint: '
+                'Member must satisfy enum value set: [HASH, RANGE]', e->>'KeyType', member));
+        END IF;
+    END LOOP;
+    IF hash_key = range_key THEN
+        PERFORM ddb.validation_error('Both the Hash Key and the Range Key element in the KeySchema have the same name');
+    END IF;
+END $$;
+
+-- CreateTable.
+CREATE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    keys record;
+    types jsonb := '{}';
+    used text[] := '{}';
+    d jsonb;
+    g jsonb;
+    gkeys record;
+    projection jsonb;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
+    IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    FOR d IN SELECT value FROM jsonb_array_elements(request->'AttributeDefinitions') LOOP
+        IF types ? (d->>'AttributeName') THEN
+            PERFORM ddb.validation_error('Cannot have two attributes with the same name');
+        END IF;
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    used := ARRAY[keys.hash_key] || CASE WHEN keys.range_key IS NOT NULL THEN ARRAY[keys.range_key] ELSE '{}' END;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
+        used := used || gkeys.hash_key || CASE WHEN gkeys.range_key IS NOT NULL THEN ARRAY[gkeys.range_key] ELSE '{}' END;
+    END LOOP;
+    IF EXISTS (SELECT FROM unnest(used) u WHERE NOT types ? u) THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]',
+            array_to_string(used, ', '), (SELECT string_agg(k, ', ') FROM jsonb_object_keys(types) k)));
+    END IF;
+    IF EXISTS (SELECT FROM jsonb_object_keys(types) k WHERE k <> ALL (used)) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions');
+    END IF;
+    IF (SELECT count(DISTINCT value->>'IndexName') <> count(*) FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]'))) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: '
+            || (SELECT value->>'IndexName' FROM jsonb_array_elements(request->'GlobalSecondaryIndexes')
+                GROUP BY 1 HAVING count(*) > 1 LIMIT 1));
+    END IF;
+
+    PERFORM ddb.create_table(name, keys.hash_key, types->>keys.hash_key, keys.range_key,
+                             coalesce(types->>keys.range_key, 'S'),
+                             coalesce(nullif(current_setting('ddb.default_schema', true), ''), 'public'),
+                             coalesce(nullif(current_setting('ddb.default_partitions', true), '')::int, 0));
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
+        projection := coalesce(g->'Projection', '{}');
+        PERFORM ddb.create_index(name, g->>'IndexName', gkeys.hash_key, types->>gkeys.hash_key,
+                                 gkeys.range_key, coalesce(types->>gkeys.range_key, 'S'),
+                                 coalesce(projection->>'ProjectionType', 'ALL'),
+                                 (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v));
+    END LOOP;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- DescribeTable.
+CREATE FUNCTION ddb.api_describe_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog
+AS $$
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    RETURN jsonb_build_object('Table', ddb.describe_table(request->>'TableName'));
+END $$;
+
+-- ListTables: names in order, paged by Limit and ExclusiveStartTableName.
+CREATE FUNCTION ddb.api_list_tables(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    page_size int := coalesce((request->>'Limit')::int, 100);
+    names text[];
+BEGIN
+    IF page_size NOT BETWEEN 1 AND 100 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value %s',
+            page_size, CASE WHEN page_size < 1 THEN 'greater than or equal to 1' ELSE 'less than or equal to 100' END));
+    END IF;
+    SELECT array_agg(table_name ORDER BY table_name COLLATE "C") INTO names
+    FROM (SELECT table_name FROM ddb.tables
+          WHERE request->>'ExclusiveStartTableName' IS NULL
+             OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C"
+          ORDER BY table_name COLLATE "C" LIMIT page_size + 1) t;
+    names := coalesce(names, '{}');
+    IF cardinality(names) > page_size THEN
+        RETURN jsonb_build_object('TableNames', to_jsonb(names[1:page_size]),
+                                  'LastEvaluatedTableName', names[page_size]);
+    END IF;
+    RETURN jsonb_build_object('TableNames', to_jsonb(names));
+END $$;
+
+-- DeleteTable.
+CREATE FUNCTION ddb.api_delete_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    description jsonb;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    description := ddb.describe_table(request->>'TableName');
+    PERFORM ddb.delete_table(request->>'TableName');
+    RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
+END $$;
+
+-- UpdateTimeToLive.
+CREATE FUNCTION ddb.api_update_time_to_live(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    spec jsonb := request->'TimeToLiveSpecification';
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF spec IS NULL OR jsonb_typeof(spec->'Enabled') IS DISTINCT FROM 'boolean' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''timeToLiveSpecification.enabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.update_time_to_live(request->>'TableName', spec->>'AttributeName', (spec->>'Enabled')::boolean);
+    RETURN jsonb_build_object('TimeToLiveSpecification', spec);
+END $$;
+
+-- DescribeTimeToLive.
+CREATE FUNCTION ddb.api_describe_time_to_live(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE table_name = request->>'TableName';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || coalesce(request->>'TableName', '') || ' not found';
+    END IF;
+    RETURN jsonb_build_object('TimeToLiveDescription',
+        CASE WHEN t.ttl_attribute IS NULL THEN '{"TimeToLiveStatus": "DISABLED"}'::jsonb
+             ELSE jsonb_build_object('TimeToLiveStatus', 'ENABLED', 'AttributeName', t.ttl_attribute) END);
+END $$;

@@ -1,0 +1,76 @@
+/*
+ * api.h — shared pieces of ddb.execute: reading request fields, building
+ * responses, expressions with their placeholders, and the operations.
+ */
+#ifndef DDB_API_H
+#define DDB_API_H
+
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+#include "../expr/expr.h"
+#include "../table/item_store.h"
+
+/* The placeholders of a request and which of them expressions used. */
+typedef struct Placeholders
+{
+	JsonbContainer *names;		/* ExpressionAttributeNames, or NULL */
+	JsonbContainer *values;		/* ExpressionAttributeValues, or NULL */
+	List	   *used_names;		/* char * of the #names expressions used */
+	List	   *used_values;
+} Placeholders;
+
+/* A request field; false when absent (or JSON null). */
+extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);
+
+/* A string field, or NULL when absent; raises when present with another type. */
+extern char *api_string(Jsonb *request, const char *name);
+
+/* A string field that must be present. */
+extern char *api_required_string(Jsonb *request, const char *name, const char *member);
+
+/* An object field, or NULL when absent; raises when present with another type. */
+extern JsonbContainer *api_object(Jsonb *request, const char *name);
+
+/* A boolean field, or dflt when absent. */
+extern bool api_bool(Jsonb *request, const char *name, bool dflt);
+
+/* An integer field, or -1 when absent; raises unless it is an integer in [min, max]. */
+extern int64 api_int(Jsonb *request, const char *name, int64 min, int64 max);
+
+/* Raises DynamoDB's error for a missing required member. */
+extern void api_missing(const char *member) pg_attribute_noreturn();
+
+/* Reads ExpressionAttributeNames/Values of a request into a context. */
+extern void api_expr_context(Jsonb *request, Placeholders *ctx);
+
+/* Parses a condition expression of the request, raising DynamoDB's errors. */
+extern ExprNode *api_parse_condition(Placeholders *ctx, const char *kind, const char *text);
+
+/* The attribute name a path step stands for (resolving #placeholders). */
+extern char *api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step);
+
+/* The natural value of a :value placeholder. */
+extern void api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out);
+
+/* Raises when a request defined placeholders that no expression used. */
+extern void api_check_unused(Placeholders *ctx);
+
+/* Reads a Key map (DynamoDB JSON) for a table: exactly its key attributes. */
+extern void api_table_key(TableDef *def, JsonbContainer *key, Datum *pk, Datum *sk);
+
+/* Pushes the DynamoDB-JSON key attributes of a row (table keys, and index keys). */
+extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index,
+							 RowKeys *keys);
+
+/* The operations. */
+extern Jsonb *api_put_item(Jsonb *request);
+extern Jsonb *api_get_item(Jsonb *request);
+extern Jsonb *api_delete_item(Jsonb *request);
+extern Jsonb *api_query(Jsonb *request);
+extern Jsonb *api_scan(Jsonb *request);
+extern Jsonb *api_batch_write_item(Jsonb *request);
+extern Jsonb *api_batch_get_item(Jsonb *request);
+
+#endif							/* DDB_API_H */

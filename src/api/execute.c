@@ -1,0 +1,169 @@
+/*
+ * execute.c — ddb.execute(operation, request): DynamoDB's JSON protocol.
+ *
+ * One dispatcher: item operations are C (item_ops.c); table operations are
+ * the SQL functions ddb.api_<operation>(request) (sql/), which are no hot
+ * path.  Every error of class YD leaves with DynamoDB's error body as its
+ * DETAIL, so that a client (or the gateway) can return it unchanged.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+#include "../ddb_errors.h"
+#include "api.h"
+
+PG_FUNCTION_INFO_V1(ddb_execute);
+
+typedef Jsonb *(*Operation) (Jsonb *request);
+
+/* The operations served in C. */
+static const struct
+{
+	const char *name;
+	Operation	run;
+}			item_operations[] = {
+	{"PutItem", api_put_item},
+	{"GetItem", api_get_item},
+	{"DeleteItem", api_delete_item},
+	{"Query", api_query},
+	{"Scan", api_scan},
+	{"BatchWriteItem", api_batch_write_item},
+	{"BatchGetItem", api_batch_get_item},
+};
+
+/* The operations served by SQL functions ddb.api_<snake_case name>. */
+static const struct
+{
+	const char *name;
+	const char *function;
+}			table_operations[] = {
+	{"CreateTable", "ddb.api_create_table"},
+	{"DescribeTable", "ddb.api_describe_table"},
+	{"ListTables", "ddb.api_list_tables"},
+	{"DeleteTable", "ddb.api_delete_table"},
+	{"UpdateTimeToLive", "ddb.api_update_time_to_live"},
+	{"DescribeTimeToLive", "ddb.api_describe_time_to_live"},
+};
+
+/* DynamoDB's __type for a SQLSTATE of class YD, or NULL for other errors. */
+static const char *
+error_type(int sqlerrcode)
+{
+	if (sqlerrcode == ERRCODE_DDB_VALIDATION)
+		return "com.amazon.coral.validate#ValidationException";
+	if (sqlerrcode == ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
+		return "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException";
+	if (sqlerrcode == ERRCODE_DDB_TRANSACTION_CANCELED)
+		return "com.amazonaws.dynamodb.v20120810#TransactionCanceledException";
+	if (sqlerrcode == ERRCODE_DDB_RESOURCE_NOT_FOUND)
+		return "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException";
+	if (sqlerrcode == ERRCODE_DDB_RESOURCE_IN_USE)
+		return "com.amazonaws.dynamodb.v20120810#ResourceInUseException";
+	if (sqlerrcode == ERRCODE_DDB_SERIALIZATION)
+		return "com.amazon.coral.service#SerializationException";
+	if (sqlerrcode == ERRCODE_DDB_UNKNOWN_OPERATION)
+		return "com.amazon.coral.service#UnknownOperationException";
+	if (sqlerrcode == ERRCODE_DDB_LIMIT_EXCEEDED)
+		return "com.amazonaws.dynamodb.v20120810#LimitExceededException";
+	return NULL;
+}
+
+/* DynamoDB's error body for a type and message, as JSON text. */
+static char *
+error_body(const char *type, const char *message)
+{
+	StringInfoData body;
+
+	initStringInfo(&body);
+	appendStringInfoString(&body, "{\"__type\": ");
+	escape_json(&body, type);
+	appendStringInfoString(&body, ", \"message\": ");
+	escape_json(&body, message ? message : "");
+	appendStringInfoChar(&body, '}');
+	return body.data;
+}
+
+/* Calls the SQL function of a table operation. */
+static Jsonb *
+run_sql_operation(const char *function, Jsonb *request)
+{
+	Oid			argtypes[1] = {JSONBOID};
+	Datum		args[1] = {JsonbPGetDatum(request)};
+	Jsonb	   *result;
+	bool		isnull;
+
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("SELECT %s($1)", function), 1, argtypes, args, NULL,
+							  false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: %s failed", function);
+	result = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	result = (Jsonb *) SPI_datumTransfer(JsonbPGetDatum(result), false, -1);
+	SPI_finish();
+	return result;
+}
+
+/* Runs one operation. */
+static Jsonb *
+dispatch(const char *operation, Jsonb *request)
+{
+	for (size_t i = 0; i < lengthof(item_operations); i++)
+		if (strcmp(operation, item_operations[i].name) == 0)
+			return item_operations[i].run(request);
+	for (size_t i = 0; i < lengthof(table_operations); i++)
+		if (strcmp(operation, table_operations[i].name) == 0)
+			return run_sql_operation(table_operations[i].function, request);
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_UNKNOWN_OPERATION),
+			 errmsg("An unknown operation was requested: %s", operation)));
+	return NULL;
+}
+
+/* ddb.execute(operation, request): DynamoDB's action on DynamoDB's JSON. */
+Datum
+ddb_execute(PG_FUNCTION_ARGS)
+{
+	char	   *operation;
+	Jsonb	   *request;
+	Jsonb	   *response = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_UNKNOWN_OPERATION),
+				 errmsg("An unknown operation was requested"),
+				 errdetail("%s", error_body(error_type(ERRCODE_DDB_UNKNOWN_OPERATION),
+											"An unknown operation was requested"))));
+	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	request = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
+
+	PG_TRY();
+	{
+		if (request == NULL || !JsonContainerIsObject(&request->root))
+			ereport(ERROR,
+					(errcode(ERRCODE_DDB_SERIALIZATION),
+					 errmsg("The request body must be a JSON object")));
+		response = dispatch(operation, request);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		const char *type;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		type = error_type(edata->sqlerrcode);
+		if (type == NULL)
+			PG_RE_THROW();
+		FlushErrorState();
+		edata->detail = error_body(type, edata->message);
+		edata->context = NULL;
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	PG_RETURN_JSONB_P(response);
+}

@@ -1,0 +1,672 @@
+/*
+ * item_ops.c — the item operations of ddb.execute: PutItem, GetItem,
+ * DeleteItem, Query, Scan, BatchWriteItem and BatchGetItem, with DynamoDB's
+ * request and response bodies.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "../key/ddb_key.h"
+#include "api.h"
+
+/* DynamoDB's page: a Query or Scan stops once it has read 1 MB. */
+#define PAGE_MAX_BYTES (1024 * 1024)
+#define BATCH_WRITE_MAX 25
+#define BATCH_GET_MAX 100
+
+/* Pushes a string key. */
+static void
+push_key(JsonbParseState **state, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = (int) strlen(key);
+	pushJsonbValue(state, WJB_KEY, &k);
+}
+
+/* Pushes a DynamoDB-JSON item as a value (the container's root). */
+static void
+push_item_value(JsonbParseState **state, Jsonb *natural)
+{
+	JsonbValue	v;
+
+	v.type = jbvBinary;
+	v.val.binary.data = &item_to_dynamodb(&natural->root)->root;
+	v.val.binary.len = 0;
+	pushJsonbValue(state, WJB_VALUE, &v);
+}
+
+/* An empty response, {}. */
+static Jsonb *
+empty_response(void)
+{
+	JsonbParseState *state = NULL;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* A response holding one item under key, or {} when item is NULL. */
+static Jsonb *
+item_response(const char *key, Jsonb *item)
+{
+	JsonbParseState *state = NULL;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	if (item)
+	{
+		push_key(&state, key);
+		push_item_value(&state, item);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* The table named by TableName. */
+static TableDef *
+request_table(Jsonb *request)
+{
+	return table_def_get(api_required_string(request, "TableName", "tableName"));
+}
+
+/* Raises for an expression this version does not evaluate yet. */
+static void
+reject_unsupported(Jsonb *request, const char *field)
+{
+	JsonbValue	v;
+
+	if (api_field(request, field, &v))
+		ddb_validation_error("%s is not supported yet by ddb_model", field);
+}
+
+/* ReturnValues: true for ALL_OLD, false for NONE; others are refused. */
+static bool
+return_all_old(Jsonb *request)
+{
+	char	   *rv = api_string(request, "ReturnValues");
+
+	if (rv == NULL || strcmp(rv, "NONE") == 0)
+		return false;
+	if (strcmp(rv, "ALL_OLD") == 0)
+		return true;
+	ddb_validation_error("Return values set to invalid value");
+	return false;
+}
+
+/* PutItem. */
+Jsonb *
+api_put_item(Jsonb *request)
+{
+	TableDef   *def = request_table(request);
+	JsonbContainer *item = api_object(request, "Item");
+	bool		all_old = return_all_old(request);
+	Jsonb	   *old;
+
+	if (item == NULL)
+		api_missing("item");
+	reject_unsupported(request, "ConditionExpression");
+	old = store_put(def, item_from_dynamodb(item), all_old);
+	return item_response("Attributes", old);
+}
+
+/* GetItem. */
+Jsonb *
+api_get_item(Jsonb *request)
+{
+	TableDef   *def = request_table(request);
+	Datum		pk;
+	Datum		sk;
+
+	reject_unsupported(request, "ProjectionExpression");
+	api_bool(request, "ConsistentRead", false);
+	api_table_key(def, api_object(request, "Key"), &pk, &sk);
+	return item_response("Item", store_get(def, pk, sk));
+}
+
+/* DeleteItem. */
+Jsonb *
+api_delete_item(Jsonb *request)
+{
+	TableDef   *def = request_table(request);
+	bool		all_old = return_all_old(request);
+	Datum		pk;
+	Datum		sk;
+	Jsonb	   *old;
+
+	reject_unsupported(request, "ConditionExpression");
+	api_table_key(def, api_object(request, "Key"), &pk, &sk);
+	old = store_delete(def, pk, sk);
+	return all_old ? item_response("Attributes", old) : empty_response();
+}
+
+/* Reads an ExclusiveStartKey for a read (table keys, plus index keys for an index). */
+static void
+read_start_key(ReadRequest *req, JsonbContainer *start)
+{
+	KeySchema  *ik = req->index ? &req->index->keys : NULL;
+	JsonbValue	av;
+	JsonbValue	natural;
+
+	req->has_start = true;
+	{
+		const char *names[4] = {req->def->keys.hash_key, req->def->keys.range_key,
+		ik ? ik->hash_key : NULL, ik ? ik->range_key : NULL};
+		char		types[4] = {req->def->keys.hash_type, req->def->keys.range_type,
+		ik ? ik->hash_type : 0, ik ? ik->range_type : 0};
+		Datum	   *slots[4] = {&req->start.pk, &req->start.sk, &req->start.gpk, &req->start.gsk};
+
+		for (int i = 0; i < 4; i++)
+		{
+			KeyRole		role = {names[i], NULL, i % 2 == 1};
+
+			*slots[i] = (Datum) 0;
+			if (names[i] == NULL)
+				continue;
+			if (getKeyJsonValueFromContainer(start, names[i], (int) strlen(names[i]), &av) == NULL)
+				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
+			item_value_from_dynamodb(&av, &natural);
+			if (!item_value_to_key(&natural, types[i], &role, slots[i]))
+				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
+		}
+	}
+}
+
+/* A Query or Scan response in the making. */
+typedef struct PageBuilder
+{
+	ReadRequest *req;
+	JsonbParseState *state;		/* the Items array, when items are returned */
+	bool		count_only;		/* Select COUNT */
+	int64		limit;			/* -1: none */
+	int64		count;
+	int64		bytes;
+	bool		more;			/* stopped early: LastEvaluatedKey is due */
+	RowKeys		last;
+	MemoryContext cxt;
+} PageBuilder;
+
+/* Copies a key datum into the page's context (0 stays 0). */
+static Datum
+copy_key(Datum key, MemoryContext cxt)
+{
+	MemoryContext old;
+	struct varlena *k;
+	Datum		copy;
+
+	if (key == (Datum) 0)
+		return key;
+	old = MemoryContextSwitchTo(cxt);
+	k = PG_DETOAST_DATUM_PACKED(key);
+	copy = PointerGetDatum(ddb_key_from_encoded(DDB_KEY_DATA(k), DDB_KEY_LEN(k)));
+	MemoryContextSwitchTo(old);
+	return copy;
+}
+
+/* RowCallback of Query and Scan: adds a row unless the page is full. */
+static bool
+page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
+{
+	PageBuilder *page = (PageBuilder *) arg;
+	MemoryContext old;
+
+	/* the page already holds Limit items, or 1 MB: stop before this row */
+	if ((page->limit >= 0 && page->count >= page->limit) ||
+		(page->count > 0 && page->bytes + item_size > PAGE_MAX_BYTES))
+	{
+		page->more = true;
+		return false;
+	}
+	old = MemoryContextSwitchTo(page->cxt);
+	if (!page->count_only)
+	{
+		JsonbValue	v;
+
+		v.type = jbvBinary;
+		v.val.binary.data = &item_to_dynamodb(&item->root)->root;
+		v.val.binary.len = 0;
+		pushJsonbValue(&page->state, WJB_ELEM, &v);
+	}
+	MemoryContextSwitchTo(old);
+	page->count++;
+	page->bytes += item_size;
+	page->last.pk = copy_key(keys->pk, page->cxt);
+	page->last.sk = copy_key(keys->sk, page->cxt);
+	page->last.gpk = copy_key(keys->gpk, page->cxt);
+	page->last.gsk = copy_key(keys->gsk, page->cxt);
+	return true;
+}
+
+/* Runs a read and builds DynamoDB's Query/Scan response. */
+static Jsonb *
+read_response(Jsonb *request, ReadRequest *req)
+{
+	PageBuilder page = {0};
+	char	   *select = api_string(request, "Select");
+	JsonbContainer *start = api_object(request, "ExclusiveStartKey");
+	JsonbValue	v;
+	JsonbValue *items;
+
+	page.req = req;
+	page.cxt = CurrentMemoryContext;
+	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
+	if (select && strcmp(select, "COUNT") == 0)
+		page.count_only = true;
+	else if (select && strcmp(select, "ALL_ATTRIBUTES") != 0 &&
+			 !(strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && req->index))
+		ddb_validation_error("1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
+							 select);
+	api_bool(request, "ConsistentRead", false);
+	if (start)
+		read_start_key(req, start);
+
+	pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
+	store_read(req, page_row, &page);
+	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
+	if (page.limit >= 0 && page.count == page.limit)
+		page.more = true;
+	items = pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
+
+	page.state = NULL;
+	pushJsonbValue(&page.state, WJB_BEGIN_OBJECT, NULL);
+	if (!page.count_only)
+	{
+		push_key(&page.state, "Items");
+		v.type = jbvBinary;
+		v.val.binary.data = &JsonbValueToJsonb(items)->root;
+		v.val.binary.len = 0;
+		pushJsonbValue(&page.state, WJB_VALUE, &v);
+	}
+	push_key(&page.state, "Count");
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(page.count);
+	pushJsonbValue(&page.state, WJB_VALUE, &v);
+	push_key(&page.state, "ScannedCount");
+	pushJsonbValue(&page.state, WJB_VALUE, &v);
+	if (page.more && page.count > 0)
+	{
+		push_key(&page.state, "LastEvaluatedKey");
+		api_push_row_key(&page.state, req->def, req->index, &page.last);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&page.state, WJB_END_OBJECT, NULL));
+}
+
+/* Raises DynamoDB's error for a key condition it does not support. */
+static void
+report_key_condition(const char *message)
+{
+	ddb_validation_error("%s", message);
+}
+
+/* The key value of a :value for a key attribute of the given type. */
+static Datum
+condition_key_value(Placeholders *ctx, ExprNode *value, const char *attribute, char type, bool range)
+{
+	JsonbValue	natural;
+	KeyRole		role = {attribute, NULL, range};
+	Datum		key;
+
+	if (value->kind != EXPR_VALUE)
+		report_key_condition("Invalid KeyConditionExpression: the key must be compared with an expression attribute value");
+	api_value(ctx, "KeyConditionExpression", value, &natural);
+	if (!item_value_to_key(&natural, type, &role, &key))
+		ddb_validation_error("One or more parameter values were invalid: Condition parameter type does not match schema type");
+	return key;
+}
+
+/* The attribute a key condition's path names (a single top-level name). */
+static char *
+condition_attribute(Placeholders *ctx, ExprNode *path)
+{
+	if (path->kind != EXPR_PATH || path->u.path.nsteps != 1 || path->u.path.steps[0].name == NULL)
+		report_key_condition("Query key condition not supported");
+	return api_step_name(ctx, "KeyConditionExpression", &path->u.path.steps[0]);
+}
+
+/* Applies one key condition (a comparison, BETWEEN or begins_with) to the request. */
+static void
+apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *have_hash)
+{
+	KeySchema  *keys = req->index ? &req->index->keys : &req->def->keys;
+	ExprNode   *path;
+	char	   *attribute;
+
+	switch (cond->kind)
+	{
+		case EXPR_COMPARE:
+			path = cond->u.compare.left;
+			if (path->kind == EXPR_VALUE)
+				report_key_condition("Invalid KeyConditionExpression: the key attribute must be on the left of the comparison");
+			break;
+		case EXPR_BETWEEN:
+			path = cond->u.between.operand;
+			break;
+		case EXPR_FUNCTION:
+			if (cond->u.func.fn != FN_BEGINS_WITH)
+				report_key_condition(psprintf("Invalid operator used in KeyConditionExpression: %s",
+											  expr_function_name(cond->u.func.fn)));
+			path = cond->u.func.args[0];
+			break;
+		default:
+			report_key_condition("Invalid operator used in KeyConditionExpression: OR, NOT and IN are not allowed");
+			return;
+	}
+	attribute = condition_attribute(ctx, path);
+	if (strcmp(attribute, keys->hash_key) == 0)
+	{
+		if (cond->kind != EXPR_COMPARE || cond->u.compare.op != CMP_EQ)
+			report_key_condition("Query key condition not supported");
+		if (*have_hash)
+			report_key_condition("KeyConditionExpressions must only contain one condition per key");
+		req->pk = condition_key_value(ctx, cond->u.compare.right, attribute, keys->hash_type, false);
+		*have_hash = true;
+		return;
+	}
+	if (keys->range_key == NULL || strcmp(attribute, keys->range_key) != 0)
+		report_key_condition(psprintf("Query condition missed key schema element: %s",
+									  keys->range_key && *have_hash ? keys->range_key : keys->hash_key));
+	if (req->op != SORT_NONE)
+		report_key_condition("KeyConditionExpressions must only contain one condition per key");
+	if (cond->kind == EXPR_BETWEEN)
+	{
+		req->op = SORT_BETWEEN;
+		req->sk1 = condition_key_value(ctx, cond->u.between.low, attribute, keys->range_type, true);
+		req->sk2 = condition_key_value(ctx, cond->u.between.high, attribute, keys->range_type, true);
+		return;
+	}
+	if (cond->kind == EXPR_FUNCTION)
+	{
+		if (keys->range_type == 'N')
+			ddb_validation_error("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
+		req->op = SORT_BEGINS_WITH;
+		req->sk1 = condition_key_value(ctx, cond->u.func.args[1], attribute, keys->range_type, true);
+		return;
+	}
+	switch (cond->u.compare.op)
+	{
+		case CMP_EQ:
+			req->op = SORT_EQ;
+			break;
+		case CMP_LT:
+			req->op = SORT_LT;
+			break;
+		case CMP_LE:
+			req->op = SORT_LE;
+			break;
+		case CMP_GT:
+			req->op = SORT_GT;
+			break;
+		case CMP_GE:
+			req->op = SORT_GE;
+			break;
+		case CMP_NE:
+			report_key_condition("Unsupported operator on KeyConditionExpression: operator: <>");
+	}
+	req->sk1 = condition_key_value(ctx, cond->u.compare.right, attribute, keys->range_type, true);
+}
+
+/* Query. */
+Jsonb *
+api_query(Jsonb *request)
+{
+	ReadRequest req = {0};
+	Placeholders ctx;
+	char	   *index_name = api_string(request, "IndexName");
+	char	   *text = api_string(request, "KeyConditionExpression");
+	ExprNode   *cond;
+	bool		have_hash = false;
+
+	req.def = request_table(request);
+	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
+	req.forward = api_bool(request, "ScanIndexForward", true);
+	reject_unsupported(request, "FilterExpression");
+	reject_unsupported(request, "ProjectionExpression");
+	if (text == NULL)
+		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+	api_expr_context(request, &ctx);
+	cond = api_parse_condition(&ctx, "KeyConditionExpression", text);
+	if (cond->kind == EXPR_AND)
+	{
+		if (cond->u.logic.left->kind == EXPR_AND || cond->u.logic.right->kind == EXPR_AND)
+			report_key_condition("KeyConditionExpressions must only contain one condition per key");
+		apply_key_condition(&ctx, &req, cond->u.logic.left, &have_hash);
+		apply_key_condition(&ctx, &req, cond->u.logic.right, &have_hash);
+	}
+	else
+		apply_key_condition(&ctx, &req, cond, &have_hash);
+	if (!have_hash)
+		report_key_condition(psprintf("Query condition missed key schema element: %s",
+									  req.index ? req.index->keys.hash_key : req.def->keys.hash_key));
+	api_check_unused(&ctx);
+	return read_response(request, &req);
+}
+
+/* Scan. */
+Jsonb *
+api_scan(Jsonb *request)
+{
+	ReadRequest req = {0};
+	char	   *index_name = api_string(request, "IndexName");
+	int64		segment = api_int(request, "Segment", 0, 999999);
+	int64		total = api_int(request, "TotalSegments", 1, 1000000);
+
+	req.def = request_table(request);
+	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
+	req.scan = true;
+	req.forward = true;
+	reject_unsupported(request, "FilterExpression");
+	reject_unsupported(request, "ProjectionExpression");
+	if ((segment >= 0) != (total >= 0))
+		ddb_validation_error(segment >= 0 ?
+							 "The TotalSegments parameter is required but was not present in the request when Segment parameter is present" :
+							 "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+	if (segment >= total && total >= 0)
+		ddb_validation_error("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
+							 (long long) segment, (long long) total);
+	if (total > 0)
+	{
+		req.segment = (int) segment;
+		req.total_segments = (int) total;
+	}
+	return read_response(request, &req);
+}
+
+/* One write of a BatchWriteItem, checked before any is applied. */
+typedef struct BatchWrite
+{
+	TableDef   *def;
+	Jsonb	   *item;			/* put; NULL for a delete */
+	Datum		pk;
+	Datum		sk;
+} BatchWrite;
+
+/* True when two writes address the same item. */
+static bool
+same_item(BatchWrite *a, BatchWrite *b)
+{
+	struct varlena *ap = PG_DETOAST_DATUM_PACKED(a->pk);
+	struct varlena *bp = PG_DETOAST_DATUM_PACKED(b->pk);
+
+	if (a->def != b->def ||
+		key_compare_encoded(DDB_KEY_DATA(ap), DDB_KEY_LEN(ap), DDB_KEY_DATA(bp), DDB_KEY_LEN(bp)) != 0)
+		return false;
+	if (a->sk == (Datum) 0)
+		return true;
+	ap = PG_DETOAST_DATUM_PACKED(a->sk);
+	bp = PG_DETOAST_DATUM_PACKED(b->sk);
+	return key_compare_encoded(DDB_KEY_DATA(ap), DDB_KEY_LEN(ap), DDB_KEY_DATA(bp), DDB_KEY_LEN(bp)) == 0;
+}
+
+/* The array value of an object entry, or an error naming what was expected. */
+static JsonbContainer *
+array_of(JsonbValue *v, const char *what)
+{
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_SERIALIZATION),
+				 errmsg("Unexpected value type in payload for %s: expected a list", what)));
+	return v->val.binary.data;
+}
+
+/* BatchWriteItem: up to 25 puts and deletes, all applied or none. */
+Jsonb *
+api_batch_write_item(Jsonb *request)
+{
+	JsonbContainer *tables = api_object(request, "RequestItems");
+	BatchWrite	writes[BATCH_WRITE_MAX];
+	int			n = 0;
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	JsonbParseState *state = NULL;
+
+	if (tables == NULL)
+		api_missing("requestItems");
+	it = JsonbIteratorInit(tables);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		TableDef   *def;
+		JsonbIterator *rit;
+		JsonbValue	r;
+		JsonbIteratorToken rtok;
+
+		if (tok != WJB_KEY)
+			continue;
+		def = table_def_get(pnstrdup(k.val.string.val, k.val.string.len));
+		JsonbIteratorNext(&it, &v, true);
+		rit = JsonbIteratorInit(array_of(&v, "RequestItems"));
+		while ((rtok = JsonbIteratorNext(&rit, &r, true)) != WJB_DONE)
+		{
+			JsonbValue	put;
+			JsonbValue	del;
+			JsonbValue	inner;
+			Jsonb	   *wrapper;
+
+			if (rtok != WJB_ELEM)
+				continue;
+			if (n == BATCH_WRITE_MAX)
+				ddb_validation_error("1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]");
+			if (r.type != jbvBinary || !JsonContainerIsObject(r.val.binary.data))
+				ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
+								errmsg("A WriteRequest must be an object")));
+			wrapper = JsonbValueToJsonb(&r);
+			writes[n].def = def;
+			if (api_field(wrapper, "PutRequest", &put) == api_field(wrapper, "DeleteRequest", &del))
+				ddb_validation_error("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+			if (api_field(wrapper, "PutRequest", &put))
+			{
+				JsonbContainer *item = api_object(JsonbValueToJsonb(&put), "Item");
+
+				if (item == NULL)
+					api_missing("item");
+				writes[n].item = item_from_dynamodb(item);
+				store_item_keys(def, writes[n].item, &writes[n].pk, &writes[n].sk);
+			}
+			else
+			{
+				writes[n].item = NULL;
+				if (!api_field(JsonbValueToJsonb(&del), "Key", &inner) || inner.type != jbvBinary)
+					api_missing("key");
+				api_table_key(def, inner.val.binary.data, &writes[n].pk, &writes[n].sk);
+			}
+			for (int i = 0; i < n; i++)
+				if (same_item(&writes[i], &writes[n]))
+					ddb_validation_error("Provided list of item keys contains duplicates");
+			n++;
+		}
+	}
+	if (n == 0)
+		ddb_validation_error("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+	for (int i = 0; i < n; i++)
+	{
+		if (writes[i].item)
+			store_put(writes[i].def, writes[i].item, false);
+		else
+			store_delete(writes[i].def, writes[i].pk, writes[i].sk);
+	}
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	push_key(&state, "UnprocessedItems");
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* BatchGetItem: up to 100 keys across tables. */
+Jsonb *
+api_batch_get_item(Jsonb *request)
+{
+	JsonbContainer *tables = api_object(request, "RequestItems");
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	JsonbParseState *state = NULL;
+	int			total = 0;
+
+	if (tables == NULL)
+		api_missing("requestItems");
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	push_key(&state, "Responses");
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	it = JsonbIteratorInit(tables);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *name;
+		TableDef   *def;
+		Jsonb	   *spec;
+		JsonbValue	keys;
+		JsonbIterator *kit;
+		JsonbValue	key;
+		JsonbIteratorToken ktok;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(k.val.string.val, k.val.string.len);
+		def = table_def_get(name);
+		JsonbIteratorNext(&it, &v, true);
+		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+			ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
+							errmsg("KeysAndAttributes must be an object")));
+		spec = JsonbValueToJsonb(&v);
+		reject_unsupported(spec, "ProjectionExpression");
+		if (!api_field(spec, "Keys", &keys))
+			api_missing("keys");
+		push_key(&state, name);
+		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+		kit = JsonbIteratorInit(array_of(&keys, "Keys"));
+		while ((ktok = JsonbIteratorNext(&kit, &key, true)) != WJB_DONE)
+		{
+			Datum		pk;
+			Datum		sk;
+			Jsonb	   *item;
+
+			if (ktok != WJB_ELEM)
+				continue;
+			if (++total > BATCH_GET_MAX)
+				ddb_validation_error("Too many items requested for the BatchGetItem call");
+			if (key.type != jbvBinary || !JsonContainerIsObject(key.val.binary.data))
+				api_missing("key");
+			api_table_key(def, key.val.binary.data, &pk, &sk);
+			item = store_get(def, pk, sk);
+			if (item)
+			{
+				JsonbValue	iv;
+
+				iv.type = jbvBinary;
+				iv.val.binary.data = &item_to_dynamodb(&item->root)->root;
+				iv.val.binary.len = 0;
+				pushJsonbValue(&state, WJB_ELEM, &iv);
+			}
+		}
+		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	}
+	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	push_key(&state, "UnprocessedKeys");
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}

@@ -1,0 +1,307 @@
+/*
+ * request.c — reading ddb.execute requests: typed fields, expression
+ * placeholders (ExpressionAttributeNames/Values), and key maps; the adapter
+ * between the plain-C expression parser and the server.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "../key/ddb_key.h"
+#include "api.h"
+
+/* A request field; false when absent (or JSON null). */
+bool
+api_field(Jsonb *request, const char *name, JsonbValue *out)
+{
+	if (!JsonContainerIsObject(&request->root))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_SERIALIZATION),
+				 errmsg("Start of structure or map found where not expected")));
+	if (getKeyJsonValueFromContainer(&request->root, name, (int) strlen(name), out) == NULL)
+		return false;
+	return out->type != jbvNull;
+}
+
+/* Raises DynamoDB's error for a missing required member. */
+void
+api_missing(const char *member)
+{
+	ddb_validation_error("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null",
+						 member);
+}
+
+/* Raises DynamoDB's error for a field of the wrong JSON type. */
+static void
+report_wrong_type(const char *name, const char *expected)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_SERIALIZATION),
+			 errmsg("Unexpected value type in payload for %s: expected %s", name, expected)));
+}
+
+/* A string field, or NULL when absent. */
+char *
+api_string(Jsonb *request, const char *name)
+{
+	JsonbValue	v;
+
+	if (!api_field(request, name, &v))
+		return NULL;
+	if (v.type != jbvString)
+		report_wrong_type(name, "a string");
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/* A string field that must be present. */
+char *
+api_required_string(Jsonb *request, const char *name, const char *member)
+{
+	char	   *s = api_string(request, name);
+
+	if (s == NULL)
+		api_missing(member);
+	return s;
+}
+
+/* An object field, or NULL when absent. */
+JsonbContainer *
+api_object(Jsonb *request, const char *name)
+{
+	JsonbValue	v;
+
+	if (!api_field(request, name, &v))
+		return NULL;
+	if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+		report_wrong_type(name, "an object");
+	return v.val.binary.data;
+}
+
+/* A boolean field, or dflt when absent. */
+bool
+api_bool(Jsonb *request, const char *name, bool dflt)
+{
+	JsonbValue	v;
+
+	if (!api_field(request, name, &v))
+		return dflt;
+	if (v.type != jbvBool)
+		report_wrong_type(name, "a boolean");
+	return v.val.boolean;
+}
+
+/* An integer field, or -1 when absent. */
+int64
+api_int(Jsonb *request, const char *name, int64 min, int64 max)
+{
+	JsonbValue	v;
+	int64		n;
+	bool		have_error = false;
+	char	   *text;
+
+	if (!api_field(request, name, &v))
+		return -1;
+	if (v.type != jbvNumeric)
+		report_wrong_type(name, "a number");
+	text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
+	if (strchr(text, '.') != NULL)
+		report_wrong_type(name, "an integer");
+	n = numeric_int4_opt_error(v.val.numeric, &have_error);
+	if (have_error)
+		n = text[0] == '-' ? PG_INT64_MIN : PG_INT64_MAX;
+	if (n < min || n > max)
+		ddb_validation_error("1 validation error detected: Value '%s' at '%c%s' failed to satisfy constraint: Member must have value %s %lld",
+							 DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric))),
+							 pg_ascii_tolower(name[0]), name + 1,
+							 n < min ? "greater than or equal to" : "less than or equal to",
+							 (long long) (n < min ? min : max));
+	return n;
+}
+
+/* Reads ExpressionAttributeNames/Values of a request into a context. */
+void
+api_expr_context(Jsonb *request, Placeholders *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->names = api_object(request, "ExpressionAttributeNames");
+	ctx->values = api_object(request, "ExpressionAttributeValues");
+	if (ctx->names && JsonContainerSize(ctx->names) == 0)
+		ddb_validation_error("ExpressionAttributeNames must not be empty");
+	if (ctx->values && JsonContainerSize(ctx->values) == 0)
+		ddb_validation_error("ExpressionAttributeValues must not be empty");
+}
+
+/* Arena allocation for the expression parser: palloc in the current context. */
+static void *
+palloc_arena(void *context, size_t size)
+{
+	return palloc(size);
+}
+
+/* Parses a condition expression, raising DynamoDB's errors. */
+ExprNode *
+api_parse_condition(Placeholders *ctx, const char *kind, const char *text)
+{
+	ExprArena	arena = {palloc_arena, NULL};
+	ExprError	error;
+	ExprNode   *root = expr_parse_condition(text, strlen(text), &arena, &error);
+
+	if (root == NULL)
+		ddb_validation_error("Invalid %s: %s", kind, error.message);
+	return root;
+}
+
+/* Records a used placeholder once. */
+static List *
+note_used(List *used, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, used)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return used;
+	return lappend(used, pstrdup(name));
+}
+
+/* The attribute name a path step stands for. */
+char *
+api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step)
+{
+	char	   *name = pnstrdup(step->name, step->name_len);
+	JsonbValue	v;
+
+	if (!step->placeholder)
+		return name;
+	if (ctx->names == NULL ||
+		getKeyJsonValueFromContainer(ctx->names, name, step->name_len, &v) == NULL)
+		ddb_validation_error("Invalid %s: An expression attribute name used in the document path is not defined; attribute name: %s",
+							 kind, name);
+	if (v.type != jbvString)
+		report_wrong_type("ExpressionAttributeNames", "string values");
+	ctx->used_names = note_used(ctx->used_names, name);
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/* The natural value of a :value placeholder. */
+void
+api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)
+{
+	char	   *name = pnstrdup(value->u.value.name, value->u.value.name_len);
+	JsonbValue	av;
+
+	if (ctx->values == NULL ||
+		getKeyJsonValueFromContainer(ctx->values, name, value->u.value.name_len, &av) == NULL)
+		ddb_validation_error("Invalid %s: An expression attribute value used in expression is not defined; attribute value: %s",
+							 kind, name);
+	ctx->used_values = note_used(ctx->used_values, name);
+	item_value_from_dynamodb(&av, out);
+}
+
+/* Raises for defined placeholders that no expression used. */
+static void
+check_unused_map(JsonbContainer *map, List *used, const char *what)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	StringInfoData unused;
+
+	if (map == NULL)
+		return;
+	initStringInfo(&unused);
+	it = JsonbIteratorInit(map);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *name;
+		ListCell   *lc;
+		bool		found = false;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(v.val.string.val, v.val.string.len);
+		foreach(lc, used)
+			found |= strcmp((char *) lfirst(lc), name) == 0;
+		if (!found)
+			appendStringInfo(&unused, "%s%s", unused.len ? ", " : "", name);
+	}
+	if (unused.len > 0)
+		ddb_validation_error("Value provided in %s unused in expressions: keys: {%s}", what, unused.data);
+}
+
+/* Raises when a request defined placeholders that no expression used. */
+void
+api_check_unused(Placeholders *ctx)
+{
+	check_unused_map(ctx->names, ctx->used_names, "ExpressionAttributeNames");
+	check_unused_map(ctx->values, ctx->used_values, "ExpressionAttributeValues");
+}
+
+/* A key value of a Key map: the natural value must have the declared type. */
+static Datum
+key_from_map(JsonbContainer *key, const char *attribute, char type, bool range)
+{
+	JsonbValue	av;
+	JsonbValue	natural;
+	KeyRole		role = {attribute, NULL, range};
+	Datum		result;
+
+	if (getKeyJsonValueFromContainer(key, attribute, (int) strlen(attribute), &av) == NULL)
+		ddb_validation_error("The provided key element does not match the schema");
+	item_value_from_dynamodb(&av, &natural);
+	if (!item_value_to_key(&natural, type, &role, &result))
+		ddb_validation_error("The provided key element does not match the schema");
+	return result;
+}
+
+/* Reads a Key map for a table: exactly its key attributes. */
+void
+api_table_key(TableDef *def, JsonbContainer *key, Datum *pk, Datum *sk)
+{
+	int			want = def->keys.range_key ? 2 : 1;
+
+	if (key == NULL)
+		api_missing("key");
+	if ((int) JsonContainerSize(key) != want)
+		ddb_validation_error("The provided key element does not match the schema");
+	*pk = key_from_map(key, def->keys.hash_key, def->keys.hash_type, false);
+	*sk = def->keys.range_key ?
+		key_from_map(key, def->keys.range_key, def->keys.range_type, true) : (Datum) 0;
+}
+
+/* Pushes one key attribute as name: AttributeValue. */
+static void
+push_key_attribute(JsonbParseState **state, const char *name, Datum key)
+{
+	JsonbValue	k;
+	JsonbValue	v;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) name;
+	k.val.string.len = (int) strlen(name);
+	pushJsonbValue(state, WJB_KEY, &k);
+	item_key_to_value(key, &v);
+	item_push_dynamodb_value(state, &v);
+}
+
+/* Pushes the DynamoDB-JSON key attributes of a row. */
+void
+api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index, RowKeys *keys)
+{
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	push_key_attribute(state, def->keys.hash_key, keys->pk);
+	if (def->keys.range_key)
+		push_key_attribute(state, def->keys.range_key, keys->sk);
+	if (index)
+	{
+		if (strcmp(index->keys.hash_key, def->keys.hash_key) != 0 &&
+			(def->keys.range_key == NULL || strcmp(index->keys.hash_key, def->keys.range_key) != 0))
+			push_key_attribute(state, index->keys.hash_key, keys->gpk);
+		if (index->keys.range_key && strcmp(index->keys.range_key, def->keys.hash_key) != 0 &&
+			(def->keys.range_key == NULL || strcmp(index->keys.range_key, def->keys.range_key) != 0))
+			push_key_attribute(state, index->keys.range_key, keys->gsk);
+	}
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}

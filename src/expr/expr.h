@@ -1,0 +1,145 @@
+/*
+ * expr.h — the DynamoDB expression language: syntax tree and parser.
+ *
+ * Plain C with no server calls: memory comes from an arena the caller
+ * provides and errors come back as ExprError, so that a fuzzer and unit
+ * tests can drive the parser outside PostgreSQL.  src/api/ adapts it.
+ *
+ * Grammar (DynamoDB's precedence, loosest first):
+ *   condition  := and ('OR' and)*
+ *   and        := not ('AND' not)*
+ *   not        := 'NOT' not | '(' condition ')' | function | comparison
+ *   comparison := operand (comparator operand | 'BETWEEN' operand 'AND' operand
+ *                          | 'IN' '(' operand (',' operand)* ')')
+ *   operand    := path | ':value' | 'size' '(' path ')'
+ *   path       := (name | '#name') ('.' (name | '#name') | '[' digits ']')*
+ *   function   := attribute_exists(path) | attribute_not_exists(path)
+ *               | attribute_type(path, operand) | begins_with(path, operand)
+ *               | contains(path, operand)
+ */
+#ifndef DDB_EXPR_H
+#define DDB_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* An allocator the parser draws every node from (never freed one by one). */
+typedef struct ExprArena
+{
+	void	   *(*alloc) (void *context, size_t size);
+	void	   *context;
+} ExprArena;
+
+/* Why parsing failed; message is DynamoDB's wording. */
+typedef struct ExprError
+{
+	char		message[256];
+	int			position;		/* byte offset in the expression */
+} ExprError;
+
+typedef enum ExprKind
+{
+	EXPR_PATH,
+	EXPR_VALUE,					/* an ExpressionAttributeValues placeholder */
+	EXPR_COMPARE,
+	EXPR_BETWEEN,
+	EXPR_IN,
+	EXPR_AND,
+	EXPR_OR,
+	EXPR_NOT,
+	EXPR_FUNCTION
+} ExprKind;
+
+typedef enum ExprCompareOp
+{
+	CMP_EQ,
+	CMP_NE,
+	CMP_LT,
+	CMP_LE,
+	CMP_GT,
+	CMP_GE
+} ExprCompareOp;
+
+typedef enum ExprFunction
+{
+	FN_ATTRIBUTE_EXISTS,
+	FN_ATTRIBUTE_NOT_EXISTS,
+	FN_ATTRIBUTE_TYPE,
+	FN_BEGINS_WITH,
+	FN_CONTAINS,
+	FN_SIZE
+} ExprFunction;
+
+/* One step of a document path: a map key (name, maybe a #placeholder) or a list index. */
+typedef struct ExprPathStep
+{
+	const char *name;			/* NULL for a list index */
+	int			name_len;
+	bool		placeholder;	/* name is "#..." and must be resolved */
+	int			index;
+} ExprPathStep;
+
+typedef struct ExprNode ExprNode;
+
+struct ExprNode
+{
+	ExprKind	kind;
+	int			position;
+	union
+	{
+		struct
+		{
+			ExprPathStep *steps;
+			int			nsteps;
+		}			path;
+		struct
+		{
+			const char *name;	/* ":v", including the colon */
+			int			name_len;
+		}			value;
+		struct
+		{
+			ExprCompareOp op;
+			ExprNode   *left;
+			ExprNode   *right;
+		}			compare;
+		struct
+		{
+			ExprNode   *operand;
+			ExprNode   *low;
+			ExprNode   *high;
+		}			between;
+		struct
+		{
+			ExprNode   *operand;
+			ExprNode  **list;
+			int			nlist;
+		}			in;
+		struct
+		{
+			ExprNode   *left;
+			ExprNode   *right;
+		}			logic;		/* AND, OR; NOT uses left */
+		struct
+		{
+			ExprFunction fn;
+			ExprNode  **args;
+			int			nargs;
+		}			func;
+	}			u;
+};
+
+/* The longest expression DynamoDB accepts, in bytes. */
+#define EXPR_MAX_LENGTH 4096
+
+/* Parses a condition (ConditionExpression, FilterExpression, KeyConditionExpression). */
+extern ExprNode *expr_parse_condition(const char *text, size_t len, ExprArena *arena,
+									  ExprError *error);
+
+/* The comparator's text ("=", "<>", ...). */
+extern const char *expr_compare_op_name(ExprCompareOp op);
+
+/* The function's name. */
+extern const char *expr_function_name(ExprFunction fn);
+
+#endif							/* DDB_EXPR_H */

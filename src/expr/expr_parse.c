@@ -1,0 +1,641 @@
+/*
+ * expr_parse.c — lexer and recursive-descent parser of DynamoDB condition
+ * expressions (grammar in expr.h).  Plain C: no server calls.
+ */
+#include "expr.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef enum TokenKind
+{
+	TOK_EOF,
+	TOK_NAME,					/* attribute name or function name */
+	TOK_NAME_PLACEHOLDER,		/* #name */
+	TOK_VALUE_PLACEHOLDER,		/* :value */
+	TOK_NUMBER,					/* list index digits */
+	TOK_AND,
+	TOK_OR,
+	TOK_NOT,
+	TOK_BETWEEN,
+	TOK_IN,
+	TOK_LPAREN,
+	TOK_RPAREN,
+	TOK_COMMA,
+	TOK_DOT,
+	TOK_LBRACKET,
+	TOK_RBRACKET,
+	TOK_EQ,
+	TOK_NE,
+	TOK_LT,
+	TOK_LE,
+	TOK_GT,
+	TOK_GE,
+	TOK_INVALID
+} TokenKind;
+
+typedef struct Token
+{
+	TokenKind	kind;
+	const char *start;
+	int			len;
+} Token;
+
+typedef struct Parser
+{
+	const char *text;
+	size_t		len;
+	size_t		pos;			/* next unread byte */
+	Token		tok;			/* current token */
+	ExprArena  *arena;
+	ExprError  *error;
+	bool		failed;
+} Parser;
+
+/* Allocates zeroed memory from the arena. */
+static void *
+arena_alloc(Parser *p, size_t size)
+{
+	void	   *mem = p->arena->alloc(p->arena->context, size);
+
+	memset(mem, 0, size);
+	return mem;
+}
+
+/* Records the first error; later ones are consequences of it. */
+static void
+fail(Parser *p, const char *message)
+{
+	if (p->failed)
+		return;
+	p->failed = true;
+	snprintf(p->error->message, sizeof(p->error->message), "%s", message);
+	p->error->position = (int) (p->tok.start - p->text);
+}
+
+/* Records DynamoDB's syntax error for the current token. */
+static void
+fail_syntax(Parser *p)
+{
+	char		message[256];
+	int			near_start = (int) (p->tok.start - p->text);
+	int			near_len = p->tok.len;
+
+	/* "near" shows the token with its neighbours, as DynamoDB does */
+	if (near_start > 0)
+	{
+		near_start--;
+		near_len++;
+	}
+	while (near_start > 0 && p->text[near_start - 1] != ' ' && near_len < 40)
+	{
+		near_start--;
+		near_len++;
+	}
+	if (p->tok.kind == TOK_EOF)
+		snprintf(message, sizeof(message), "Syntax error; token: <EOF>, near: \"%.*s\"",
+				 near_len > 40 ? 40 : near_len, p->text + near_start);
+	else
+		snprintf(message, sizeof(message), "Syntax error; token: \"%.*s\", near: \"%.*s\"",
+				 p->tok.len > 40 ? 40 : p->tok.len, p->tok.start,
+				 near_len > 60 ? 60 : near_len, p->text + near_start);
+	fail(p, message);
+}
+
+/* True for the bytes of a name. */
+static inline bool
+is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* True when the token's text equals a keyword, ignoring case. */
+static bool
+token_is_word(Token *t, const char *word)
+{
+	int			n = (int) strlen(word);
+
+	if (t->len != n)
+		return false;
+	for (int i = 0; i < n; i++)
+	{
+		char		c = t->start[i];
+
+		if (c >= 'a' && c <= 'z')
+			c = (char) (c - 'a' + 'A');
+		if (c != word[i])
+			return false;
+	}
+	return true;
+}
+
+/* Reads the next token into p->tok. */
+static void
+next_token(Parser *p)
+{
+	const char *s = p->text;
+	size_t		i = p->pos;
+	Token	   *t = &p->tok;
+
+	while (i < p->len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	t->start = s + i;
+	t->len = 1;
+	if (i >= p->len)
+	{
+		t->kind = TOK_EOF;
+		t->len = 0;
+		p->pos = i;
+		return;
+	}
+	switch (s[i])
+	{
+		case '(':
+			t->kind = TOK_LPAREN;
+			break;
+		case ')':
+			t->kind = TOK_RPAREN;
+			break;
+		case ',':
+			t->kind = TOK_COMMA;
+			break;
+		case '.':
+			t->kind = TOK_DOT;
+			break;
+		case '[':
+			t->kind = TOK_LBRACKET;
+			break;
+		case ']':
+			t->kind = TOK_RBRACKET;
+			break;
+		case '=':
+			t->kind = TOK_EQ;
+			break;
+		case '<':
+			t->kind = TOK_LT;
+			if (i + 1 < p->len && s[i + 1] == '=')
+				t->kind = TOK_LE, t->len = 2;
+			else if (i + 1 < p->len && s[i + 1] == '>')
+				t->kind = TOK_NE, t->len = 2;
+			break;
+		case '>':
+			t->kind = TOK_GT;
+			if (i + 1 < p->len && s[i + 1] == '=')
+				t->kind = TOK_GE, t->len = 2;
+			break;
+		case '#':
+		case ':':
+			t->kind = s[i] == '#' ? TOK_NAME_PLACEHOLDER : TOK_VALUE_PLACEHOLDER;
+			while (i + t->len < p->len && is_name_char(s[i + t->len]))
+				t->len++;
+			if (t->len == 1)
+				t->kind = TOK_INVALID;
+			break;
+		default:
+			if (s[i] >= '0' && s[i] <= '9')
+			{
+				t->kind = TOK_NUMBER;
+				while (i + t->len < p->len && s[i + t->len] >= '0' && s[i + t->len] <= '9')
+					t->len++;
+			}
+			else if (is_name_char(s[i]))
+			{
+				t->kind = TOK_NAME;
+				while (i + t->len < p->len && is_name_char(s[i + t->len]))
+					t->len++;
+				if (token_is_word(t, "AND"))
+					t->kind = TOK_AND;
+				else if (token_is_word(t, "OR"))
+					t->kind = TOK_OR;
+				else if (token_is_word(t, "NOT"))
+					t->kind = TOK_NOT;
+				else if (token_is_word(t, "BETWEEN"))
+					t->kind = TOK_BETWEEN;
+				else if (token_is_word(t, "IN"))
+					t->kind = TOK_IN;
+			}
+			else
+				t->kind = TOK_INVALID;
+	}
+	p->pos = i + t->len;
+}
+
+/* Consumes a token of the given kind, or fails. */
+static bool
+expect(Parser *p, TokenKind kind)
+{
+	if (p->failed)
+		return false;
+	if (p->tok.kind != kind)
+	{
+		fail_syntax(p);
+		return false;
+	}
+	next_token(p);
+	return true;
+}
+
+/* A new node of a kind at the current token. */
+static ExprNode *
+new_node(Parser *p, ExprKind kind, const char *at)
+{
+	ExprNode   *n = arena_alloc(p, sizeof(ExprNode));
+
+	n->kind = kind;
+	n->position = (int) (at - p->text);
+	return n;
+}
+
+/* path := (name | #name) ('.' (name | #name) | '[' digits ']')* */
+static ExprNode *
+parse_path(Parser *p)
+{
+	ExprNode   *n = new_node(p, EXPR_PATH, p->tok.start);
+	int			cap = 4;
+	ExprPathStep *steps = arena_alloc(p, sizeof(ExprPathStep) * cap);
+	int			count = 0;
+	bool		need_name = true;
+
+	for (;;)
+	{
+		if (count == cap)
+		{
+			ExprPathStep *bigger = arena_alloc(p, sizeof(ExprPathStep) * cap * 2);
+
+			memcpy(bigger, steps, sizeof(ExprPathStep) * cap);
+			steps = bigger;
+			cap *= 2;
+		}
+		if (need_name)
+		{
+			if (p->tok.kind != TOK_NAME && p->tok.kind != TOK_NAME_PLACEHOLDER)
+			{
+				fail_syntax(p);
+				return NULL;
+			}
+			steps[count].name = p->tok.start;
+			steps[count].name_len = p->tok.len;
+			steps[count].placeholder = p->tok.kind == TOK_NAME_PLACEHOLDER;
+			count++;
+			next_token(p);
+			need_name = false;
+		}
+		else if (p->tok.kind == TOK_DOT)
+		{
+			next_token(p);
+			need_name = true;
+		}
+		else if (p->tok.kind == TOK_LBRACKET)
+		{
+			long		index = 0;
+
+			next_token(p);
+			if (p->tok.kind != TOK_NUMBER)
+			{
+				fail_syntax(p);
+				return NULL;
+			}
+			for (int i = 0; i < p->tok.len && index < 1000000000L; i++)
+				index = index * 10 + (p->tok.start[i] - '0');
+			steps[count].index = (int) index;
+			count++;
+			next_token(p);
+			if (!expect(p, TOK_RBRACKET))
+				return NULL;
+		}
+		else
+			break;
+	}
+	n->u.path.steps = steps;
+	n->u.path.nsteps = count;
+	return n;
+}
+
+static ExprNode *parse_or(Parser *p);
+
+/* The function named by a token, or -1. */
+static int
+function_of(Token *t)
+{
+	static const char *const names[] = {"attribute_exists", "attribute_not_exists",
+	"attribute_type", "begins_with", "contains", "size"};
+
+	for (int i = 0; i < (int) (sizeof(names) / sizeof(names[0])); i++)
+		if ((int) strlen(names[i]) == t->len && memcmp(names[i], t->start, t->len) == 0)
+			return i;
+	return -1;
+}
+
+/* function := name '(' operand (',' operand)* ')' with the operand counts DynamoDB needs. */
+static ExprNode *
+parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
+{
+	ExprNode   *n = new_node(p, EXPR_FUNCTION, p->tok.start);
+	int			fn = function_of(&p->tok);
+	int			want;
+	char		message[256];
+	ExprNode   *args[8];
+	int			nargs = 0;
+
+	if (fn < 0)
+	{
+		snprintf(message, sizeof(message), "Invalid function name; function: %.*s",
+				 p->tok.len > 60 ? 60 : p->tok.len, p->tok.start);
+		fail(p, message);
+		return NULL;
+	}
+	next_token(p);
+	if (!expect(p, TOK_LPAREN))
+		return NULL;
+	for (;;)
+	{
+		ExprNode   *arg = parse_operand(p);
+
+		if (arg == NULL)
+			return NULL;
+		if (nargs < 8)
+			args[nargs] = arg;
+		nargs++;
+		if (p->tok.kind != TOK_COMMA)
+			break;
+		next_token(p);
+	}
+	if (!expect(p, TOK_RPAREN))
+		return NULL;
+	want = (fn == FN_ATTRIBUTE_TYPE || fn == FN_BEGINS_WITH || fn == FN_CONTAINS) ? 2 : 1;
+	if (nargs != want)
+	{
+		snprintf(message, sizeof(message),
+				 "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d",
+				 expr_function_name((ExprFunction) fn), nargs);
+		fail(p, message);
+		return NULL;
+	}
+	n->u.func.fn = (ExprFunction) fn;
+	n->u.func.nargs = nargs;
+	n->u.func.args = arena_alloc(p, sizeof(ExprNode *) * nargs);
+	memcpy(n->u.func.args, args, sizeof(ExprNode *) * nargs);
+	return n;
+}
+
+/* True when the current token is a name immediately followed by '(' (a call). */
+static bool
+at_call(Parser *p)
+{
+	size_t		i = p->pos;
+
+	if (p->tok.kind != TOK_NAME)
+		return false;
+	while (i < p->len && p->text[i] == ' ')
+		i++;
+	return i < p->len && p->text[i] == '(';
+}
+
+/* operand := path | :value | size(path) */
+static ExprNode *
+parse_operand(Parser *p)
+{
+	ExprNode   *n;
+
+	if (p->failed)
+		return NULL;
+	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
+	{
+		n = new_node(p, EXPR_VALUE, p->tok.start);
+		n->u.value.name = p->tok.start;
+		n->u.value.name_len = p->tok.len;
+		next_token(p);
+		return n;
+	}
+	if (at_call(p))
+	{
+		n = parse_function(p, parse_operand);
+		if (n && n->u.func.fn != FN_SIZE)
+		{
+			char		message[256];
+
+			snprintf(message, sizeof(message),
+					 "The function is not allowed to be used this way in an expression; function: %s",
+					 expr_function_name(n->u.func.fn));
+			fail(p, message);
+			return NULL;
+		}
+		return n;
+	}
+	if (p->tok.kind == TOK_NAME || p->tok.kind == TOK_NAME_PLACEHOLDER)
+		return parse_path(p);
+	fail_syntax(p);
+	return NULL;
+}
+
+/* The comparator of a token, or -1. */
+static int
+comparator_of(TokenKind kind)
+{
+	switch (kind)
+	{
+		case TOK_EQ:
+			return CMP_EQ;
+		case TOK_NE:
+			return CMP_NE;
+		case TOK_LT:
+			return CMP_LT;
+		case TOK_LE:
+			return CMP_LE;
+		case TOK_GT:
+			return CMP_GT;
+		case TOK_GE:
+			return CMP_GE;
+		default:
+			return -1;
+	}
+}
+
+/* comparison := operand (comparator operand | BETWEEN operand AND operand | IN (operands)) */
+static ExprNode *
+parse_comparison(Parser *p)
+{
+	const char *at = p->tok.start;
+	ExprNode   *left = parse_operand(p);
+	ExprNode   *n;
+	int			op;
+
+	if (left == NULL)
+		return NULL;
+	op = comparator_of(p->tok.kind);
+	if (op >= 0)
+	{
+		next_token(p);
+		n = new_node(p, EXPR_COMPARE, at);
+		n->u.compare.op = (ExprCompareOp) op;
+		n->u.compare.left = left;
+		n->u.compare.right = parse_operand(p);
+		return n->u.compare.right ? n : NULL;
+	}
+	if (p->tok.kind == TOK_BETWEEN)
+	{
+		next_token(p);
+		n = new_node(p, EXPR_BETWEEN, at);
+		n->u.between.operand = left;
+		n->u.between.low = parse_operand(p);
+		if (!expect(p, TOK_AND))
+			return NULL;
+		n->u.between.high = parse_operand(p);
+		return n->u.between.high ? n : NULL;
+	}
+	if (p->tok.kind == TOK_IN)
+	{
+		ExprNode   *list[100];
+		int			count = 0;
+
+		next_token(p);
+		if (!expect(p, TOK_LPAREN))
+			return NULL;
+		for (;;)
+		{
+			ExprNode   *item = parse_operand(p);
+
+			if (item == NULL)
+				return NULL;
+			if (count == 100)
+			{
+				fail(p, "Too many operands for the IN operator; the maximum is 100");
+				return NULL;
+			}
+			list[count++] = item;
+			if (p->tok.kind != TOK_COMMA)
+				break;
+			next_token(p);
+		}
+		if (!expect(p, TOK_RPAREN))
+			return NULL;
+		n = new_node(p, EXPR_IN, at);
+		n->u.in.operand = left;
+		n->u.in.nlist = count;
+		n->u.in.list = arena_alloc(p, sizeof(ExprNode *) * count);
+		memcpy(n->u.in.list, list, sizeof(ExprNode *) * count);
+		return n;
+	}
+	fail_syntax(p);
+	return NULL;
+}
+
+/* not := NOT not | '(' condition ')' | function | comparison */
+static ExprNode *
+parse_not(Parser *p)
+{
+	ExprNode   *n;
+	const char *at = p->tok.start;
+
+	if (p->failed)
+		return NULL;
+	if (p->tok.kind == TOK_NOT)
+	{
+		next_token(p);
+		n = new_node(p, EXPR_NOT, at);
+		n->u.logic.left = parse_not(p);
+		return n->u.logic.left ? n : NULL;
+	}
+	if (p->tok.kind == TOK_LPAREN)
+	{
+		next_token(p);
+		n = parse_or(p);
+		if (!expect(p, TOK_RPAREN))
+			return NULL;
+		return n;
+	}
+	/* a condition function; size(...) starts a comparison instead */
+	if (at_call(p) && !(p->tok.len == 4 && memcmp(p->tok.start, "size", 4) == 0))
+	{
+		n = parse_function(p, parse_operand);
+		if (n && n->u.func.args[0]->kind != EXPR_PATH)
+		{
+			fail(p, "Invalid ConditionExpression: the first operand of a function must be an attribute path");
+			return NULL;
+		}
+		return n;
+	}
+	return parse_comparison(p);
+}
+
+/* and := not (AND not)* */
+static ExprNode *
+parse_and(Parser *p)
+{
+	ExprNode   *left = parse_not(p);
+
+	while (left && p->tok.kind == TOK_AND)
+	{
+		ExprNode   *n = new_node(p, EXPR_AND, p->tok.start);
+
+		next_token(p);
+		n->u.logic.left = left;
+		n->u.logic.right = parse_not(p);
+		left = n->u.logic.right ? n : NULL;
+	}
+	return left;
+}
+
+/* or := and (OR and)* */
+static ExprNode *
+parse_or(Parser *p)
+{
+	ExprNode   *left = parse_and(p);
+
+	while (left && p->tok.kind == TOK_OR)
+	{
+		ExprNode   *n = new_node(p, EXPR_OR, p->tok.start);
+
+		next_token(p);
+		n->u.logic.left = left;
+		n->u.logic.right = parse_and(p);
+		left = n->u.logic.right ? n : NULL;
+	}
+	return left;
+}
+
+/* Parses a condition expression. */
+ExprNode *
+expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *error)
+{
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, arena, error, false};
+	ExprNode   *root;
+
+	if (len > EXPR_MAX_LENGTH)
+	{
+		snprintf(error->message, sizeof(error->message),
+				 "Expression size has exceeded the maximum allowed size; expression size: %zu", len);
+		error->position = 0;
+		return NULL;
+	}
+	next_token(&p);
+	if (p.tok.kind == TOK_EOF)
+	{
+		snprintf(error->message, sizeof(error->message), "The expression can not be empty;");
+		error->position = 0;
+		return NULL;
+	}
+	root = parse_or(&p);
+	if (root && p.tok.kind != TOK_EOF)
+		fail_syntax(&p);
+	return p.failed ? NULL : root;
+}
+
+/* The comparator's text. */
+const char *
+expr_compare_op_name(ExprCompareOp op)
+{
+	static const char *const names[] = {"=", "<>", "<", "<=", ">", ">="};
+
+	return names[op];
+}
+
+/* The function's name. */
+const char *
+expr_function_name(ExprFunction fn)
+{
+	static const char *const names[] = {"attribute_exists", "attribute_not_exists",
+	"attribute_type", "begins_with", "contains", "size"};
+
+	return names[fn];
+}
