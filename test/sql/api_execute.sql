@@ -1,0 +1,135 @@
+-- ddb.execute: DynamoDB's JSON protocol for tables and items.
+\set SHOW_CONTEXT never
+
+-- CreateTable with a GSI, then DescribeTable and ListTables.
+SELECT jsonb_pretty(ddb.execute('CreateTable', '{
+  "TableName": "Orders",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"},
+                           {"AttributeName": "status", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "ByStatus",
+                              "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"},
+                                            {"AttributeName": "sk", "KeyType": "RANGE"}],
+                              "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+  "BillingMode": "PAY_PER_REQUEST"}') #- '{TableDescription,CreationDateTime}' #- '{TableDescription,TableId}');
+SELECT ddb.execute('ListTables', '{}');
+SELECT ddb.execute('DescribeTimeToLive', '{"TableName": "Orders"}');
+
+-- Every AttributeValue type round-trips unchanged (numbers canonical).
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {
+  "pk": {"S": "CUST#1"}, "sk": {"N": "1"}, "status": {"S": "OPEN"},
+  "s": {"S": "text"}, "n": {"N": "-12.50"}, "b": {"B": "3q2+7w=="}, "t": {"BOOL": true}, "z": {"NULL": true},
+  "ss": {"SS": ["x", "y"]}, "ns": {"NS": ["1", "2.5"]}, "bs": {"BS": ["AAE=", "AgM="]},
+  "m": {"M": {"inner": {"L": [{"S": "a"}, {"N": "1e3"}, {"M": {}}]}, "$B": {"S": "a map key"}}},
+  "empty": {"S": ""}}}');
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST#1"}, "sk": {"N": "1.0"}}}');
+SELECT item FROM public."Orders" WHERE pk = 'CUST#1';
+
+-- ReturnValues ALL_OLD on PutItem and DeleteItem.
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "CUST#1"}, "sk": {"N": "1"}, "status": {"S": "PAID"}},
+                   "ReturnValues": "ALL_OLD"}') -> 'Attributes' -> 'status';
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "CUST#1"}, "sk": {"N": "2"}}, "ReturnValues": "ALL_OLD"}');
+SELECT ddb.execute('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST#1"}, "sk": {"N": "2"}}, "ReturnValues": "ALL_OLD"}');
+SELECT ddb.execute('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST#1"}, "sk": {"N": "2"}}}');
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST#1"}, "sk": {"N": "2"}}}');
+
+-- BatchWriteItem: 25 puts in one call; BatchGetItem reads them back.
+SELECT ddb.execute('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_build_object('Orders',
+    (SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object(
+        'pk', jsonb_build_object('S', 'CUST#2'), 'sk', jsonb_build_object('N', i::text),
+        'status', jsonb_build_object('S', CASE WHEN i % 2 = 0 THEN 'OPEN' ELSE 'PAID' END),
+        'pad', jsonb_build_object('S', repeat('x', 100000))))))
+     FROM generate_series(1, 25) i))));
+SELECT jsonb_array_length(ddb.execute('BatchGetItem', '{"RequestItems": {"Orders": {"Keys": [
+    {"pk": {"S": "CUST#2"}, "sk": {"N": "3"}}, {"pk": {"S": "CUST#2"}, "sk": {"N": "30"}},
+    {"pk": {"S": "CUST#1"}, "sk": {"N": "1"}}]}}}') -> 'Responses' -> 'Orders') AS found;
+
+-- Query: key conditions, direction, Limit, 1 MB pages and ExclusiveStartKey.
+SELECT r -> 'Count' AS count, r -> 'LastEvaluatedKey' AS last_key
+FROM ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
+     "ExpressionAttributeValues": {":p": {"S": "CUST#2"}, ":a": {"N": "3"}, ":b": {"N": "5"}}, "Select": "COUNT"}') r;
+SELECT (SELECT array_agg(i -> 'sk' ->> 'N') FROM jsonb_array_elements(r -> 'Items') i) AS sks, r -> 'LastEvaluatedKey' AS last_key
+FROM ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "#p = :p AND #s > :s",
+     "ExpressionAttributeNames": {"#p": "pk", "#s": "sk"},
+     "ExpressionAttributeValues": {":p": {"S": "CUST#2"}, ":s": {"N": "20"}}, "ScanIndexForward": false, "Limit": 3}') r;
+-- 25 items of 100 kB: a page holds 10 (1 MB), three pages read them all.
+WITH RECURSIVE pages(n, response) AS (
+  SELECT 1, ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+                                   "ExpressionAttributeValues": {":p": {"S": "CUST#2"}}}')
+  UNION ALL
+  SELECT n + 1, ddb.execute('Query', jsonb_build_object('TableName', 'Orders', 'KeyConditionExpression', 'pk = :p',
+                                   'ExpressionAttributeValues', '{":p": {"S": "CUST#2"}}'::jsonb,
+                                   'ExclusiveStartKey', response -> 'LastEvaluatedKey'))
+  FROM pages WHERE response ? 'LastEvaluatedKey')
+SELECT n AS page, response -> 'Count' AS count, response -> 'LastEvaluatedKey' AS last_key FROM pages;
+
+-- Query on the GSI (KEYS_ONLY): keys of the table and of the index.
+SELECT ddb.execute('Query', '{"TableName": "Orders", "IndexName": "ByStatus",
+     "KeyConditionExpression": "#st = :s AND sk <= :n", "ExpressionAttributeNames": {"#st": "status"},
+     "ExpressionAttributeValues": {":s": {"S": "OPEN"}, ":n": {"N": "4"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "IndexName": "ByStatus", "KeyConditionExpression": "#st = :s",
+     "ExpressionAttributeNames": {"#st": "status"}, "ExpressionAttributeValues": {":s": {"S": "PAID"}},
+     "Limit": 2}') -> 'LastEvaluatedKey' AS index_last_key;
+
+-- Scan: Select COUNT (still 1 MB pages), segments (each pages alike), an index.
+SELECT ddb.execute('Scan', '{"TableName": "Orders", "Select": "COUNT"}');
+SELECT sum((ddb.execute('Scan', jsonb_build_object('TableName', 'Orders', 'Segment', s, 'TotalSegments', 3,
+                                                    'Select', 'COUNT')) ->> 'Count')::int) AS all_segments
+FROM generate_series(0, 2) s;
+SELECT ddb.execute('Scan', '{"TableName": "Orders", "IndexName": "ByStatus", "Limit": 1}') -> 'Items' AS first_index_entry;
+
+-- Errors: DynamoDB's message, and its error body as DETAIL.
+SELECT ddb.execute('GetItem', '{"TableName": "Nope", "Key": {"pk": {"S": "x"}}}');
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}}}');
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"S": "1"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "bad": {"S": "a", "N": "1"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "bad": {}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "n": {"N": "12e999"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "z": {"NULL": false}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "ss": {"SS": ["a", "a"]}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "status": {"N": "1"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}}, "ReturnValues": "ALL_NEW"}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders"}');
+SELECT ddb.execute('PutItem', '{"Item": {}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "sk = :s", "ExpressionAttributeValues": {":s": {"N": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p AND pk = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p AND sk <> :s", "ExpressionAttributeValues": {":p": {"S": "x"}, ":s": {"N": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)", "ExpressionAttributeValues": {":p": {"S": "x"}, ":s": {"N": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"N": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :q", "ExpressionAttributeValues": {":p": {"S": "x"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "#k = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p AND", "ExpressionAttributeValues": {":p": {"S": "x"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk == :p", "ExpressionAttributeValues": {":p": {"S": "x"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "", "ExpressionAttributeValues": {":p": {"S": "x"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}, "Limit": 0}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "IndexName": "Nope", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "Orders", "Segment": 3, "TotalSegments": 3}');
+SELECT ddb.execute('Scan', '{"TableName": "Orders", "Segment": 0}');
+SELECT ddb.execute('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_build_object('Orders',
+    (SELECT jsonb_agg(jsonb_build_object('DeleteRequest', jsonb_build_object('Key', jsonb_build_object(
+        'pk', jsonb_build_object('S', 'CUST#2'), 'sk', jsonb_build_object('N', i::text)))))
+     FROM generate_series(1, 26) i))));
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"Orders": [
+    {"DeleteRequest": {"Key": {"pk": {"S": "CUST#2"}, "sk": {"N": "1"}}}},
+    {"PutRequest": {"Item": {"pk": {"S": "CUST#2"}, "sk": {"N": "1.0"}}}}]}}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Orders", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                                    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                                    "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}],
+                                    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
+SELECT ddb.execute('Frobnicate', '{}');
+SELECT ddb.execute('PutItem', '[]');
+SELECT count(*) AS items_after_errors FROM public."Orders";
+
+-- UpdateTimeToLive / DescribeTimeToLive, and expiry through ddb.execute.
+SELECT ddb.execute('UpdateTimeToLive', '{"TableName": "Orders", "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": true}}');
+SELECT ddb.execute('DescribeTimeToLive', '{"TableName": "Orders"}');
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'Orders', 'Item', jsonb_build_object(
+    'pk', jsonb_build_object('S', 'CUST#3'), 'sk', jsonb_build_object('N', '1'),
+    'ttl', jsonb_build_object('N', (extract(epoch FROM now())::bigint - 1)::text))));
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST#3"}, "sk": {"N": "1"}}}');
+SELECT ddb.expire('Orders') AS expired;
+
+SELECT ddb.execute('DeleteTable', '{"TableName": "Orders"}') -> 'TableDescription' -> 'TableStatus';
+SELECT ddb.execute('ListTables', '{}');
