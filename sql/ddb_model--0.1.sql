@@ -47,11 +47,11 @@ CREATE FUNCTION ddb.numeric(ddb.ddb_key) RETURNS numeric
 CREATE FUNCTION ddb.bytea(ddb.ddb_key) RETURNS bytea
     AS 'MODULE_PATHNAME', 'ddb_key_to_bytea' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-CREATE CAST (text AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(text) AS ASSIGNMENT;
+CREATE CAST (text AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(text) AS IMPLICIT;
 CREATE CAST (numeric AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(numeric) AS IMPLICIT;
 CREATE CAST (integer AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(integer) AS IMPLICIT;
 CREATE CAST (bigint AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(bigint) AS IMPLICIT;
-CREATE CAST (bytea AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(bytea) AS ASSIGNMENT;
+CREATE CAST (bytea AS ddb.ddb_key) WITH FUNCTION ddb.ddb_key(bytea) AS IMPLICIT;
 CREATE CAST (ddb.ddb_key AS text) WITH FUNCTION ddb.text(ddb.ddb_key);
 CREATE CAST (ddb.ddb_key AS numeric) WITH FUNCTION ddb.numeric(ddb.ddb_key);
 CREATE CAST (ddb.ddb_key AS bytea) WITH FUNCTION ddb.bytea(ddb.ddb_key);

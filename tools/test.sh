@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
-# the SQL examples of docs/ and the fuzz corpus replay, stops the cluster, and
+# the dump/restore checks, the SQL examples of docs/ and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
 # assertions + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
@@ -48,6 +48,15 @@ if ! grep -q '^Result: PASS' "$LOG_DIR/pgtap.log"; then
     [ "$tap_bad" -gt 0 ] || tap_bad=1
 fi
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
+
+# pg_dump/pg_restore and DROP EXTENSION: one count per check.
+echo "== dump, restore and DROP EXTENSION"
+set +e
+bash "$ROOT/test/dump_restore.sh" >"$LOG_DIR/dump.log" 2>&1
+set -e
+cat "$LOG_DIR/dump.log"
+passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/dump.log" || true)))
+failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/dump.log" || true)))
 
 # The SQL examples of docs/: one count per page.
 echo "== docs examples"

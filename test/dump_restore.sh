@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Nothing lost across pg_dump/pg_restore, and DROP EXTENSION refuses while
+# DynamoDB tables hold items.  Runs against the cluster of tools/test.sh
+# (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED" per check.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK="$ROOT/build/dump-restore"
+rm -rf "$WORK" && mkdir -p "$WORK"
+status=0
+
+q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+check() {  # name, expected, actual
+    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
+}
+
+for db in ddb_dump_src ddb_dump_dst; do
+    q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+done
+q -d ddb_dump_src >/dev/null <<'SQL'
+CREATE EXTENSION ddb_model;
+SELECT ddb.create_table('Plain', 'pk', 'S', 'sk', 'N', schema_name => 'app');
+SELECT ddb.create_index('Plain', 'ByOwner', 'owner', 'S', 'sk', 'N');
+SELECT ddb.create_table('Sharded', 'pk', 'B', schema_name => 'app', partitions => 4);
+SELECT ddb.create_index('Sharded', 'ByTag', 'tag', 'S', projection_type => 'KEYS_ONLY');
+SELECT ddb.update_time_to_live('Plain', 'ttl');
+SELECT ddb.put_item('Plain', jsonb_build_object('pk', 'U' || (i % 50), 'sk', i, 'owner', 'o' || (i % 7),
+                    'ttl', extract(epoch FROM now())::bigint + 3600, 'tags', '{"$SS": ["a", "b"]}'::jsonb,
+                    'blob', '{"$B": "AAEC"}'::jsonb, 'n', i / 3.0))
+FROM generate_series(1, 500) i;
+SELECT ddb.put_item('Sharded', jsonb_build_object('pk', jsonb_build_object('$B', encode(int4send(i), 'base64')),
+                    'tag', 't' || (i % 3)))
+FROM generate_series(1, 300) i;
+SQL
+fingerprint() {  # a digest of every item and GSI entry of a database
+    q -d "$1" -c "SELECT md5(string_agg(t, ',' ORDER BY t)) FROM (
+        SELECT 'P' || pk::text || sk::text || item::text || coalesce(expires_at, 0) AS t FROM app.\"Plain\"
+        UNION ALL SELECT 'G' || gpk::text || gsk::text || pk::text || sk::text || item::text FROM app.\"Plain:ByOwner\"
+        UNION ALL SELECT 'S' || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded\"
+        UNION ALL SELECT 'T' || gpk::text || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded:ByTag\") x"
+}
+before=$(fingerprint ddb_dump_src)
+
+pg_dump -Fc -d ddb_dump_src -f "$WORK/src.dump"
+pg_restore -d ddb_dump_dst "$WORK/src.dump" 2>"$WORK/restore.log"
+check "pg_restore without errors" "" "$(grep -v '^$' "$WORK/restore.log" | head -3)"
+check "every item and GSI entry restored" "$before" "$(fingerprint ddb_dump_dst)"
+check "catalog restored" "2 2" "$(q -d ddb_dump_dst -c "SELECT (SELECT count(*) FROM ddb.tables) || ' ' || (SELECT count(*) FROM ddb.indexes)")"
+check "restored GSIs consistent" "0" "$(q -d ddb_dump_dst -c "SELECT (SELECT count(*) FROM ddb.verify_gsi('Plain')) + (SELECT count(*) FROM ddb.verify_gsi('Sharded'))")"
+# the restored database keeps working: writes reach the GSIs, reads see them
+q -d ddb_dump_dst -c "SELECT ddb.put_item('Plain', '{\"pk\": \"new\", \"sk\": 1, \"owner\": \"o99\"}')" >/dev/null
+check "restored table takes writes" "1" "$(q -d ddb_dump_dst -c "SELECT count(*) FROM ddb.query('Plain', 'o99', index_name => 'ByOwner')")"
+
+# DROP EXTENSION refuses, with or without CASCADE, while tables exist.
+out=$(psql -X -q -d ddb_dump_dst -c "DROP EXTENSION ddb_model CASCADE" 2>&1)
+check "DROP EXTENSION CASCADE refused" "yes" "$(echo "$out" | grep -q 'cannot drop extension ddb_model while it holds 2 DynamoDB tables' && echo yes)"
+check "items survive the refused DROP" "501" "$(q -d ddb_dump_dst -c 'SELECT count(*) FROM app."Plain"')"
+q -d ddb_dump_dst -c "SELECT ddb.delete_table('Plain'), ddb.delete_table('Sharded')" >/dev/null
+check "DROP EXTENSION once no table is left" "ok" "$(q -d ddb_dump_dst -c 'DROP EXTENSION ddb_model' >/dev/null 2>&1 && echo ok)"
+
+for db in ddb_dump_src ddb_dump_dst; do
+    q -d postgres -c "DROP DATABASE IF EXISTS $db"
+done
+exit $status
