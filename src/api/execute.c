@@ -13,11 +13,23 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 
 #include "../ddb_errors.h"
 #include "api.h"
 
 PG_FUNCTION_INFO_V1(ddb_execute);
+
+/*
+ * Where an operation builds its response.  A response tree of a few hundred
+ * kB palloc'd in the caller's per-row context would be malloc'd and freed
+ * (mmap and munmap) on every call, and the page faults cost more than the
+ * work; this context keeps one large block across calls and is reset after
+ * each.  A nested call (ddb.execute from a trigger) gets a context of its own.
+ */
+#define EXECUTE_CONTEXT_BLOCK (1024 * 1024)
+static MemoryContext execute_context = NULL;
+static bool execute_context_busy = false;
 
 typedef Jsonb *(*Operation) (Jsonb *request);
 
@@ -131,6 +143,8 @@ ddb_execute(PG_FUNCTION_ARGS)
 	Jsonb	   *request;
 	Jsonb	   *response = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext work;
+	bool		shared = !execute_context_busy;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -141,13 +155,28 @@ ddb_execute(PG_FUNCTION_ARGS)
 	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	request = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 
+	if (shared && execute_context == NULL)
+		execute_context = AllocSetContextCreate(TopMemoryContext, "ddb.execute",
+												EXECUTE_CONTEXT_BLOCK, EXECUTE_CONTEXT_BLOCK,
+												EXECUTE_CONTEXT_BLOCK);
+	work = shared ? execute_context : AllocSetContextCreate(cxt, "ddb.execute (nested)",
+															ALLOCSET_DEFAULT_SIZES);
+	if (shared)
+	{
+		MemoryContextReset(work);
+		execute_context_busy = true;
+	}
+
 	PG_TRY();
 	{
+		MemoryContextSwitchTo(work);
 		if (request == NULL || !JsonContainerIsObject(&request->root))
 			ereport(ERROR,
 					(errcode(ERRCODE_DDB_SERIALIZATION),
 					 errmsg("The request body must be a JSON object")));
 		response = dispatch(operation, request);
+		MemoryContextSwitchTo(cxt);
+		response = DatumGetJsonbPCopy(JsonbPGetDatum(response));
 	}
 	PG_CATCH();
 	{
@@ -155,6 +184,8 @@ ddb_execute(PG_FUNCTION_ARGS)
 		const char *type;
 
 		MemoryContextSwitchTo(cxt);
+		if (shared)
+			execute_context_busy = false;
 		edata = CopyErrorData();
 		type = error_type(edata->sqlerrcode);
 		if (type == NULL)
@@ -165,5 +196,12 @@ ddb_execute(PG_FUNCTION_ARGS)
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
+	if (shared)
+	{
+		execute_context_busy = false;
+		MemoryContextReset(work);
+	}
+	else
+		MemoryContextDelete(work);
 	PG_RETURN_JSONB_P(response);
 }

@@ -29,18 +29,6 @@ push_key(JsonbParseState **state, const char *key)
 	pushJsonbValue(state, WJB_KEY, &k);
 }
 
-/* Pushes a DynamoDB-JSON item as a value (the container's root). */
-static void
-push_item_value(JsonbParseState **state, Jsonb *natural)
-{
-	JsonbValue	v;
-
-	v.type = jbvBinary;
-	v.val.binary.data = &item_to_dynamodb(&natural->root)->root;
-	v.val.binary.len = 0;
-	pushJsonbValue(state, WJB_VALUE, &v);
-}
-
 /* An empty response, {}. */
 static Jsonb *
 empty_response(void)
@@ -61,7 +49,7 @@ item_response(const char *key, Jsonb *item)
 	if (item)
 	{
 		push_key(&state, key);
-		push_item_value(&state, item);
+		item_push_dynamodb(&state, &item->root);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
@@ -220,16 +208,10 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 		page->more = true;
 		return false;
 	}
+	/* the tree holds pointers into the item, so it must outlive the SPI row */
 	old = MemoryContextSwitchTo(page->cxt);
 	if (!page->count_only)
-	{
-		JsonbValue	v;
-
-		v.type = jbvBinary;
-		v.val.binary.data = &item_to_dynamodb(&item->root)->root;
-		v.val.binary.len = 0;
-		pushJsonbValue(&page->state, WJB_ELEM, &v);
-	}
+		item_push_dynamodb(&page->state, &DatumGetJsonbPCopy(JsonbPGetDatum(item))->root);
 	MemoryContextSwitchTo(old);
 	page->count++;
 	page->bytes += item_size;
@@ -248,11 +230,12 @@ read_response(Jsonb *request, ReadRequest *req)
 	char	   *select = api_string(request, "Select");
 	JsonbContainer *start = api_object(request, "ExclusiveStartKey");
 	JsonbValue	v;
-	JsonbValue *items;
 
 	page.req = req;
 	page.cxt = CurrentMemoryContext;
 	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
+	/* one row past the limit tells whether the page is the last */
+	req->batch_size = page.limit > 0 && page.limit < 256 ? (int) page.limit + 1 : 0;
 	if (select && strcmp(select, "COUNT") == 0)
 		page.count_only = true;
 	else if (select && strcmp(select, "ALL_ATTRIBUTES") != 0 &&
@@ -263,23 +246,19 @@ read_response(Jsonb *request, ReadRequest *req)
 	if (start)
 		read_start_key(req, start);
 
-	pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
-	store_read(req, page_row, &page);
-	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
-	if (page.limit >= 0 && page.count == page.limit)
-		page.more = true;
-	items = pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
-
-	page.state = NULL;
+	/* the items are pushed straight into the response as rows arrive */
 	pushJsonbValue(&page.state, WJB_BEGIN_OBJECT, NULL);
 	if (!page.count_only)
 	{
 		push_key(&page.state, "Items");
-		v.type = jbvBinary;
-		v.val.binary.data = &JsonbValueToJsonb(items)->root;
-		v.val.binary.len = 0;
-		pushJsonbValue(&page.state, WJB_VALUE, &v);
+		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
 	}
+	store_read(req, page_row, &page);
+	if (!page.count_only)
+		pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
+	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
+	if (page.limit >= 0 && page.count == page.limit)
+		page.more = true;
 	push_key(&page.state, "Count");
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(page.count);
@@ -653,14 +632,7 @@ api_batch_get_item(Jsonb *request)
 			api_table_key(def, key.val.binary.data, &pk, &sk);
 			item = store_get(def, pk, sk);
 			if (item)
-			{
-				JsonbValue	iv;
-
-				iv.type = jbvBinary;
-				iv.val.binary.data = &item_to_dynamodb(&item->root)->root;
-				iv.val.binary.len = 0;
-				pushJsonbValue(&state, WJB_ELEM, &iv);
-			}
+				item_push_dynamodb(&state, &item->root);
 		}
 		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	}

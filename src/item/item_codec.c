@@ -608,31 +608,28 @@ item_push_dynamodb_value(JsonbParseState **state, JsonbValue *natural)
 	}
 }
 
-/* Converts a natural item to DynamoDB JSON. */
-Jsonb *
-item_to_dynamodb(JsonbContainer *natural)
+/* Pushes a natural item (an object) as a DynamoDB-JSON item. */
+void
+item_push_dynamodb(JsonbParseState **state, JsonbContainer *natural)
 {
-	JsonbParseState *state = NULL;
 	JsonbIterator *it = JsonbIteratorInit(natural);
 	JsonbValue	key;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
-	JsonbValue *result = NULL;
 
 	while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
 	{
 		if (tok == WJB_BEGIN_OBJECT)
-			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 		else if (tok == WJB_END_OBJECT)
-			result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
 		else if (tok == WJB_KEY)
 		{
-			pushJsonbValue(&state, WJB_KEY, &key);
+			pushJsonbValue(state, WJB_KEY, &key);
 			JsonbIteratorNext(&it, &v, true);
-			item_push_dynamodb_value(&state, &v);
+			item_push_dynamodb_value(state, &v);
 		}
 	}
-	return JsonbValueToJsonb(result);
 }
 
 /* DynamoDB's size of a number: one byte per two significant digits, plus one. */

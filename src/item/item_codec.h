@@ -59,8 +59,8 @@ extern void item_value_from_dynamodb(JsonbValue *av, JsonbValue *out);
 /* Validates a natural item and returns it in canonical form. */
 extern Jsonb *item_canonical(JsonbContainer *natural);
 
-/* Converts a natural item (an object) to DynamoDB JSON ({"a": {"S": "x"}}). */
-extern Jsonb *item_to_dynamodb(JsonbContainer *natural);
+/* Pushes a natural item (an object) as a DynamoDB-JSON item ({"a": {"S": "x"}}). */
+extern void item_push_dynamodb(JsonbParseState **state, JsonbContainer *natural);
 
 /* Pushes the DynamoDB-JSON AttributeValue of one natural value. */
 extern void item_push_dynamodb_value(JsonbParseState **state, JsonbValue *natural);

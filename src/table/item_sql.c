@@ -145,6 +145,7 @@ read_into_result(FunctionCallInfo fcinfo, ReadRequest *req, int limit_arg)
 	sink.remaining = PG_ARGISNULL(limit_arg) ? -1 : PG_GETARG_INT32(limit_arg);
 	if (sink.remaining < -1 || (!PG_ARGISNULL(limit_arg) && sink.remaining <= 0))
 		ddb_validation_error("1 validation error detected: Value at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
+	req->batch_size = sink.remaining > 0 && sink.remaining < 256 ? (int) sink.remaining : 0;
 	store_read(req, sink_row, &sink);
 }
 

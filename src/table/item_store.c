@@ -50,20 +50,24 @@ qualified(TableDef *def, const char *relation)
 	return quote_qualified_identifier(def->schema_name, relation);
 }
 
-/* A kept plan from a slot, prepared on first use or when no longer valid. */
+/* The kept plan of a slot, or NULL when it must be (re)prepared. */
 static SPIPlanPtr
-slot_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+kept_plan(SPIPlanPtr *slot)
 {
-	SPIPlanPtr	plan;
-
-	if (*slot != NULL && SPI_plan_is_valid(*slot))
-		return *slot;
-	if (*slot != NULL)
+	if (*slot != NULL && !SPI_plan_is_valid(*slot))
 	{
 		SPI_freeplan(*slot);
 		*slot = NULL;
 	}
-	plan = SPI_prepare(sql, nargs, argtypes);
+	return *slot;
+}
+
+/* Prepares and keeps the plan of a slot. */
+static SPIPlanPtr
+prepare_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
 	if (plan == NULL)
 		elog(ERROR, "ddb_model: could not prepare \"%s\": %s", sql,
 			 SPI_result_code_string(SPI_result));
@@ -71,6 +75,10 @@ slot_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 	*slot = plan;
 	return plan;
 }
+
+/* The plan of a slot; its SQL is built (by the caller's expression) only when needed. */
+#define SLOT_PLAN(slot, sql, nargs, argtypes) \
+	(kept_plan(slot) ? *(slot) : prepare_plan((slot), (sql), (nargs), (argtypes)))
 
 /* Raises DynamoDB's error for a key of the wrong shape in a request. */
 static void
@@ -210,7 +218,7 @@ store_get(TableDef *def, Datum pk, Datum sk)
 
 	store_check_key(def, pk, sk);
 	SPI_connect();
-	plan = slot_plan(&def->plans[PLAN_GET],
+	plan = SLOT_PLAN(&def->plans[PLAN_GET],
 					 psprintf("SELECT item FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s AND " TTL_VISIBLE("3"),
 							  qualified(def, def->relation_name), sort_key_match(def)),
 					 3, argtypes);
@@ -249,7 +257,7 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 	SPI_connect();
 	if (return_old)
 	{
-		plan = slot_plan(&def->plans[PLAN_LOCK_OLD],
+		plan = SLOT_PLAN(&def->plans[PLAN_LOCK_OLD],
 						 psprintf("SELECT item, expires_at FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
 								  rel, sort_key_match(def)),
 						 2, argtypes);
@@ -257,7 +265,7 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 			elog(ERROR, "ddb_model: PutItem failed to read the old item");
 		old = visible_old_item(cxt);
 	}
-	plan = slot_plan(&def->plans[PLAN_PUT],
+	plan = SLOT_PLAN(&def->plans[PLAN_PUT],
 					 psprintf("INSERT INTO %s AS t (pk%s, item, expires_at, item_size) VALUES ($1%s, $3, $4, $5) "
 							  "ON CONFLICT (pk%s) DO UPDATE SET item = EXCLUDED.item, "
 							  "expires_at = EXCLUDED.expires_at, item_size = EXCLUDED.item_size",
@@ -284,7 +292,7 @@ store_delete(TableDef *def, Datum pk, Datum sk)
 
 	store_check_key(def, pk, sk);
 	SPI_connect();
-	plan = slot_plan(&def->plans[PLAN_DELETE],
+	plan = SLOT_PLAN(&def->plans[PLAN_DELETE],
 					 psprintf("DELETE FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s RETURNING item, expires_at",
 							  qualified(def, def->relation_name), sort_key_match(def)),
 					 2, argtypes);
@@ -450,11 +458,11 @@ store_read(ReadRequest *req, RowCallback cb, void *arg)
 				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
 
 	SPI_connect();
-	plan = slot_plan(&slots[read_shape(req)], read_sql(req), READ_NARGS, argtypes);
+	plan = SLOT_PLAN(&slots[read_shape(req)], read_sql(req), READ_NARGS, argtypes);
 	portal = SPI_cursor_open(NULL, plan, args, nulls, true);
 	while (more)
 	{
-		SPI_cursor_fetch(portal, true, 256);
+		SPI_cursor_fetch(portal, true, req->batch_size > 0 ? req->batch_size : 256);
 		if (SPI_processed == 0)
 			break;
 		for (uint64 r = 0; r < SPI_processed && more; r++)

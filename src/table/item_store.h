@@ -50,6 +50,7 @@ typedef struct ReadRequest
 	RowKeys		start;
 	int			segment;		/* Scan's Segment / TotalSegments; 0/0 for all */
 	int			total_segments;
+	int			batch_size;		/* rows fetched at a time; 0 for the default */
 } ReadRequest;
 
 /* Receives one row; returns false to stop.  Data is valid during the call only. */
