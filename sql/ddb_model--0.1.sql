@@ -367,8 +367,9 @@ BEGIN
         CASE WHEN range_key IS NOT NULL THEN ', sk' ELSE '' END,
         CASE WHEN partitions > 0 THEN 'PARTITION BY HASH (pk)' ELSE '' END);
     PERFORM ddb.create_partitions(schema_name, rel, partitions);
+    -- "$" appears in no DynamoDB name, so this cannot meet a GSI's "<table>:<index>"
     EXECUTE format('CREATE INDEX %I ON %I.%I (expires_at) WHERE expires_at IS NOT NULL',
-                   ddb.relation_name(rel || ':expires_at'), schema_name, rel);
+                   ddb.relation_name(rel || '$expires_at'), schema_name, rel);
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', schema_name, rel,
                    'DynamoDB table ' || table_name || ' (ddb_model); write through ddb.put_item / ddb.execute');
 
@@ -776,6 +777,9 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.check_name('tableName', name);
+    IF request ? 'LocalSecondaryIndexes' THEN
+        PERFORM ddb.validation_error('LocalSecondaryIndexes is not supported yet by ddb_model');
+    END IF;
     keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
     IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');

@@ -62,6 +62,13 @@ static const struct
 	{"DescribeTimeToLive", "ddb.api_describe_time_to_live"},
 };
 
+/* DynamoDB actions this version does not serve yet (refused, not "unknown"). */
+static const char *const pending_operations[] = {
+	"UpdateItem", "TransactWriteItems", "TransactGetItems", "UpdateTable",
+	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
+	"TagResource", "UntagResource", "ListTagsOfResource",
+};
+
 /* DynamoDB's __type for a SQLSTATE of class YD, or NULL for other errors. */
 static const char *
 error_type(int sqlerrcode)
@@ -129,6 +136,9 @@ dispatch(const char *operation, Jsonb *request)
 	for (size_t i = 0; i < lengthof(table_operations); i++)
 		if (strcmp(operation, table_operations[i].name) == 0)
 			return run_sql_operation(table_operations[i].function, request);
+	for (size_t i = 0; i < lengthof(pending_operations); i++)
+		if (strcmp(operation, pending_operations[i]) == 0)
+			ddb_validation_error("%s is not supported yet by ddb_model", operation);
 	ereport(ERROR,
 			(errcode(ERRCODE_DDB_UNKNOWN_OPERATION),
 			 errmsg("An unknown operation was requested: %s", operation)));

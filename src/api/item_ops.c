@@ -61,7 +61,7 @@ request_table(Jsonb *request)
 	return table_def_get(api_required_string(request, "TableName", "tableName"));
 }
 
-/* Raises for an expression this version does not evaluate yet. */
+/* Raises for a parameter this version does not serve yet (never ignored silently). */
 static void
 reject_unsupported(Jsonb *request, const char *field)
 {
@@ -69,6 +69,29 @@ reject_unsupported(Jsonb *request, const char *field)
 
 	if (api_field(request, field, &v))
 		ddb_validation_error("%s is not supported yet by ddb_model", field);
+}
+
+/* Raises for the legacy parameters (Expected, AttributesToGet, ...), not served yet. */
+static void
+reject_legacy(Jsonb *request)
+{
+	static const char *const legacy[] = {"Expected", "ConditionalOperator", "AttributesToGet",
+	"KeyConditions", "QueryFilter", "ScanFilter", "AttributeUpdates"};
+
+	for (size_t i = 0; i < lengthof(legacy); i++)
+		reject_unsupported(request, legacy[i]);
+}
+
+/* Raises when placeholders come with an operation that has no expression using them. */
+static void
+reject_placeholders_without_expression(Jsonb *request)
+{
+	JsonbValue	v;
+
+	if (api_field(request, "ExpressionAttributeNames", &v))
+		ddb_validation_error("ExpressionAttributeNames can only be specified when using expressions");
+	if (api_field(request, "ExpressionAttributeValues", &v))
+		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions");
 }
 
 /* ReturnValues: true for ALL_OLD, false for NONE; others are refused. */
@@ -97,6 +120,8 @@ api_put_item(Jsonb *request)
 	if (item == NULL)
 		api_missing("item");
 	reject_unsupported(request, "ConditionExpression");
+	reject_legacy(request);
+	reject_placeholders_without_expression(request);
 	old = store_put(def, item_from_dynamodb(item), all_old);
 	return item_response("Attributes", old);
 }
@@ -110,6 +135,8 @@ api_get_item(Jsonb *request)
 	Datum		sk;
 
 	reject_unsupported(request, "ProjectionExpression");
+	reject_legacy(request);
+	reject_placeholders_without_expression(request);
 	api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	return item_response("Item", store_get(def, pk, sk));
@@ -126,6 +153,8 @@ api_delete_item(Jsonb *request)
 	Jsonb	   *old;
 
 	reject_unsupported(request, "ConditionExpression");
+	reject_legacy(request);
+	reject_placeholders_without_expression(request);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	old = store_delete(def, pk, sk);
 	return all_old ? item_response("Attributes", old) : empty_response();
@@ -403,6 +432,7 @@ api_query(Jsonb *request)
 	req.forward = api_bool(request, "ScanIndexForward", true);
 	reject_unsupported(request, "FilterExpression");
 	reject_unsupported(request, "ProjectionExpression");
+	reject_legacy(request);
 	if (text == NULL)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
 	api_expr_context(request, &ctx);
@@ -438,6 +468,8 @@ api_scan(Jsonb *request)
 	req.forward = true;
 	reject_unsupported(request, "FilterExpression");
 	reject_unsupported(request, "ProjectionExpression");
+	reject_legacy(request);
+	reject_placeholders_without_expression(request);
 	if ((segment >= 0) != (total >= 0))
 		ddb_validation_error(segment >= 0 ?
 							 "The TotalSegments parameter is required but was not present in the request when Segment parameter is present" :

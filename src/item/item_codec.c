@@ -220,7 +220,7 @@ scalar_cmp(const void *a, const void *b)
 	return memcmp(x->val.string.val, y->val.string.val, x->val.string.len);
 }
 
-/* Pushes a set as {"$SS": [...]} (or $NS, $BS) after checking it. */
+/* Pushes a set as {"$SS": [...]} (or $NS, $BS), checked and sorted. */
 static void
 push_set(JsonbParseState **state, ItemType type, JsonbValue *elems, int n)
 {
@@ -237,11 +237,12 @@ push_set(JsonbParseState **state, ItemType type, JsonbValue *elems, int n)
 		if (scalar_cmp(&sorted[i - 1], &sorted[i]) == 0)
 			ddb_validation_error("One or more parameter values were invalid: Input collection contains duplicates");
 
+	/* stored sorted, so that equal sets are equal jsonb whatever order they came in */
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	push_key(state, wrapper);
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
-		pushJsonbValue(state, WJB_ELEM, &elems[i]);
+		pushJsonbValue(state, WJB_ELEM, &sorted[i]);
 	pushJsonbValue(state, WJB_END_ARRAY, NULL);
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }

@@ -168,6 +168,10 @@ ddb_query(PG_FUNCTION_ARGS)
 	req.op = PG_ARGISNULL(2) ? SORT_NONE : sort_op_arg(text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	req.sk1 = key_arg(fcinfo, 3);
 	req.sk2 = key_arg(fcinfo, 4);
+	if (!store_key_has_type(req.pk, keys->hash_type) ||
+		(req.sk1 && !store_key_has_type(req.sk1, keys->range_type)) ||
+		(req.sk2 && !store_key_has_type(req.sk2, keys->range_type)))
+		ddb_validation_error("One or more parameter values were invalid: Condition parameter type does not match schema type");
 	if (req.op != SORT_NONE && keys->range_key == NULL)
 		ddb_validation_error("Query key condition not supported: the key schema has no sort key");
 	if (req.op != SORT_NONE && req.sk1 == (Datum) 0)

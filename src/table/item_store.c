@@ -88,8 +88,8 @@ report_key_schema_mismatch(void)
 }
 
 /* True when a key datum has the declared type ('S', 'N', 'B'). */
-static bool
-key_has_type(Datum key, char type)
+bool
+store_key_has_type(Datum key, char type)
 {
 	struct varlena *k = PG_DETOAST_DATUM_PACKED(key);
 	uint8_t		tag = DDB_KEY_TAG(k);
@@ -102,11 +102,11 @@ key_has_type(Datum key, char type)
 void
 store_check_key(TableDef *def, Datum pk, Datum sk)
 {
-	if (!key_has_type(pk, def->keys.hash_type))
+	if (!store_key_has_type(pk, def->keys.hash_type))
 		report_key_schema_mismatch();
 	if ((def->keys.range_key != NULL) != (sk != (Datum) 0))
 		report_key_schema_mismatch();
-	if (sk && !key_has_type(sk, def->keys.range_type))
+	if (sk && !store_key_has_type(sk, def->keys.range_type))
 		report_key_schema_mismatch();
 }
 

@@ -71,6 +71,9 @@ extern Jsonb *store_delete(TableDef *def, Datum pk, Datum sk);
 /* Extracts and checks the table keys of a canonical natural item. */
 extern void store_item_keys(TableDef *def, Jsonb *item, Datum *pk, Datum *sk);
 
+/* True when a key datum has the declared key type ('S', 'N' or 'B'). */
+extern bool store_key_has_type(Datum key, char type);
+
 /* Checks that key values have the table's key types (GetItem/DeleteItem keys). */
 extern void store_check_key(TableDef *def, Datum pk, Datum sk);
 

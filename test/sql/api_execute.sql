@@ -15,11 +15,11 @@ SELECT jsonb_pretty(ddb.execute('CreateTable', '{
 SELECT ddb.execute('ListTables', '{}');
 SELECT ddb.execute('DescribeTimeToLive', '{"TableName": "Orders"}');
 
--- Every AttributeValue type round-trips unchanged (numbers canonical).
+-- Every AttributeValue type round-trips unchanged (numbers canonical, sets in canonical order).
 SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {
   "pk": {"S": "CUST#1"}, "sk": {"N": "1"}, "status": {"S": "OPEN"},
   "s": {"S": "text"}, "n": {"N": "-12.50"}, "b": {"B": "3q2+7w=="}, "t": {"BOOL": true}, "z": {"NULL": true},
-  "ss": {"SS": ["x", "y"]}, "ns": {"NS": ["1", "2.5"]}, "bs": {"BS": ["AAE=", "AgM="]},
+  "ss": {"SS": ["y", "x"]}, "ns": {"NS": ["2.5", "1"]}, "bs": {"BS": ["AgM=", "AAE="]},
   "m": {"M": {"inner": {"L": [{"S": "a"}, {"N": "1e3"}, {"M": {}}]}, "$B": {"S": "a map key"}}},
   "empty": {"S": ""}}}');
 SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST#1"}, "sk": {"N": "1.0"}}}');
@@ -61,7 +61,9 @@ WITH RECURSIVE pages(n, response) AS (
                                    'ExpressionAttributeValues', '{":p": {"S": "CUST#2"}}'::jsonb,
                                    'ExclusiveStartKey', response -> 'LastEvaluatedKey'))
   FROM pages WHERE response ? 'LastEvaluatedKey')
-SELECT n AS page, response -> 'Count' AS count, response -> 'LastEvaluatedKey' AS last_key FROM pages;
+SELECT n AS page, response -> 'Count' AS count, response -> 'LastEvaluatedKey' AS last_key,
+       (SELECT sum(length(i -> 'pad' ->> 'S')) FROM jsonb_array_elements(response -> 'Items') i) AS pad_bytes_intact
+FROM pages;
 
 -- Query on the GSI (KEYS_ONLY): keys of the table and of the index.
 SELECT ddb.execute('Query', '{"TableName": "Orders", "IndexName": "ByStatus",
@@ -119,6 +121,17 @@ SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"Attrib
 SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}],
                                     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
 SELECT ddb.execute('Frobnicate', '{}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "Orders"}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}},
+                                "Expected": {"pk": {"Exists": false}}}');
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"N": "1"}},
+                                "AttributesToGet": ["pk"]}');
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"N": "1"}},
+                                "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+    "LocalSecondaryIndexes": [{"IndexName": "L1", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                               "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT ddb.execute('PutItem', '[]');
 SELECT count(*) AS items_after_errors FROM public."Orders";
 

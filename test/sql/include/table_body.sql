@@ -5,6 +5,8 @@ SELECT ddb.create_table('Music', 'Artist', 'S', 'SongTitle', 'S', schema_name =>
                         partitions => :partitions);
 SELECT ddb.create_index('Music', 'ByGenre', 'Genre', 'S', 'Year', 'N');
 SELECT ddb.create_index('Music', 'ByAlbum', 'Album', 'S', projection_type => 'KEYS_ONLY');
+-- a GSI may be called expires_at: the TTL index's name cannot meet it
+SELECT ddb.create_index('Music', 'expires_at', 'Nothing', 'S');
 SELECT ddb.create_index('Music', 'ByLabel', 'Label', 'S', projection_type => 'INCLUDE',
                         non_key_attributes => ARRAY['Price']);
 SELECT table_name, schema_name, relation_name, hash_key, range_key, attribute_types, partitions
@@ -75,6 +77,8 @@ SELECT ddb.get_item('Music', '\d1', 'x');
 SELECT ddb.get_item('Nope', 'Acme', 'x');
 SELECT * FROM ddb.query('Music', 'Acme', index_name => 'Nope');
 SELECT * FROM ddb.query('Music', 'Acme', 'like', 'x');
+SELECT * FROM ddb.query('Music', 42);
+SELECT * FROM ddb.query('Music', 'Acme', '>', 42);
 SELECT count(*) AS items_after_failed_writes FROM ddb.scan('Music');
 
 -- TTL: expired items vanish from every read at once, the sweep deletes them
