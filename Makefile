@@ -18,6 +18,7 @@ OBJS = \
 	src/table/item_store.o \
 	src/table/item_sql.o \
 	src/table/gsi_trigger.o \
+	src/table/gsi_store.o \
 	src/table/drop_guard.o \
 	src/expr/expr_parse.o \
 	src/api/request.o \

@@ -17,4 +17,23 @@ extern bool gsi_item_keys(IndexDef *index, Jsonb *item, Datum *gpk, Datum *gsk);
 /* The item as the index projects it. */
 extern Jsonb *gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item);
 
+/* One row of a GSI table; gsk and sk are 0 when the index or table has no sort key. */
+typedef struct GsiEntry
+{
+	Datum		gpk;
+	Datum		gsk;
+	Datum		pk;
+	Datum		sk;
+	Jsonb	   *item;			/* projected item; unused by deletes */
+	bool		expires_null;
+	int64		expires_at;
+	int32		item_size;
+} GsiEntry;
+
+/* Inserts an entry into the GSI table (gsi_store.c). */
+extern void gsi_insert_entry(IndexDef *index, const GsiEntry *entry);
+
+/* Deletes the entry with the entry's keys, if there is one (gsi_store.c). */
+extern void gsi_delete_entry(IndexDef *index, const GsiEntry *entry);
+
 #endif							/* DDB_GSI_H */

@@ -27,8 +27,6 @@
 PG_FUNCTION_INFO_V1(ddb_gsi_maintain);
 PG_FUNCTION_INFO_V1(ddb_index_entry);
 
-#define GSI_PLAN_INSERT 0
-#define GSI_PLAN_DELETE 1
 
 /* One side (old or new) of a row change. */
 typedef struct RowImage
@@ -39,6 +37,7 @@ typedef struct RowImage
 	Datum		sk;
 	bool		expires_null;
 	int64		expires_at;
+	int32		item_size;
 } RowImage;
 
 /* Reads the columns of a base-table row. */
@@ -58,6 +57,7 @@ row_image(HeapTuple tuple, TupleDesc desc)
 	image.item = DatumGetJsonbP(heap_getattr(tuple, SPI_fnumber(desc, "item"), desc, &isnull));
 	image.expires_at = DatumGetInt64(heap_getattr(tuple, SPI_fnumber(desc, "expires_at"),
 												  desc, &image.expires_null));
+	image.item_size = DatumGetInt32(heap_getattr(tuple, SPI_fnumber(desc, "item_size"), desc, &isnull));
 	return image;
 }
 
@@ -138,76 +138,6 @@ gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item)
 	return JsonbValueToJsonb(result);
 }
 
-/* schema.relation of an index, quoted. */
-static char *
-index_relation(TableDef *def, IndexDef *index)
-{
-	return quote_qualified_identifier(def->schema_name, index->relation_name);
-}
-
-/* A kept plan of an index, prepared on first use. */
-static SPIPlanPtr
-index_plan(IndexDef *index, int slot, const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = index->plans[slot];
-
-	if (plan != NULL && SPI_plan_is_valid(plan))
-		return plan;
-	if (plan != NULL)
-		SPI_freeplan(plan);
-	plan = SPI_prepare(sql, nargs, argtypes);
-	if (plan == NULL)
-		elog(ERROR, "ddb_model: could not prepare \"%s\"", sql);
-	SPI_keepplan(plan);
-	index->plans[slot] = plan;
-	return plan;
-}
-
-/* Deletes the index entry of an old row image. */
-static void
-delete_entry(TableDef *def, IndexDef *index, RowImage *old, Datum gpk, Datum gsk)
-{
-	Oid			keytype = ddb_key_type_oid();
-	Oid			argtypes[4] = {keytype, keytype, keytype, keytype};
-	Datum		args[4] = {gpk, gsk, old->pk, old->sk};
-	char		nulls[4] = {' ', gsk ? ' ' : 'n', ' ', old->sk ? ' ' : 'n'};
-	SPIPlanPtr	plan;
-
-	plan = index_plan(index, GSI_PLAN_DELETE,
-					  psprintf("DELETE FROM %s WHERE gpk OPERATOR(pg_catalog.=) $1%s AND pk OPERATOR(pg_catalog.=) $3%s",
-							   index_relation(def, index),
-							   index->keys.range_key ? " AND gsk OPERATOR(pg_catalog.=) $2" : "",
-							   def->keys.range_key ? " AND sk OPERATOR(pg_catalog.=) $4" : ""),
-					  4, argtypes);
-	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "ddb_model: could not delete from index %s", index->name);
-}
-
-/* Inserts the index entry of a new row image. */
-static void
-insert_entry(TableDef *def, IndexDef *index, RowImage *new, Datum gpk, Datum gsk)
-{
-	Oid			keytype = ddb_key_type_oid();
-	Oid			argtypes[7] = {keytype, keytype, keytype, keytype, JSONBOID, INT8OID, INT4OID};
-	Jsonb	   *projected = gsi_projected_item(def, index, new->item);
-	Datum		args[7] = {gpk, gsk, new->pk, new->sk, JsonbPGetDatum(projected),
-	Int64GetDatum(new->expires_at), Int32GetDatum((int32) item_size(&projected->root))};
-	char		nulls[7] = {' ', gsk ? ' ' : 'n', ' ', new->sk ? ' ' : 'n', ' ',
-	new->expires_null ? 'n' : ' ', ' '};
-	SPIPlanPtr	plan;
-
-	plan = index_plan(index, GSI_PLAN_INSERT,
-					  psprintf("INSERT INTO %s (gpk%s, pk%s, item, expires_at, item_size) VALUES ($1%s, $3%s, $5, $6, $7)",
-							   index_relation(def, index),
-							   index->keys.range_key ? ", gsk" : "",
-							   def->keys.range_key ? ", sk" : "",
-							   index->keys.range_key ? ", $2" : "",
-							   def->keys.range_key ? ", $4" : ""),
-					  7, argtypes);
-	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "ddb_model: could not insert into index %s", index->name);
-}
-
 /* The trigger: AFTER INSERT OR UPDATE OR DELETE ... FOR EACH ROW, argument: the table name. */
 Datum
 ddb_gsi_maintain(PG_FUNCTION_ARGS)
@@ -229,28 +159,37 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 	new = row_image(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? td->tg_trigtuple :
 					TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL, desc);
 
-	SPI_connect();
 	for (int i = 0; i < def->nindexes; i++)
 	{
 		IndexDef   *index = &def->indexes[i];
-		Datum		gpk;
-		Datum		gsk;
+		GsiEntry	entry = {0};
 
 		/* the new side first, so that a wrongly typed key fails before any change */
-		bool		new_in = new.present && gsi_item_keys(index, new.item, &gpk, &gsk);
+		bool		new_in = new.present && gsi_item_keys(index, new.item, &entry.gpk, &entry.gsk);
 
 		if (old.present)
 		{
-			Datum		ogpk;
-			Datum		ogsk;
+			GsiEntry	gone = {0};
 
-			if (gsi_item_keys(index, old.item, &ogpk, &ogsk))
-				delete_entry(def, index, &old, ogpk, ogsk);
+			if (gsi_item_keys(index, old.item, &gone.gpk, &gone.gsk))
+			{
+				gone.pk = old.pk;
+				gone.sk = old.sk;
+				gsi_delete_entry(index, &gone);
+			}
 		}
 		if (new_in)
-			insert_entry(def, index, &new, gpk, gsk);
+		{
+			entry.pk = new.pk;
+			entry.sk = new.sk;
+			entry.item = gsi_projected_item(def, index, new.item);
+			entry.item_size = index->projection == PROJECT_ALL ? new.item_size :
+				(int32) item_size(&entry.item->root);
+			entry.expires_null = new.expires_null;
+			entry.expires_at = new.expires_at;
+			gsi_insert_entry(index, &entry);
+		}
 	}
-	SPI_finish();
 	PG_RETURN_POINTER(NULL);
 }
 

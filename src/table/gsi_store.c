@@ -1,0 +1,151 @@
+/*
+ * gsi_store.c — writes GSI entries straight into the index's heap and
+ * btree, without SQL: the GSI trigger runs once per item write, and going
+ * through SPI (plan lookup, executor start and end per entry) cost more than
+ * the write itself.
+ *
+ * A GSI table has no triggers, rules or constraints besides its primary
+ * key (ddb.create_index makes it so), which is what makes this safe.  The
+ * entry of an item is only ever written under the lock on the item's row,
+ * so no two transactions touch one entry at once.  Hash-partitioned GSI
+ * tables are routed here with PostgreSQL's own partition hash.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "executor/executor.h"
+#include "partitioning/partbounds.h"
+#include "partitioning/partdesc.h"
+#include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "gsi.h"
+
+/* The relation that holds entries with this index partition key. */
+static Relation
+open_target(IndexDef *index, Datum gpk, LOCKMODE lock)
+{
+	Relation	rel = table_open(index->relid, lock);
+	PartitionKey partkey;
+	PartitionDesc partdesc;
+	bool		isnull = false;
+	uint64		hash;
+	int			part;
+	Oid			partoid;
+
+	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return rel;
+	partkey = RelationGetPartitionKey(rel);
+	partdesc = RelationGetPartitionDesc(rel, true);
+	hash = compute_partition_hash_value(partkey->partnatts, partkey->partsupfunc,
+										partkey->partcollation, &gpk, &isnull);
+	part = partdesc->boundinfo ? partdesc->boundinfo->indexes[hash % partdesc->boundinfo->nindexes] : -1;
+	if (part < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("no partition of \"%s\" holds this index key", RelationGetRelationName(rel)),
+				 errhint("The hash partitions of a GSI table must cover every remainder.")));
+	partoid = partdesc->oids[part];
+	table_close(rel, NoLock);
+	return table_open(partoid, lock);
+}
+
+/* The row of an entry: gpk, [gsk,] pk, [sk,] item, expires_at, item_size. */
+static void
+entry_values(TupleDesc desc, const GsiEntry *entry, Datum *values, bool *nulls)
+{
+	int			n = 0;
+
+	memset(nulls, false, sizeof(bool) * desc->natts);
+	values[n++] = entry->gpk;
+	if (entry->gsk)
+		values[n++] = entry->gsk;
+	values[n++] = entry->pk;
+	if (entry->sk)
+		values[n++] = entry->sk;
+	values[n] = entry->item ? JsonbPGetDatum(entry->item) : (Datum) 0;
+	nulls[n++] = entry->item == NULL;
+	values[n] = Int64GetDatum(entry->expires_at);
+	nulls[n++] = entry->expires_null;
+	values[n++] = Int32GetDatum(entry->item_size);
+	if (n != desc->natts)
+		elog(ERROR, "ddb_model: GSI table has %d columns, expected %d", desc->natts, n);
+}
+
+/* Inserts an entry into its heap and indexes. */
+void
+gsi_insert_entry(IndexDef *index, const GsiEntry *entry)
+{
+	Relation	rel = open_target(index, entry->gpk, RowExclusiveLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+	EState	   *estate = CreateExecutorState();
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
+	HeapTuple	tuple;
+
+	entry_values(desc, entry, values, nulls);
+	tuple = heap_form_tuple(desc, values, nulls);
+	simple_heap_insert(rel, tuple);
+
+	InitResultRelInfo(rri, rel, 0, NULL, 0);
+	ExecOpenIndices(rri, false);
+	ExecStoreHeapTuple(tuple, slot, false);
+	ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
+	ExecCloseIndices(rri);
+
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+}
+
+/* Deletes the entry with these keys, if there is one. */
+void
+gsi_delete_entry(IndexDef *index, const GsiEntry *entry)
+{
+	Relation	rel = open_target(index, entry->gpk, RowExclusiveLock);
+	Relation	pkindex = index_open(RelationGetPrimaryKeyIndex(rel), RowExclusiveLock);
+	Datum		keys[4];
+	int			nkeys = 0;
+	ScanKeyData scankeys[4];
+	IndexScanDesc scan;
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+
+	keys[nkeys++] = entry->gpk;
+	if (entry->gsk)
+		keys[nkeys++] = entry->gsk;
+	keys[nkeys++] = entry->pk;
+	if (entry->sk)
+		keys[nkeys++] = entry->sk;
+	for (int i = 0; i < nkeys; i++)
+	{
+		Oid			opfamily = pkindex->rd_opfamily[i];
+		Oid			type = pkindex->rd_opcintype[i];
+		Oid			eq = get_opfamily_member(opfamily, type, type, BTEqualStrategyNumber);
+
+		ScanKeyInit(&scankeys[i], (AttrNumber) (i + 1), BTEqualStrategyNumber,
+					get_opcode(eq), keys[i]);
+	}
+
+	/*
+	 * SnapshotSelf: the entry may have been written by a transaction that
+	 * committed after this statement's snapshot (READ COMMITTED re-checking
+	 * the item's row), and it is the one live version to delete.
+	 */
+	scan = index_beginscan(rel, pkindex, SnapshotSelf, nkeys, 0);
+	index_rescan(scan, scankeys, nkeys, NULL, 0);
+	if (index_getnext_slot(scan, ForwardScanDirection, slot))
+		simple_heap_delete(rel, &slot->tts_tid);
+	index_endscan(scan);
+
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(pkindex, NoLock);
+	table_close(rel, NoLock);
+}
