@@ -4,7 +4,12 @@
 # without GSIs) and the TTL sweep, with pgbench on 1 and 2 clients.
 #
 #   bash bench/table_bench.sh                 # 1,000,000 items, 15 s per cell
-#   BENCH_ITEMS=200000 BENCH_SECONDS=5 bash bench/table_bench.sh
+#   BENCH_ITEMS=200000 BENCH_SECONDS=5 BENCH_BIG_ITEMS=0 bash bench/table_bench.sh
+#
+# Puts are measured after a warm-up of BENCH_WARMUP seconds each, so that
+# every contender is past the full-page images the first change of each
+# page after a checkpoint writes to WAL.  GetItem and Query latency are also
+# measured on a table of BENCH_BIG_ITEMS items (default 10,000,000; 0 skips).
 #
 # Baseline: text COLLATE "C" keys, jsonb item, btree primary key, GSIs kept
 # by a PL/pgSQL trigger.  Writes run with synchronous_commit off (with it on
@@ -18,6 +23,8 @@ ITEMS=${BENCH_ITEMS:-1000000}
 USERS=$((ITEMS / 20))
 SECONDS_PER_RUN=${BENCH_SECONDS:-15}
 TTL_ITEMS=${BENCH_TTL_ITEMS:-200000}
+WARMUP=${BENCH_WARMUP:-20}
+BIG_ITEMS=${BENCH_BIG_ITEMS:-10000000}
 OUT_DIR="$ROOT/build/bench"
 REPORT="$OUT_DIR/table_bench.md"
 SCRIPTS="$OUT_DIR/table-scripts"
@@ -137,18 +144,33 @@ ON CONFLICT (pk, sk) DO UPDATE SET item = EXCLUDED.item;
 EOF
 
 declare -A TPS
-run() {  # script, clients -> tps (a failing script stops the benchmark with its error)
-    pgbench -n -M prepared -c "$2" -j "$2" -T "$SECONDS_PER_RUN" -f "$SCRIPTS/$1.sql" \
-        -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres ddb_bench >"$OUT_DIR/pgbench-$1-$2.log" 2>&1 ||
-        { tail -5 "$OUT_DIR/pgbench-$1-$2.log" >&2; return 1; }
-    awk '/^tps/ {printf "%.0f", $3}' "$OUT_DIR/pgbench-$1-$2.log"
+declare -A LATENCY
+run() {  # script, clients[, seconds[, database]] -> tps (a failing script stops the benchmark)
+    local log="$OUT_DIR/pgbench-$1-$2.log"
+    pgbench -n -M prepared -c "$2" -j "$2" -T "${3:-$SECONDS_PER_RUN}" -f "$SCRIPTS/$1.sql" \
+        -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres "${4:-ddb_bench}" >"$log" 2>&1 ||
+        { tail -5 "$log" >&2; return 1; }
+    awk '/^tps/ {printf "%.0f", $3}' "$log"
 }
-NAMES=(get_baseline get_sql get_execute query_baseline query_sql query_execute put_nogsi put_gsi put_baseline)
+latency() {  # script name, clients -> average latency in ms of the last run
+    awk '/^latency average/ {print $4}' "$OUT_DIR/pgbench-$1-$2.log"
+}
+READS=(get_baseline get_sql get_execute query_baseline query_sql query_execute)
+PUTS=(put_nogsi put_gsi put_baseline)
+for name in "${PUTS[@]}"; do
+    echo "== warm-up $name (${WARMUP}s)"
+    run "$name" 2 "$WARMUP" >/dev/null
+done
 for clients in 1 2; do
-    for name in "${NAMES[@]}"; do
+    for name in "${READS[@]}" "${PUTS[@]}"; do
         echo "== pgbench $name ($clients clients, ${SECONDS_PER_RUN}s)"
         TPS[$name,$clients]=$(run "$name" "$clients")
     done
+done
+# the same puts with synchronous_commit on: every commit waits for its WAL flush
+for name in "${PUTS[@]}"; do
+    echo "== pgbench $name (synchronous_commit on, 1 client, ${SECONDS_PER_RUN}s)"
+    TPS[$name,sync]=$(PGOPTIONS="-c synchronous_commit=on" run "$name" 1)
 done
 
 echo "== TTL sweep of $TTL_ITEMS expired items (two GSIs)"
@@ -160,6 +182,30 @@ SQL
 )
 left=$(psql_bench -At -c 'SELECT count(*) FROM "BenchTtl"')
 gsi_left=$(psql_bench -At -c 'SELECT (SELECT count(*) FROM "BenchTtl:GSI1") + (SELECT count(*) FROM "BenchTtl:GSI2")')
+
+# Latency at BIG_ITEMS against the 1,000,000-row table of the same shape (no GSIs).
+if [ "$BIG_ITEMS" -gt 0 ]; then
+    echo "== loading $BIG_ITEMS items for the latency comparison"
+    psql_bench -v big="$BIG_ITEMS" <<'SQL'
+SELECT ddb.create_table('BenchBig', 'PK', 'S', 'SK', 'S');
+SELECT count(ddb.put_item('BenchBig', bench_item(i))) FROM generate_series(0, :big - 1) i;
+VACUUM ANALYZE "BenchBig";
+SELECT sum(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relname IN ('BenchBig', 'BenchBig_pkey') \g /dev/null
+SQL
+    for table in BenchNoGsi BenchBig; do
+        users=$([ "$table" = BenchBig ] && echo $((BIG_ITEMS / 20)) || echo "$USERS")
+        printf '\\set u random(0, %d)\n\\set e random(0, 19)\nSELECT ddb.get_item(%s, %s, %s);\n' \
+            $((users - 1)) "'$table'" "'USER#' || :u" "'EMAIL#' || md5((:u * 20 + :e)::text)::uuid" \
+            >"$SCRIPTS/get_$table.sql"
+        printf '\\set u random(0, %d)\nSELECT * FROM ddb.query(%s, %s, %s, %s, max_items => 20);\n' \
+            $((users - 1)) "'$table'" "'USER#' || :u" "'begins_with'" "'EMAIL#'" >"$SCRIPTS/query_$table.sql"
+        for op in get query; do
+            echo "== latency $op on $table"
+            run "${op}_$table" 1 >/dev/null
+            LATENCY[$op,$table]=$(latency "${op}_$table" 1)
+        done
+    done
+fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 {
@@ -187,6 +233,16 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
     echo "Ratios: reads against the baseline SELECT of the same row; puts against ddb.put_item without GSIs."
     echo "PutItem with two GSIs against the PL/pgSQL baseline: $(ratio "${TPS[put_gsi,1]}" "${TPS[put_baseline,1]}")x (1 client)," \
          "$(ratio "${TPS[put_gsi,2]}" "${TPS[put_baseline,2]}")x (2 clients)."
+    echo
+    echo "With synchronous_commit on (1 client): no GSI ${TPS[put_nogsi,sync]} tps, two GSIs ${TPS[put_gsi,sync]} tps" \
+         "($(ratio "${TPS[put_gsi,sync]}" "${TPS[put_nogsi,sync]}")x), PL/pgSQL baseline ${TPS[put_baseline,sync]} tps."
+    if [ "$BIG_ITEMS" -gt 0 ]; then
+        echo
+        echo "Latency, 1 client, ddb.get_item / ddb.query LIMIT 20: $ITEMS items ${LATENCY[get,BenchNoGsi]} /" \
+             "${LATENCY[query,BenchNoGsi]} ms; $BIG_ITEMS items ${LATENCY[get,BenchBig]} / ${LATENCY[query,BenchBig]} ms" \
+             "($(ratio "${LATENCY[get,BenchBig]}" "${LATENCY[get,BenchNoGsi]}")x and" \
+             "$(ratio "${LATENCY[query,BenchBig]}" "${LATENCY[query,BenchNoGsi]}")x)."
+    fi
     echo
     echo "TTL sweep: $TTL_ITEMS expired items with two GSIs in ${sweep_ms} ms =" \
          "$(awk -v n="$TTL_ITEMS" -v ms="$sweep_ms" 'BEGIN { printf "%.0f", n / (ms / 1000) }') items/s" \

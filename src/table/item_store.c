@@ -62,11 +62,16 @@ kept_plan(SPIPlanPtr *slot)
 	return *slot;
 }
 
-/* Prepares and keeps the plan of a slot. */
+/*
+ * Prepares and keeps the plan of a slot: one generic plan (no re-planning
+ * per call), optimised for the first rows, so that reads walk the primary
+ * key in order and stop early instead of sorting what a bitmap scan found.
+ */
 static SPIPlanPtr
 prepare_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 {
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes,
+										  CURSOR_OPT_GENERIC_PLAN | CURSOR_OPT_FAST_PLAN);
 
 	if (plan == NULL)
 		elog(ERROR, "ddb_model: could not prepare \"%s\": %s", sql,
