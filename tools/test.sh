@@ -3,7 +3,7 @@
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
 # the dump/restore checks, the SQL examples of docs/ and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
-# assertions + docs pages + replay).
+# assertions + dump/restore checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
 install_packages
