@@ -264,14 +264,14 @@ CREATE FUNCTION ddb.gsi_maintain() RETURNS trigger
 -- otherwise a prefix and a digest (DynamoDB names reach 255 characters).
 CREATE FUNCTION ddb.relation_name(name text) RETURNS name
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 RETURN CASE WHEN octet_length(name) <= 63 THEN name::name
             ELSE (left(name, 40) || '~' || left(md5(name), 16))::name END;
 
 -- Raises a DynamoDB ValidationException (SQLSTATE YD001).
 CREATE FUNCTION ddb.validation_error(message text) RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     RAISE EXCEPTION USING ERRCODE = 'YD001', MESSAGE = message;
@@ -280,7 +280,7 @@ END $$;
 -- Checks a DynamoDB table or index name: 3 to 255 characters of [a-zA-Z0-9_.-].
 CREATE FUNCTION ddb.check_name(kind text, name text) RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF name IS NULL OR length(name) < 3 OR length(name) > 255 OR name !~ '^[a-zA-Z0-9_.-]+$' THEN
@@ -294,7 +294,7 @@ END $$;
 -- Checks a key attribute type.
 CREATE FUNCTION ddb.check_key_type(attribute text, key_type text) RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF key_type IS NULL OR key_type NOT IN ('S', 'N', 'B') THEN
@@ -306,7 +306,7 @@ END $$;
 -- Creates the hash partitions of a relation (none when partitions = 0).
 CREATE FUNCTION ddb.create_partitions(schema_name name, relation_name name, partitions integer) RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     FOR p IN 0 .. partitions - 1 LOOP
@@ -328,7 +328,7 @@ CREATE FUNCTION ddb.create_table(
     ttl_attribute text DEFAULT NULL
 ) RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     rel name := ddb.relation_name(table_name);
@@ -390,7 +390,7 @@ CREATE FUNCTION ddb.create_index(
     non_key_attributes text[] DEFAULT NULL
 ) RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;
@@ -402,6 +402,8 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD004',
             MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
     END IF;
+    -- writers wait until the index exists and is filled (and then see it)
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     PERFORM ddb.check_name('indexName', index_name);
     PERFORM ddb.check_key_type(hash_key, hash_key_type);
     IF range_key IS NOT NULL THEN
@@ -466,7 +468,7 @@ END $$;
 -- Drops a table, its indexes and its catalog entries.
 CREATE FUNCTION ddb.delete_table(table_name text) RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;
@@ -521,7 +523,7 @@ COMMENT ON FUNCTION ddb.scan(text, text, integer) IS 'Scan: every item of a tabl
 -- ---------------------------------------------------------------------------
 
 CREATE FUNCTION ddb.item_expiry(table_name text, item jsonb) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'ddb_item_expiry' LANGUAGE C STABLE;
+    AS 'MODULE_PATHNAME', 'ddb_item_expiry' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION ddb.item_expiry(text, jsonb) IS
     'The TTL (epoch seconds) the table reads from an item: its TTL attribute when that is a number, else NULL';
 
@@ -529,7 +531,7 @@ COMMENT ON FUNCTION ddb.item_expiry(text, jsonb) IS
 CREATE FUNCTION ddb.update_time_to_live(table_name text, attribute_name text, enabled boolean DEFAULT true)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;
@@ -539,6 +541,8 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD004',
             MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
     END IF;
+    -- writers wait until every expiry follows the new setting (and then use it)
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     IF attribute_name IS NULL OR attribute_name = '' THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''timeToLiveSpecification.attributeName'' failed to satisfy constraint: Member must not be null');
     END IF;
@@ -563,7 +567,7 @@ END $$;
 -- skipping rows other transactions hold; returns how many it deleted.
 CREATE FUNCTION ddb.expire(table_name text, batch_size integer DEFAULT 1000) RETURNS bigint
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;
@@ -577,6 +581,10 @@ BEGIN
     END IF;
     IF batch_size IS NULL OR batch_size < 1 THEN
         PERFORM ddb.validation_error('batch_size must be at least 1');
+    END IF;
+    -- with TTL disabled nothing expires, whatever expires_at still says
+    IF t.ttl_attribute IS NULL THEN
+        RETURN 0;
     END IF;
     -- DynamoDB ignores TTLs more than five years in the past
     EXECUTE format(
@@ -597,7 +605,7 @@ END $$;
 
 CREATE FUNCTION ddb.index_entry(table_name text, index_name text, item jsonb,
                                 OUT gpk ddb.ddb_key, OUT gsk ddb.ddb_key, OUT item jsonb)
-RETURNS SETOF record AS 'MODULE_PATHNAME', 'ddb_index_entry' LANGUAGE C STABLE;
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'ddb_index_entry' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION ddb.index_entry(text, text, jsonb) IS
     'The entry a GSI should hold for an item (no row when the item lacks the index keys)';
 
@@ -606,7 +614,7 @@ COMMENT ON FUNCTION ddb.index_entry(text, text, jsonb) IS
 CREATE FUNCTION ddb.verify_gsi(table_name text)
 RETURNS TABLE (index_name text, problem text, pk ddb.ddb_key, sk ddb.ddb_key, gpk ddb.ddb_key, gsk ddb.ddb_key)
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;
@@ -661,7 +669,7 @@ COMMENT ON FUNCTION ddb.execute(text, jsonb) IS
 -- The DynamoDB-JSON description of a table (DescribeTable's Table).
 CREATE FUNCTION ddb.describe_table(table_name text) RETURNS jsonb
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;
@@ -718,7 +726,7 @@ END $$;
 -- Reads a KeySchema: (hash attribute, range attribute or NULL), with DynamoDB's checks.
 CREATE FUNCTION ddb.read_key_schema(key_schema jsonb, member text, OUT hash_key text, OUT range_key text)
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     e jsonb;
@@ -761,7 +769,7 @@ END $$;
 -- CreateTable.
 CREATE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     name text := request->>'TableName';
@@ -828,7 +836,7 @@ END $$;
 -- DescribeTable.
 CREATE FUNCTION ddb.api_describe_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF request->>'TableName' IS NULL THEN
@@ -840,7 +848,7 @@ END $$;
 -- ListTables: names in order, paged by Limit and ExclusiveStartTableName.
 CREATE FUNCTION ddb.api_list_tables(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     page_size int := coalesce((request->>'Limit')::int, 100);
@@ -867,7 +875,7 @@ END $$;
 -- DeleteTable.
 CREATE FUNCTION ddb.api_delete_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     description jsonb;
@@ -883,7 +891,7 @@ END $$;
 -- UpdateTimeToLive.
 CREATE FUNCTION ddb.api_update_time_to_live(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     spec jsonb := request->'TimeToLiveSpecification';
@@ -901,7 +909,7 @@ END $$;
 -- DescribeTimeToLive.
 CREATE FUNCTION ddb.api_describe_time_to_live(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;

@@ -29,6 +29,16 @@ push_key(JsonbParseState **state, const char *key)
 	pushJsonbValue(state, WJB_KEY, &k);
 }
 
+/* Compares two ddb_key datums in DynamoDB order. */
+static int
+key_datum_compare(Datum a, Datum b)
+{
+	struct varlena *x = PG_DETOAST_DATUM_PACKED(a);
+	struct varlena *y = PG_DETOAST_DATUM_PACKED(b);
+
+	return key_compare_encoded(DDB_KEY_DATA(x), DDB_KEY_LEN(x), DDB_KEY_DATA(y), DDB_KEY_LEN(y));
+}
+
 /* An empty response, {}. */
 static Jsonb *
 empty_response(void)
@@ -271,7 +281,8 @@ read_response(Jsonb *request, ReadRequest *req)
 			 !(strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && req->index))
 		ddb_validation_error("1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
 							 select);
-	api_bool(request, "ConsistentRead", false);
+	if (api_bool(request, "ConsistentRead", false) && req->index)
+		ddb_validation_error("Consistent reads are not supported on global secondary indexes");
 	if (start)
 		read_start_key(req, start);
 
@@ -383,6 +394,8 @@ apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *h
 		req->op = SORT_BETWEEN;
 		req->sk1 = condition_key_value(ctx, cond->u.between.low, attribute, keys->range_type, true);
 		req->sk2 = condition_key_value(ctx, cond->u.between.high, attribute, keys->range_type, true);
+		if (key_datum_compare(req->sk1, req->sk2) > 0)
+			ddb_validation_error("Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound");
 		return;
 	}
 	if (cond->kind == EXPR_FUNCTION)
@@ -494,21 +507,18 @@ typedef struct BatchWrite
 	Datum		sk;
 } BatchWrite;
 
+/* True when two keys of one table address the same item. */
+static bool
+same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2)
+{
+	return key_datum_compare(pk1, pk2) == 0 && (sk1 == (Datum) 0 || key_datum_compare(sk1, sk2) == 0);
+}
+
 /* True when two writes address the same item. */
 static bool
 same_item(BatchWrite *a, BatchWrite *b)
 {
-	struct varlena *ap = PG_DETOAST_DATUM_PACKED(a->pk);
-	struct varlena *bp = PG_DETOAST_DATUM_PACKED(b->pk);
-
-	if (a->def != b->def ||
-		key_compare_encoded(DDB_KEY_DATA(ap), DDB_KEY_LEN(ap), DDB_KEY_DATA(bp), DDB_KEY_LEN(bp)) != 0)
-		return false;
-	if (a->sk == (Datum) 0)
-		return true;
-	ap = PG_DETOAST_DATUM_PACKED(a->sk);
-	bp = PG_DETOAST_DATUM_PACKED(b->sk);
-	return key_compare_encoded(DDB_KEY_DATA(ap), DDB_KEY_LEN(ap), DDB_KEY_DATA(bp), DDB_KEY_LEN(bp)) == 0;
+	return a->def == b->def && same_key(a->pk, a->sk, b->pk, b->sk);
 }
 
 /* The array value of an object entry, or an error naming what was expected. */
@@ -549,6 +559,8 @@ api_batch_write_item(Jsonb *request)
 			continue;
 		def = table_def_get(pnstrdup(k.val.string.val, k.val.string.len));
 		JsonbIteratorNext(&it, &v, true);
+		if (JsonContainerSize(array_of(&v, "RequestItems")) == 0)
+			ddb_validation_error("1 validation error detected: Value '[]' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length greater than or equal to 1]");
 		rit = JsonbIteratorInit(array_of(&v, "RequestItems"));
 		while ((rtok = JsonbIteratorNext(&rit, &r, true)) != WJB_DONE)
 		{
@@ -580,7 +592,8 @@ api_batch_write_item(Jsonb *request)
 			else
 			{
 				writes[n].item = NULL;
-				if (!api_field(JsonbValueToJsonb(&del), "Key", &inner) || inner.type != jbvBinary)
+				if (!api_field(JsonbValueToJsonb(&del), "Key", &inner) || inner.type != jbvBinary ||
+					!JsonContainerIsObject(inner.val.binary.data))
 					api_missing("key");
 				api_table_key(def, inner.val.binary.data, &writes[n].pk, &writes[n].sk);
 			}
@@ -617,9 +630,12 @@ api_batch_get_item(Jsonb *request)
 	JsonbIteratorToken tok;
 	JsonbParseState *state = NULL;
 	int			total = 0;
+	List	   *seen;
 
 	if (tables == NULL)
 		api_missing("requestItems");
+	if (JsonContainerSize(tables) == 0)
+		ddb_validation_error("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_key(&state, "Responses");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
@@ -648,12 +664,17 @@ api_batch_get_item(Jsonb *request)
 			api_missing("keys");
 		push_key(&state, name);
 		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+		if (JsonContainerSize(array_of(&keys, "Keys")) == 0)
+			ddb_validation_error("1 validation error detected: Value '[]' at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1",
+								 name);
+		seen = NIL;
 		kit = JsonbIteratorInit(array_of(&keys, "Keys"));
 		while ((ktok = JsonbIteratorNext(&kit, &key, true)) != WJB_DONE)
 		{
 			Datum		pk;
 			Datum		sk;
 			Jsonb	   *item;
+			ListCell   *lc;
 
 			if (ktok != WJB_ELEM)
 				continue;
@@ -662,6 +683,11 @@ api_batch_get_item(Jsonb *request)
 			if (key.type != jbvBinary || !JsonContainerIsObject(key.val.binary.data))
 				api_missing("key");
 			api_table_key(def, key.val.binary.data, &pk, &sk);
+			/* pairs of (pk, sk) already asked for in this table */
+			for (lc = list_head(seen); lc != NULL; lc = lnext(seen, lnext(seen, lc)))
+				if (same_key(PointerGetDatum(lfirst(lc)), PointerGetDatum(lfirst(lnext(seen, lc))), pk, sk))
+					ddb_validation_error("Provided list of item keys contains duplicates");
+			seen = lappend(lappend(seen, DatumGetPointer(pk)), DatumGetPointer(sk));
 			item = store_get(def, pk, sk);
 			if (item)
 				item_push_dynamodb(&state, &item->root);

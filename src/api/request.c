@@ -264,7 +264,7 @@ api_table_key(TableDef *def, JsonbContainer *key, Datum *pk, Datum *sk)
 
 	if (key == NULL)
 		api_missing("key");
-	if ((int) JsonContainerSize(key) != want)
+	if (!JsonContainerIsObject(key) || (int) JsonContainerSize(key) != want)
 		ddb_validation_error("The provided key element does not match the schema");
 	*pk = key_from_map(key, def->keys.hash_key, def->keys.hash_type, false);
 	*sk = def->keys.range_key ?

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "common/base64.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
@@ -17,8 +18,11 @@
 #include "../key/ddb_key.h"
 #include "item_codec.h"
 
-static void push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array);
-static void value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array);
+/* DynamoDB's limit on nested maps and lists. */
+#define ITEM_MAX_DEPTH 32
+
+static void push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array, int depth);
+static void value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array, int depth);
 
 /* The DynamoDB type name of a type. */
 const char *
@@ -122,14 +126,28 @@ item_value_type(JsonbValue *value)
 		case jbvBinary:
 			if (JsonContainerIsArray(value->val.binary.data))
 				return ITEM_L;
+			/* a wrapper only with the inner value its type needs; else a plain map */
 			if (single_pair(value->val.binary.data, &key, &inner) &&
-				(wrapped = wrapper_type(&key)) >= 0)
+				(wrapped = wrapper_type(&key)) >= 0 &&
+				(wrapped == ITEM_B ? inner.type == jbvString :
+				 inner.type == jbvBinary &&
+				 (wrapped == ITEM_M ? JsonContainerIsObject(inner.val.binary.data)
+				  : JsonContainerIsArray(inner.val.binary.data))))
 				return (ItemType) wrapped;
 			return ITEM_M;
 		default:
 			elog(ERROR, "unexpected jsonb value type %d in an item", value->type);
 	}
 	return ITEM_NULL;
+}
+
+/* Raises DynamoDB's error past the nesting limit (and guards the C stack). */
+static void
+check_depth(int depth)
+{
+	check_stack_depth();
+	if (depth > ITEM_MAX_DEPTH)
+		ddb_validation_error("Nesting Levels have exceeded supported limits");
 }
 
 /* Canonical numeric value of DynamoDB number text; raises DynamoDB's errors. */
@@ -291,7 +309,8 @@ set_elements(JsonbValue *array, ItemType type, bool from_dynamodb, int *n)
  * last push (the whole value when the map is outermost).
  */
 static JsonbValue *
-push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool top_level)
+push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool top_level,
+		 int depth)
 {
 	JsonbValue *result;
 	JsonbIterator *it;
@@ -300,6 +319,8 @@ push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool 
 	JsonbValue	inner;
 	JsonbIteratorToken tok;
 	bool		wrap = !top_level && single_pair(obj, &key, &inner) && wrapper_type(&key) >= 0;
+
+	check_depth(depth);
 
 	if (wrap)
 	{
@@ -315,9 +336,9 @@ push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool 
 		pushJsonbValue(state, WJB_KEY, &key);
 		tok = JsonbIteratorNext(&it, &value, true);
 		if (from_dynamodb)
-			value_from_dynamodb(state, &value, false);
+			value_from_dynamodb(state, &value, false, depth + 1);
 		else
-			push_canonical(state, &value, false);
+			push_canonical(state, &value, false, depth + 1);
 	}
 	result = pushJsonbValue(state, WJB_END_OBJECT, NULL);
 	if (wrap)
@@ -327,28 +348,29 @@ push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool 
 
 /* Pushes a list whose elements are converted like push_map's values. */
 static void
-push_list(JsonbParseState **state, JsonbContainer *arr, bool from_dynamodb)
+push_list(JsonbParseState **state, JsonbContainer *arr, bool from_dynamodb, int depth)
 {
 	JsonbIterator *it = JsonbIteratorInit(arr);
 	JsonbValue	value;
 	JsonbIteratorToken tok;
 
+	check_depth(depth);
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	while ((tok = JsonbIteratorNext(&it, &value, true)) != WJB_DONE)
 	{
 		if (tok != WJB_ELEM)
 			continue;
 		if (from_dynamodb)
-			value_from_dynamodb(state, &value, true);
+			value_from_dynamodb(state, &value, true, depth + 1);
 		else
-			push_canonical(state, &value, true);
+			push_canonical(state, &value, true, depth + 1);
 	}
 	pushJsonbValue(state, WJB_END_ARRAY, NULL);
 }
 
 /* Pushes the canonical form of one natural value. */
 static void
-push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array)
+push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array, int depth)
 {
 	JsonbValue	key;
 	JsonbValue	inner;
@@ -369,7 +391,7 @@ push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array)
 			push_scalar(state, &v, in_array);
 			return;
 		case ITEM_L:
-			push_list(state, value->val.binary.data, false);
+			push_list(state, value->val.binary.data, false, depth);
 			return;
 		case ITEM_M:
 			/* an explicit {"$M": {...}} wrapper is unwrapped, then re-wrapped if needed */
@@ -377,10 +399,10 @@ push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array)
 			{
 				if (inner.type != jbvBinary || !JsonContainerIsObject(inner.val.binary.data))
 					ddb_validation_error("One or more parameter values were invalid: $M must hold an object");
-				push_map(state, inner.val.binary.data, false, false);
+				push_map(state, inner.val.binary.data, false, false, depth);
 			}
 			else
-				push_map(state, value->val.binary.data, false, false);
+				push_map(state, value->val.binary.data, false, false, depth);
 			return;
 		case ITEM_B:
 			single_pair(value->val.binary.data, &key, &inner);
@@ -411,7 +433,7 @@ report_bad_attribute_value(int count)
 
 /* Pushes the natural value of one DynamoDB-JSON AttributeValue. */
 static void
-value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array)
+value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array, int depth)
 {
 	JsonbValue	tag;
 	JsonbValue	inner;
@@ -450,10 +472,10 @@ value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array)
 	}
 	else if (string_is(&tag, "M") && inner.type == jbvBinary &&
 			 JsonContainerIsObject(inner.val.binary.data))
-		push_map(state, inner.val.binary.data, true, false);
+		push_map(state, inner.val.binary.data, true, false, depth);
 	else if (string_is(&tag, "L") && inner.type == jbvBinary &&
 			 JsonContainerIsArray(inner.val.binary.data))
-		push_list(state, inner.val.binary.data, true);
+		push_list(state, inner.val.binary.data, true, depth);
 	else if (string_is(&tag, "SS") || string_is(&tag, "NS") || string_is(&tag, "BS"))
 	{
 		ItemType	type = string_is(&tag, "SS") ? ITEM_SS : string_is(&tag, "NS") ? ITEM_NS : ITEM_BS;
@@ -476,7 +498,7 @@ item_value_from_dynamodb(JsonbValue *av, JsonbValue *out)
 	JsonbValue *result;
 
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
-	value_from_dynamodb(&state, av, true);
+	value_from_dynamodb(&state, av, true, 1);
 	result = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	/* through a Jsonb, so that containers come back as jbvBinary */
 	*out = *getIthJsonbValueFromContainer(&JsonbValueToJsonb(result)->root, 0);
@@ -492,7 +514,7 @@ item_from_dynamodb(JsonbContainer *attributes)
 		ereport(ERROR,
 				(errcode(ERRCODE_DDB_SERIALIZATION),
 				 errmsg("An item must be a map of attribute names to AttributeValues")));
-	return JsonbValueToJsonb(push_map(&state, attributes, true, true));
+	return JsonbValueToJsonb(push_map(&state, attributes, true, true, 0));
 }
 
 /* Validates a natural item and returns it in canonical form. */
@@ -503,7 +525,7 @@ item_canonical(JsonbContainer *natural)
 
 	if (!JsonContainerIsObject(natural))
 		ddb_validation_error("An item must be a JSON object of attribute names to values");
-	return JsonbValueToJsonb(push_map(&state, natural, false, true));
+	return JsonbValueToJsonb(push_map(&state, natural, false, true, 0));
 }
 
 /* Pushes {"<tag>": value} as a DynamoDB-JSON AttributeValue. */
@@ -536,6 +558,7 @@ item_push_dynamodb_value(JsonbParseState **state, JsonbValue *natural)
 	JsonbIteratorToken tok;
 	ItemType	type = item_value_type(natural);
 
+	check_stack_depth();
 	switch (type)
 	{
 		case ITEM_S:
@@ -685,6 +708,7 @@ value_size(JsonbValue *value)
 	int64		size = 0;
 	ItemType	type = item_value_type(value);
 
+	check_stack_depth();
 	switch (type)
 	{
 		case ITEM_S:
@@ -704,10 +728,15 @@ value_size(JsonbValue *value)
 			it = JsonbIteratorInit(inner.val.binary.data);
 			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 			{
+				/* elements of another JSON type (written by hand) count nothing */
 				if (tok != WJB_ELEM)
 					continue;
-				size += type == ITEM_SS ? v.val.string.len :
-					type == ITEM_NS ? number_size(v.val.numeric) : base64_size(&v);
+				if (type == ITEM_NS && v.type == jbvNumeric)
+					size += number_size(v.val.numeric);
+				else if (type == ITEM_SS && v.type == jbvString)
+					size += v.val.string.len;
+				else if (type == ITEM_BS && v.type == jbvString)
+					size += base64_size(&v);
 			}
 			return size;
 		case ITEM_L:
@@ -752,9 +781,9 @@ item_size(JsonbContainer *natural)
 bool
 item_get_attribute(JsonbContainer *natural, const char *name, JsonbValue *out)
 {
-	JsonbValue *v = getKeyJsonValueFromContainer(natural, name, (int) strlen(name), out);
-
-	return v != NULL;
+	if (!JsonContainerIsObject(natural))
+		ddb_validation_error("An item must be a JSON object of attribute names to values");
+	return getKeyJsonValueFromContainer(natural, name, (int) strlen(name), out) != NULL;
 }
 
 /* Raises DynamoDB's error for an empty key value. */

@@ -203,7 +203,7 @@ ddb_index_entry(PG_FUNCTION_ARGS)
 {
 	TableDef   *def = table_def_get(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	IndexDef   *index = table_def_index(def, text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	Jsonb	   *item = PG_GETARG_JSONB_P(2);
+	Jsonb	   *item = item_canonical(&PG_GETARG_JSONB_P(2)->root);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};

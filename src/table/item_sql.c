@@ -172,6 +172,8 @@ ddb_query(PG_FUNCTION_ARGS)
 		(req.sk1 && !store_key_has_type(req.sk1, keys->range_type)) ||
 		(req.sk2 && !store_key_has_type(req.sk2, keys->range_type)))
 		ddb_validation_error("One or more parameter values were invalid: Condition parameter type does not match schema type");
+	if (req.op == SORT_NONE && (req.sk1 || req.sk2))
+		ddb_validation_error("a sort key value (sk) needs a sort key condition (sk_condition)");
 	if (req.op != SORT_NONE && keys->range_key == NULL)
 		ddb_validation_error("Query key condition not supported: the key schema has no sort key");
 	if (req.op != SORT_NONE && req.sk1 == (Datum) 0)
@@ -202,7 +204,7 @@ Datum
 ddb_item_expiry(PG_FUNCTION_ARGS)
 {
 	TableDef   *def = table_arg(fcinfo, 0);
-	int64		expiry = store_item_expiry(def, &PG_GETARG_JSONB_P(1)->root);
+	int64		expiry = store_item_expiry(def, &item_canonical(&PG_GETARG_JSONB_P(1)->root)->root);
 
 	if (expiry < 0)
 		PG_RETURN_NULL();

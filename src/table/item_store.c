@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
@@ -32,9 +33,10 @@
 /* Parameters of read statements. */
 #define READ_NARGS 10
 
-/* The visibility condition of TTL, for now = $n. */
+/* The visibility condition of TTL, for now = $n (operators qualified: no search_path). */
 #define TTL_VISIBLE(n) \
-	"(expires_at IS NULL OR expires_at > $" n " OR expires_at <= $" n " - 157680000)"
+	"(expires_at IS NULL OR expires_at OPERATOR(pg_catalog.>) $" n \
+	" OR expires_at OPERATOR(pg_catalog.<=) ($" n " OPERATOR(pg_catalog.-) 157680000::pg_catalog.int8))"
 
 /* The current time in epoch seconds, as TTL reads it (the statement's start). */
 int64
@@ -50,15 +52,15 @@ qualified(TableDef *def, const char *relation)
 	return quote_qualified_identifier(def->schema_name, relation);
 }
 
-/* The kept plan of a slot, or NULL when it must be (re)prepared. */
+/*
+ * The kept plan of a slot, or NULL before its first use.  A plan that an
+ * invalidation made stale is not freed here (an outer call may be running
+ * it, when a trigger writes to the same table): SPI re-plans it on its next
+ * execution.
+ */
 static SPIPlanPtr
 kept_plan(SPIPlanPtr *slot)
 {
-	if (*slot != NULL && !SPI_plan_is_valid(*slot))
-	{
-		SPI_freeplan(*slot);
-		*slot = NULL;
-	}
 	return *slot;
 }
 
@@ -245,10 +247,20 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 	Datum		args[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	int64		size = item_size(&item->root);
-	int64		expires_at = store_item_expiry(def, &item->root);
+	int64		expires_at;
 	Jsonb	   *old = NULL;
-	const char *rel = qualified(def, def->relation_name);
+	const char *rel;
 	SPIPlanPtr	plan;
+
+	/*
+	 * Lock the table before reading its definition, so that a concurrent
+	 * create_index or update_time_to_live (which lock it against writers)
+	 * is either not begun or committed and seen.
+	 */
+	LockRelationOid(def->relid, RowExclusiveLock);
+	def = table_def_get(def->name);
+	expires_at = store_item_expiry(def, &item->root);
+	rel = qualified(def, def->relation_name);
 
 	if (size > ITEM_MAX_SIZE)
 		ddb_validation_error("Item size has exceeded the maximum allowed size");
@@ -394,7 +406,8 @@ read_sql(ReadRequest *req)
 						 req->index ? "gpk" : "pk",
 						 sort_condition(req->op, req->index ? "gsk" : "sk"));
 	else if (req->total_segments > 0)
-		appendStringInfo(&sql, " AND (ddb.ddb_key_hash(%s)::bigint & 2147483647) %% $10 = $9",
+		appendStringInfo(&sql, " AND ((ddb.ddb_key_hash(%s)::pg_catalog.int8 OPERATOR(pg_catalog.&) 2147483647::pg_catalog.int8)"
+						 " OPERATOR(pg_catalog.%%) $10::pg_catalog.int8) OPERATOR(pg_catalog.=) $9::pg_catalog.int8",
 						 req->index ? "gpk" : "pk");
 	if (req->has_start && n > 0)
 		appendStringInfo(&sql, " AND (%s) %s (%s)", start_cols.data,
@@ -434,6 +447,9 @@ store_read(ReadRequest *req, RowCallback cb, void *arg)
 	Portal		portal;
 	bool		more = true;
 
+	/* a Query of a partition-key-only table holds one item: nothing follows it */
+	if (req->has_start && cols == NIL)
+		return;
 	memset(nulls, 'n', sizeof(nulls));
 	memset(args, 0, sizeof(args));
 	args[0] = req->pk;

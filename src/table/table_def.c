@@ -19,6 +19,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "../ddb_errors.h"
 #include "table_def.h"
@@ -35,6 +36,7 @@ typedef struct TableCacheEntry
 
 static HTAB *table_cache = NULL;
 static List *retired_defs = NIL;	/* stale definitions, freed at transaction end */
+static uint64 invalidation_count = 0;	/* bumped by every relcache callback */
 
 /* Frees kept plans. */
 static void
@@ -90,6 +92,7 @@ table_cache_invalidate(Datum arg, Oid relid)
 	HASH_SEQ_STATUS status;
 	TableCacheEntry *entry;
 
+	invalidation_count++;
 	hash_seq_init(&status, table_cache);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		if (entry->def->valid && (relid == InvalidOid || def_uses_relation(entry->def, relid)))
@@ -129,6 +132,37 @@ spi_string(int r, int n, MemoryContext cxt)
 	return v ? MemoryContextStrdup(cxt, v) : NULL;
 }
 
+/* The type letter of a key attribute (column n of row r); raises if the catalog lacks it. */
+static char
+spi_key_type(int r, int n, MemoryContext cxt)
+{
+	char	   *type = spi_string(r, n, cxt);
+
+	if (type == NULL || strlen(type) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ddb.tables.attribute_types lacks the type of a key attribute"),
+				 errhint("Each key attribute of the table and its indexes needs \"S\", \"N\" or \"B\" there.")));
+	return type[0];
+}
+
+/*
+ * Runs a catalog query under the latest snapshot: the caller's snapshot may
+ * predate a committed create_index or update_time_to_live that the lock it
+ * just took made visible.
+ */
+static void
+catalog_query(const char *sql, Datum *args)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	SPIPlanPtr	plan = SPI_prepare(sql, 1, argtypes);
+
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read the catalog");
+}
+
 /* The OID of schema.relation, or an error if the catalog points nowhere. */
 static Oid
 relation_oid(const char *schema, const char *relation)
@@ -147,23 +181,23 @@ relation_oid(const char *schema, const char *relation)
 static TableDef *
 load_def(const char *table_name)
 {
-	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(table_name)};
+	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext cxt;
 	TableDef   *def;
 
 	SPI_connect();
-	SPI_execute_with_args("SELECT schema_name, relation_name, hash_key, range_key, "
-						  "attribute_types->>hash_key, attribute_types->>range_key, partitions, ttl_attribute "
-						  "FROM ddb.tables WHERE table_name = $1",
-						  1, argtypes, args, NULL, true, 1);
+	catalog_query("SELECT schema_name, relation_name, hash_key, range_key, "
+				  "attribute_types OPERATOR(pg_catalog.->>) hash_key, "
+				  "attribute_types OPERATOR(pg_catalog.->>) range_key, partitions, ttl_attribute "
+				  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", args);
 	if (SPI_processed == 0)
 	{
 		SPI_finish();
 		return NULL;
 	}
-	cxt = AllocSetContextCreate(CacheMemoryContext, "ddb_model table definition",
-								ALLOCSET_SMALL_SIZES);
+	/* under the caller's context until complete, so that an error leaks nothing */
+	cxt = AllocSetContextCreate(caller, "ddb_model table definition", ALLOCSET_SMALL_SIZES);
 	def = MemoryContextAllocZero(cxt, sizeof(TableDef));
 	def->cxt = cxt;
 	def->valid = true;
@@ -172,18 +206,18 @@ load_def(const char *table_name)
 	def->relation_name = spi_string(0, 2, cxt);
 	def->keys.hash_key = spi_string(0, 3, cxt);
 	def->keys.range_key = spi_string(0, 4, cxt);
-	def->keys.hash_type = spi_string(0, 5, cxt)[0];
-	def->keys.range_type = def->keys.range_key ? spi_string(0, 6, cxt)[0] : 0;
+	def->keys.hash_type = spi_key_type(0, 5, cxt);
+	def->keys.range_type = def->keys.range_key ? spi_key_type(0, 6, cxt) : 0;
 	def->partitions = atoi(spi_string(0, 7, cxt));
 	def->ttl_attribute = spi_string(0, 8, cxt);
 	def->relid = relation_oid(def->schema_name, def->relation_name);
 
-	SPI_execute_with_args("SELECT i.index_name, i.relation_name, i.hash_key, i.range_key, "
-						  "t.attribute_types->>i.hash_key, t.attribute_types->>i.range_key, "
-						  "i.projection_type, array_to_string(i.non_key_attributes, chr(1)) "
-						  "FROM ddb.indexes i JOIN ddb.tables t USING (table_name) "
-						  "WHERE i.table_name = $1 ORDER BY i.index_name",
-						  1, argtypes, args, NULL, true, 0);
+	catalog_query("SELECT i.index_name, i.relation_name, i.hash_key, i.range_key, "
+				  "t.attribute_types OPERATOR(pg_catalog.->>) i.hash_key, "
+				  "t.attribute_types OPERATOR(pg_catalog.->>) i.range_key, "
+				  "i.projection_type, pg_catalog.array_to_string(i.non_key_attributes, pg_catalog.chr(1)) "
+				  "FROM ddb.indexes i JOIN ddb.tables t USING (table_name) "
+				  "WHERE i.table_name OPERATOR(pg_catalog.=) $1 ORDER BY i.index_name", args);
 	def->nindexes = (int) SPI_processed;
 	def->indexes = MemoryContextAllocZero(cxt, sizeof(IndexDef) * Max(1, def->nindexes));
 	for (int r = 0; r < def->nindexes; r++)
@@ -196,8 +230,8 @@ load_def(const char *table_name)
 		index->relation_name = spi_string(r, 2, cxt);
 		index->keys.hash_key = spi_string(r, 3, cxt);
 		index->keys.range_key = spi_string(r, 4, cxt);
-		index->keys.hash_type = spi_string(r, 5, cxt)[0];
-		index->keys.range_type = index->keys.range_key ? spi_string(r, 6, cxt)[0] : 0;
+		index->keys.hash_type = spi_key_type(r, 5, cxt);
+		index->keys.range_type = index->keys.range_key ? spi_key_type(r, 6, cxt) : 0;
 		index->projection = strcmp(projection, "ALL") == 0 ? PROJECT_ALL :
 			strcmp(projection, "INCLUDE") == 0 ? PROJECT_INCLUDE : PROJECT_KEYS_ONLY;
 		index->relid = relation_oid(def->schema_name, index->relation_name);
@@ -215,6 +249,7 @@ load_def(const char *table_name)
 		}
 	}
 	SPI_finish();
+	MemoryContextSetParent(cxt, CacheMemoryContext);
 	return def;
 }
 
@@ -225,6 +260,7 @@ table_def_get(const char *table_name)
 	TableCacheEntry *entry;
 	bool		found;
 	TableDef   *def;
+	uint64		before;
 
 	if (strlen(table_name) >= TABLE_NAME_MAX)
 		table_def_report_missing(table_name);
@@ -234,9 +270,13 @@ table_def_get(const char *table_name)
 	if (entry && entry->def->valid)
 		return entry->def;
 
+	before = invalidation_count;
 	def = load_def(table_name);
 	if (def == NULL)
 		table_def_report_missing(table_name);
+	/* an invalidation that arrived while loading may concern what was read */
+	if (invalidation_count != before)
+		def->valid = false;
 	entry = hash_search(table_cache, table_name, HASH_ENTER, &found);
 	if (found)
 	{

@@ -120,6 +120,26 @@ SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"Attrib
                                     "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}');
 SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}],
                                     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p AND sk BETWEEN :b AND :a",
+     "ExpressionAttributeValues": {":p": {"S": "x"}, ":a": {"N": "1"}, ":b": {"N": "2"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Orders", "IndexName": "ByStatus", "ConsistentRead": true,
+     "KeyConditionExpression": "#s = :s", "ExpressionAttributeNames": {"#s": "status"},
+     "ExpressionAttributeValues": {":s": {"S": "OPEN"}}}');
+SELECT ddb.execute('BatchGetItem', '{"RequestItems": {"Orders": {"Keys": [
+    {"pk": {"S": "CUST#2"}, "sk": {"N": "3"}}, {"pk": {"S": "CUST#2"}, "sk": {"N": "3.0"}}]}}}');
+SELECT ddb.execute('BatchGetItem', '{"RequestItems": {}}');
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"Orders": []}}');
+-- hostile shapes are refused, never read out of bounds
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"Orders": [{"DeleteRequest": {"Key": ["ab", "pk"]}}]}}');
+SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": ["pk", "sk"]}');
+-- DynamoDB nests maps and lists 32 levels deep at most
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'Orders', 'Item', jsonb_build_object(
+    'pk', '{"S": "deep"}'::jsonb, 'sk', '{"N": "1"}'::jsonb, 'm', nest)))
+FROM (SELECT (repeat('{"L": [', 31) || '{"S": "x"}' || repeat(']}', 31))::jsonb AS nest) n;
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'Orders', 'Item', jsonb_build_object(
+    'pk', '{"S": "deep"}'::jsonb, 'sk', '{"N": "2"}'::jsonb, 'm', nest)))
+FROM (SELECT (repeat('{"L": [', 40) || '{"S": "x"}' || repeat(']}', 40))::jsonb AS nest) n;
+SELECT ddb.execute('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "deep"}, "sk": {"N": "1"}}}');
 SELECT ddb.execute('Frobnicate', '{}');
 SELECT ddb.execute('UpdateItem', '{"TableName": "Orders"}');
 SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}},
@@ -143,6 +163,16 @@ SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'Orders', 'Item', 
     'ttl', jsonb_build_object('N', (extract(epoch FROM now())::bigint - 1)::text))));
 SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST#3"}, "sk": {"N": "1"}}}');
 SELECT ddb.expire('Orders') AS expired;
+
+-- A table with a partition key alone: a page that ended on its one item is the last.
+SELECT ddb.execute('CreateTable', '{"TableName": "Single", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+                                    "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}') IS NOT NULL AS created;
+SELECT ddb.execute('PutItem', '{"TableName": "Single", "Item": {"id": {"S": "a"}}}');
+SELECT ddb.execute('Query', '{"TableName": "Single", "KeyConditionExpression": "id = :i",
+                              "ExpressionAttributeValues": {":i": {"S": "a"}}, "Limit": 1}');
+SELECT ddb.execute('Query', '{"TableName": "Single", "KeyConditionExpression": "id = :i",
+                              "ExpressionAttributeValues": {":i": {"S": "a"}}, "ExclusiveStartKey": {"id": {"S": "a"}}}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "Single"}') -> 'TableDescription' -> 'TableStatus';
 
 SELECT ddb.execute('DeleteTable', '{"TableName": "Orders"}') -> 'TableDescription' -> 'TableStatus';
 SELECT ddb.execute('ListTables', '{}');

@@ -78,6 +78,10 @@ SELECT ddb.get_item('Nope', 'Acme', 'x');
 SELECT * FROM ddb.query('Music', 'Acme', index_name => 'Nope');
 SELECT * FROM ddb.query('Music', 'Acme', 'like', 'x');
 SELECT * FROM ddb.query('Music', 42);
+SELECT * FROM ddb.query('Music', 'Acme', sk => 'x');
+SELECT ddb.item_expiry('Music', NULL) IS NULL AS strict_expiry;
+SELECT ddb.item_expiry('Music', '[1, 2]');
+SELECT * FROM ddb.index_entry('Music', 'ByAlbum', '{"Artist": "a", "SongTitle": "s", "Album": {"$B": 5}}');
 SELECT * FROM ddb.query('Music', 'Acme', '>', 42);
 SELECT count(*) AS items_after_failed_writes FROM ddb.scan('Music');
 
