@@ -32,7 +32,7 @@ mkdir -p "$OUT_DIR" "$SCRIPTS"
 
 install_packages
 build_and_install
-SERVER_OPTS="-c shared_buffers=2GB -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off"
+SERVER_OPTS="-c shared_buffers=6GB -c max_wal_size=8GB -c checkpoint_timeout=30min -c synchronous_commit=off"
 start_cluster
 trap stop_cluster EXIT
 psql_bench() { cluster_psql -q -v ON_ERROR_STOP=1 -d ddb_bench "$@"; }
