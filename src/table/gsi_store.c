@@ -56,19 +56,29 @@ open_target(IndexDef *index, Datum gpk, LOCKMODE lock)
 	return table_open(partoid, lock);
 }
 
-/* The row of an entry: gpk, [gsk,] pk, [sk,] item, expires_at, item_size. */
-static void
-entry_values(TupleDesc desc, const GsiEntry *entry, Datum *values, bool *nulls)
+/* The key columns of an entry, in table order: gpk, [gsk,] pk, [sk]; returns how many. */
+static int
+entry_keys(const GsiEntry *entry, Datum *keys)
 {
 	int			n = 0;
 
-	memset(nulls, false, sizeof(bool) * desc->natts);
-	values[n++] = entry->gpk;
+	keys[n++] = entry->gpk;
 	if (entry->gsk)
-		values[n++] = entry->gsk;
-	values[n++] = entry->pk;
+		keys[n++] = entry->gsk;
+	keys[n++] = entry->pk;
 	if (entry->sk)
-		values[n++] = entry->sk;
+		keys[n++] = entry->sk;
+	return n;
+}
+
+/* The row of an entry: its keys, then item, expires_at, item_size. */
+static void
+entry_values(TupleDesc desc, const GsiEntry *entry, Datum *values, bool *nulls)
+{
+	int			n;
+
+	memset(nulls, false, sizeof(bool) * desc->natts);
+	n = entry_keys(entry, values);
 	values[n] = entry->item ? JsonbPGetDatum(entry->item) : (Datum) 0;
 	nulls[n++] = entry->item == NULL;
 	values[n] = Int64GetDatum(entry->expires_at);
@@ -113,26 +123,16 @@ gsi_delete_entry(IndexDef *index, const GsiEntry *entry)
 	Relation	rel = open_target(index, entry->gpk, RowExclusiveLock);
 	Relation	pkindex = index_open(RelationGetPrimaryKeyIndex(rel), RowExclusiveLock);
 	Datum		keys[4];
-	int			nkeys = 0;
+	int			nkeys = entry_keys(entry, keys);
 	ScanKeyData scankeys[4];
 	IndexScanDesc scan;
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	/* every key column is a ddb_key in the same operator family */
+	Oid			eqproc = get_opcode(get_opfamily_member(pkindex->rd_opfamily[0], pkindex->rd_opcintype[0],
+														pkindex->rd_opcintype[0], BTEqualStrategyNumber));
 
-	keys[nkeys++] = entry->gpk;
-	if (entry->gsk)
-		keys[nkeys++] = entry->gsk;
-	keys[nkeys++] = entry->pk;
-	if (entry->sk)
-		keys[nkeys++] = entry->sk;
 	for (int i = 0; i < nkeys; i++)
-	{
-		Oid			opfamily = pkindex->rd_opfamily[i];
-		Oid			type = pkindex->rd_opcintype[i];
-		Oid			eq = get_opfamily_member(opfamily, type, type, BTEqualStrategyNumber);
-
-		ScanKeyInit(&scankeys[i], (AttrNumber) (i + 1), BTEqualStrategyNumber,
-					get_opcode(eq), keys[i]);
-	}
+		ScanKeyInit(&scankeys[i], (AttrNumber) (i + 1), BTEqualStrategyNumber, eqproc, keys[i]);
 
 	/*
 	 * SnapshotSelf: the entry may have been written by a transaction that
