@@ -190,7 +190,7 @@ if [ "$BIG_ITEMS" -gt 0 ]; then
 SELECT ddb.create_table('BenchBig', 'PK', 'S', 'SK', 'S');
 SELECT count(ddb.put_item('BenchBig', bench_item(i))) FROM generate_series(0, :big - 1) i;
 VACUUM ANALYZE "BenchBig";
-SELECT sum(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relname IN ('BenchBig', 'BenchBig_pkey') \g /dev/null
+SELECT sum(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relname IN ('BenchBig', 'BenchBig$pkey') \g /dev/null
 SQL
     for table in BenchNoGsi BenchBig; do
         users=$([ "$table" = BenchBig ] && echo $((BIG_ITEMS / 20)) || echo "$USERS")

@@ -359,11 +359,14 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = schema_name) THEN
         EXECUTE format('CREATE SCHEMA %I', schema_name);
     END IF;
+    -- the primary key is named "<relation>$pkey": "$" appears in no DynamoDB
+    -- name, so a table called "<name>_pkey" cannot collide with it
     EXECUTE format(
         'CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, expires_at bigint, '
-        'item_size integer NOT NULL, PRIMARY KEY (pk%s)) %s',
+        'item_size integer NOT NULL, CONSTRAINT %I PRIMARY KEY (pk%s)) %s',
         schema_name, rel,
         CASE WHEN range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
+        ddb.relation_name(rel || '$pkey'),
         CASE WHEN range_key IS NOT NULL THEN ', sk' ELSE '' END,
         CASE WHEN partitions > 0 THEN 'PARTITION BY HASH (pk)' ELSE '' END);
     PERFORM ddb.create_partitions(schema_name, rel, partitions);
@@ -437,10 +440,11 @@ BEGIN
     rel := ddb.relation_name(t.relation_name || ':' || index_name);
     EXECUTE format(
         'CREATE TABLE %I.%I (gpk ddb.ddb_key NOT NULL, %s pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, '
-        'expires_at bigint, item_size integer NOT NULL, PRIMARY KEY (gpk%s, pk%s)) %s',
+        'expires_at bigint, item_size integer NOT NULL, CONSTRAINT %I PRIMARY KEY (gpk%s, pk%s)) %s',
         t.schema_name, rel,
         CASE WHEN range_key IS NOT NULL THEN 'gsk ddb.ddb_key NOT NULL,' ELSE '' END,
         CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
+        ddb.relation_name(rel || '$pkey'),
         CASE WHEN range_key IS NOT NULL THEN ', gsk' ELSE '' END,
         CASE WHEN t.range_key IS NOT NULL THEN ', sk' ELSE '' END,
         CASE WHEN t.partitions > 0 THEN 'PARTITION BY HASH (gpk)' ELSE '' END);

@@ -119,6 +119,10 @@ SELECT ddb.create_index('Music', 'ByGenre', 'Genre');
 SELECT ddb.create_index('Music', 'ByYear', 'Year', 'S');
 SELECT ddb.create_index('Nope', 'ByYear', 'Year');
 
+-- A table may be called like another's primary key index.
+SELECT ddb.create_table('Music_pkey', 'id', schema_name => 'music');
+SELECT ddb.delete_table('Music_pkey');
+
 -- A hash-key-only table.
 SELECT ddb.create_table('Sessions', 'id', 'N', schema_name => 'music', partitions => :partitions);
 SELECT ddb.put_item('Sessions', '{"id": 42, "user": "ann"}');
