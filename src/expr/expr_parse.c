@@ -102,6 +102,13 @@ fail_syntax(Parser *p)
 	fail(p, message);
 }
 
+/* True for the white space the lexer skips. */
+static inline bool
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 /* True for the bytes of a name. */
 static inline bool
 is_name_char(char c)
@@ -137,7 +144,7 @@ next_token(Parser *p)
 	size_t		i = p->pos;
 	Token	   *t = &p->tok;
 
-	while (i < p->len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+	while (i < p->len && is_space(s[i]))
 		i++;
 	t->start = s + i;
 	t->len = 1;
@@ -295,7 +302,13 @@ parse_path(Parser *p)
 				fail_syntax(p);
 				return NULL;
 			}
-			for (int i = 0; i < p->tok.len && index < 1000000000L; i++)
+			/* nine digits at most: every index fits an int */
+			if (p->tok.len > 9)
+			{
+				fail(p, "The list index in a document path is too large");
+				return NULL;
+			}
+			for (int i = 0; i < p->tok.len; i++)
 				index = index * 10 + (p->tok.start[i] - '0');
 			steps[count].index = (int) index;
 			count++;
@@ -378,7 +391,7 @@ parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
 	return n;
 }
 
-/* True when the current token is a name immediately followed by '(' (a call). */
+/* True when the current token is a name followed by '(' (a call). */
 static bool
 at_call(Parser *p)
 {
@@ -386,7 +399,7 @@ at_call(Parser *p)
 
 	if (p->tok.kind != TOK_NAME)
 		return false;
-	while (i < p->len && p->text[i] == ' ')
+	while (i < p->len && is_space(p->text[i]))
 		i++;
 	return i < p->len && p->text[i] == '(';
 }
@@ -418,6 +431,11 @@ parse_operand(Parser *p)
 					 "The function is not allowed to be used this way in an expression; function: %s",
 					 expr_function_name(n->u.func.fn));
 			fail(p, message);
+			return NULL;
+		}
+		if (n && n->u.func.args[0]->kind != EXPR_PATH)
+		{
+			fail(p, "Incorrect operand type for operator or function; operator or function: size, operand type: not a document path");
 			return NULL;
 		}
 		return n;
@@ -485,7 +503,8 @@ parse_comparison(Parser *p)
 	}
 	if (p->tok.kind == TOK_IN)
 	{
-		ExprNode   *list[100];
+		/* from the arena: a 100-entry array here would sit in every recursion frame */
+		ExprNode  **list = arena_alloc(p, sizeof(ExprNode *) * 100);
 		int			count = 0;
 
 		next_token(p);
@@ -512,8 +531,7 @@ parse_comparison(Parser *p)
 		n = new_node(p, EXPR_IN, at);
 		n->u.in.operand = left;
 		n->u.in.nlist = count;
-		n->u.in.list = arena_alloc(p, sizeof(ExprNode *) * count);
-		memcpy(n->u.in.list, list, sizeof(ExprNode *) * count);
+		n->u.in.list = list;
 		return n;
 	}
 	fail_syntax(p);
