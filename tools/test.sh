@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
-# the dump/restore checks, the SQL examples of docs/ and the fuzz corpus replay, stops the cluster, and
+# the dump/restore and concurrency checks, the SQL examples of docs/ and the
+# fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
-# assertions + dump/restore checks + docs pages + replay).
+# assertions + dump/restore and concurrency checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
 install_packages
@@ -57,6 +58,15 @@ set -e
 cat "$LOG_DIR/dump.log"
 passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/dump.log" || true)))
 failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/dump.log" || true)))
+
+# Races between sessions: one count per check.
+echo "== concurrency"
+set +e
+bash "$ROOT/test/concurrency.sh" >"$LOG_DIR/concurrency.log" 2>&1
+set -e
+cat "$LOG_DIR/concurrency.log"
+passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/concurrency.log" || true)))
+failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/concurrency.log" || true)))
 
 # The SQL examples of docs/: one count per page.
 echo "== docs examples"

@@ -28,6 +28,7 @@
 #define PLAN_LOCK_OLD 1
 #define PLAN_DELETE 2
 #define PLAN_GET 3
+#define PLAN_INSERT_NEW 4
 #define PLAN_READ_FIRST 16		/* + read shape, see read_shape() */
 
 /* Parameters of read statements. */
@@ -272,7 +273,12 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 	nulls[3] = expires_at < 0 ? 'n' : ' ';
 
 	SPI_connect();
-	if (return_old)
+	/*
+	 * For the old item, lock it first.  When there is none, insert only if
+	 * still absent: a writer that created the item in between makes the
+	 * insert do nothing, and the loop locks and reads that item instead.
+	 */
+	while (return_old)
 	{
 		plan = SLOT_PLAN(&def->plans[PLAN_LOCK_OLD],
 						 psprintf("SELECT item, expires_at FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
@@ -280,7 +286,24 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 						 2, argtypes);
 		if (SPI_execute_plan(plan, args, nulls, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "ddb_model: PutItem failed to read the old item");
-		old = visible_old_item(cxt);
+		if (SPI_processed > 0)
+		{
+			old = visible_old_item(cxt);
+			break;
+		}
+		plan = SLOT_PLAN(&def->plans[PLAN_INSERT_NEW],
+						 psprintf("INSERT INTO %s (pk%s, item, expires_at, item_size) VALUES ($1%s, $3, $4, $5) "
+								  "ON CONFLICT (pk%s) DO NOTHING",
+								  rel, def->keys.range_key ? ", sk" : "", def->keys.range_key ? ", $2" : "",
+								  def->keys.range_key ? ", sk" : ""),
+						 5, argtypes);
+		if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "ddb_model: PutItem failed");
+		if (SPI_processed == 1)
+		{
+			SPI_finish();
+			return NULL;
+		}
 	}
 	plan = SLOT_PLAN(&def->plans[PLAN_PUT],
 					 psprintf("INSERT INTO %s AS t (pk%s, item, expires_at, item_size) VALUES ($1%s, $3, $4, $5) "
