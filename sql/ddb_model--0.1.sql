@@ -248,12 +248,17 @@ COMMENT ON TABLE ddb.indexes IS 'Global secondary indexes: key schema and projec
 SELECT pg_catalog.pg_extension_config_dump('ddb.tables', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb.indexes', '');
 
--- Any change to the catalog makes every backend reload its cached definitions.
+-- A change to the catalog makes every backend reload the definition of the
+-- table it is about (of every table, on TRUNCATE).
 CREATE FUNCTION ddb.catalog_changed() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_catalog_changed' LANGUAGE C;
-CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.tables
+CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.tables
+    FOR EACH ROW EXECUTE FUNCTION ddb.catalog_changed();
+CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.tables
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
-CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.indexes
+CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.indexes
+    FOR EACH ROW EXECUTE FUNCTION ddb.catalog_changed();
+CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.indexes
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
 
 -- Keeps the GSIs of a table (argument: its DynamoDB name) in step with its items.

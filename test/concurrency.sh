@@ -34,5 +34,23 @@ wait "$a_pid"
 check "PutItem ALL_OLD racing a create reports the item it replaced" "A" "$(cat "$WORK/b.out")"
 check "the later put wins" "B" "$(q -c "SELECT item->>'who' FROM public.\"Race\"")"
 
+# Session A has the table's definition cached when session B adds a second
+# GSI (the first created the maintenance trigger, which alone would reset
+# A's cache); A's next write must see the new index through the catalog's
+# invalidation, so the index misses nothing.
+q -c "SELECT ddb.create_index('Race', 'ByTeam', 'team')" >/dev/null
+{
+    echo "SELECT ddb.put_item('Race', '{\"pk\": \"a\", \"sk\": \"1\", \"owner\": \"ann\", \"team\": \"x\"}');"
+    echo "SELECT pg_sleep(1.5);"
+    echo "SELECT ddb.put_item('Race', '{\"pk\": \"a\", \"sk\": \"2\", \"owner\": \"bob\", \"team\": \"x\"}');"
+} | q >"$WORK/cache.out" 2>&1 &
+a_pid=$!
+sleep 0.5
+q -c "SELECT ddb.create_index('Race', 'ByOwner', 'owner')" >/dev/null
+wait "$a_pid"
+check "a GSI added by another session is kept by a session that had the table cached" \
+    "bob" "$(q -c "SELECT string_agg(item->>'owner', ',') FROM ddb.query('Race', 'bob', index_name => 'ByOwner') item")"
+check "no GSI mismatch after the concurrent index creation" "0" "$(q -c "SELECT count(*) FROM ddb.verify_gsi('Race')")"
+
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status

@@ -19,6 +19,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "../ddb_errors.h"
@@ -302,12 +303,70 @@ table_def_index(TableDef *def, const char *index_name)
 	return NULL;
 }
 
-/* Statement trigger on ddb.tables and ddb.indexes: every backend reloads. */
+/* The base relation of a DynamoDB table, or InvalidOid when it is gone. */
+static Oid
+base_relation(const char *table_name)
+{
+	Datum		args[1] = {CStringGetTextDatum(table_name)};
+	Oid			relid = InvalidOid;
+
+	SPI_connect();
+	catalog_query("SELECT schema_name, relation_name FROM ddb.tables "
+				  "WHERE table_name OPERATOR(pg_catalog.=) $1", args);
+	if (SPI_processed > 0)
+	{
+		char	   *schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		char	   *relation = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		Oid			nsp = get_namespace_oid(schema, true);
+
+		relid = OidIsValid(nsp) ? get_relname_relid(relation, nsp) : InvalidOid;
+	}
+	SPI_finish();
+	return relid;
+}
+
+/* The base relation a row of ddb.tables or ddb.indexes is about. */
+static Oid
+row_relation(Relation catalog, HeapTuple row)
+{
+	TupleDesc	desc = RelationGetDescr(catalog);
+	char	   *table_name = SPI_getvalue(row, desc, SPI_fnumber(desc, "table_name"));
+	int			schema_col = SPI_fnumber(desc, "schema_name");
+	Oid			nsp;
+
+	/* a ddb.indexes row names its table; the table's row is looked up */
+	if (schema_col <= 0)
+		return base_relation(table_name);
+	nsp = get_namespace_oid(SPI_getvalue(row, desc, schema_col), true);
+	return OidIsValid(nsp) ?
+		get_relname_relid(SPI_getvalue(row, desc, SPI_fnumber(desc, "relation_name")), nsp) : InvalidOid;
+}
+
+/*
+ * Trigger on ddb.tables and ddb.indexes: every backend reloads the
+ * definition of the table a changed row is about (all of them on TRUNCATE).
+ */
 Datum
 ddb_catalog_changed(PG_FUNCTION_ARGS)
 {
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "ddb.catalog_changed must be called as a trigger");
-	CacheInvalidateRelcacheAll();
+	if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+		CacheInvalidateRelcacheAll();
+	else
+	{
+		HeapTuple	rows[2] = {td->tg_trigtuple,
+		TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL};
+
+		for (int i = 0; i < 2; i++)
+		{
+			Oid			relid = rows[i] ? row_relation(td->tg_relation, rows[i]) : InvalidOid;
+
+			if (OidIsValid(relid))
+				CacheInvalidateRelcacheByRelid(relid);
+		}
+	}
 	PG_RETURN_POINTER(NULL);
 }
