@@ -21,7 +21,9 @@ OBJS = \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
 	src/expr/expr_parse.o \
+	src/expr/expr_eval.o \
 	src/api/request.o \
+	src/api/expr_host.o \
 	src/api/item_ops.o \
 	src/api/execute.o
 

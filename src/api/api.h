@@ -10,6 +10,7 @@
 #include "utils/jsonb.h"
 
 #include "../expr/expr.h"
+#include "../expr/expr_eval.h"
 #include "../table/item_store.h"
 
 /* The placeholders of a request and which of them expressions used. */
@@ -20,6 +21,21 @@ typedef struct Placeholders
 	List	   *used_names;		/* char * of the #names expressions used */
 	List	   *used_values;
 } Placeholders;
+
+/* The state of an evaluator host (expr_host.c) for one request's expression. */
+typedef struct HostContext
+{
+	Placeholders *ph;
+	const char *kind;			/* "FilterExpression", ... for messages */
+	JsonbContainer *item;		/* the item being evaluated */
+	List	   *values;			/* placeholder values converted so far */
+} HostContext;
+
+/* Sets up an evaluator host for one request's expression. */
+extern void api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *host);
+
+/* Resolves every placeholder of an expression, so that undefined ones fail before any row. */
+extern void api_check_placeholders(Placeholders *ph, const char *kind, const ExprNode *node);
 
 /* A request field; false when absent (or JSON null). */
 extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);

@@ -208,9 +208,13 @@ typedef struct PageBuilder
 	ReadRequest *req;
 	JsonbParseState *state;		/* the Items array, when items are returned */
 	bool		count_only;		/* Select COUNT */
-	int64		limit;			/* -1: none */
-	int64		count;
-	int64		bytes;
+	int64		limit;			/* -1: none; counts rows read, before the filter */
+	int64		count;			/* rows returned */
+	int64		scanned;		/* rows read */
+	int64		bytes;			/* of the rows read */
+	ExprNode   *filter;			/* FilterExpression, or NULL */
+	ExprHost	host;
+	HostContext host_ctx;
 	bool		more;			/* stopped early: LastEvaluatedKey is due */
 	RowKeys		last;
 	MemoryContext cxt;
@@ -240,20 +244,25 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	PageBuilder *page = (PageBuilder *) arg;
 	MemoryContext old;
 
-	/* the page already holds Limit items, or 1 MB: stop before this row */
-	if ((page->limit >= 0 && page->count >= page->limit) ||
-		(page->count > 0 && page->bytes + item_size > PAGE_MAX_BYTES))
+	/* the page has read Limit rows, or 1 MB: stop before this row */
+	if ((page->limit >= 0 && page->scanned >= page->limit) ||
+		(page->scanned > 0 && page->bytes + item_size > PAGE_MAX_BYTES))
 	{
 		page->more = true;
 		return false;
 	}
-	/* the tree holds pointers into the item, so it must outlive the SPI row */
-	old = MemoryContextSwitchTo(page->cxt);
-	if (!page->count_only)
-		item_push_dynamodb(&page->state, &DatumGetJsonbPCopy(JsonbPGetDatum(item))->root);
-	MemoryContextSwitchTo(old);
-	page->count++;
+	page->scanned++;
 	page->bytes += item_size;
+	page->host_ctx.item = &item->root;
+	if (page->filter == NULL || expr_eval_condition(page->filter, &page->host))
+	{
+		/* the tree holds pointers into the item, so it must outlive the SPI row */
+		old = MemoryContextSwitchTo(page->cxt);
+		if (!page->count_only)
+			item_push_dynamodb(&page->state, &DatumGetJsonbPCopy(JsonbPGetDatum(item))->root);
+		MemoryContextSwitchTo(old);
+		page->count++;
+	}
 	page->last.pk = copy_key(keys->pk, page->cxt);
 	page->last.sk = copy_key(keys->sk, page->cxt);
 	page->last.gpk = copy_key(keys->gpk, page->cxt);
@@ -261,9 +270,9 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	return true;
 }
 
-/* Runs a read and builds DynamoDB's Query/Scan response. */
+/* Runs a read (filtered when filter is set) and builds DynamoDB's Query/Scan response. */
 static Jsonb *
-read_response(Jsonb *request, ReadRequest *req)
+read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filter)
 {
 	PageBuilder page = {0};
 	char	   *select = api_string(request, "Select");
@@ -272,6 +281,9 @@ read_response(Jsonb *request, ReadRequest *req)
 
 	page.req = req;
 	page.cxt = CurrentMemoryContext;
+	page.filter = filter;
+	if (filter)
+		api_expr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
 	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
 	/* one row past the limit tells whether the page is the last */
 	req->batch_size = page.limit > 0 && page.limit < 256 ? (int) page.limit + 1 : 0;
@@ -297,15 +309,16 @@ read_response(Jsonb *request, ReadRequest *req)
 	if (!page.count_only)
 		pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
 	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
-	if (page.limit >= 0 && page.count == page.limit)
+	if (page.limit >= 0 && page.scanned == page.limit)
 		page.more = true;
 	push_key(&page.state, "Count");
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(page.count);
 	pushJsonbValue(&page.state, WJB_VALUE, &v);
 	push_key(&page.state, "ScannedCount");
+	v.val.numeric = int64_to_numeric(page.scanned);
 	pushJsonbValue(&page.state, WJB_VALUE, &v);
-	if (page.more && page.count > 0)
+	if (page.more && page.scanned > 0)
 	{
 		push_key(&page.state, "LastEvaluatedKey");
 		api_push_row_key(&page.state, req->def, req->index, &page.last);
@@ -429,6 +442,20 @@ apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *h
 	req->sk1 = condition_key_value(ctx, cond->u.compare.right, attribute, keys->range_type, true);
 }
 
+/* The FilterExpression of a Query or Scan, parsed and its placeholders checked, or NULL. */
+static ExprNode *
+request_filter(Jsonb *request, Placeholders *ctx)
+{
+	char	   *text = api_string(request, "FilterExpression");
+	ExprNode   *filter;
+
+	if (text == NULL)
+		return NULL;
+	filter = api_parse_condition(ctx, "FilterExpression", text);
+	api_check_placeholders(ctx, "FilterExpression", filter);
+	return filter;
+}
+
 /* Query. */
 Jsonb *
 api_query(Jsonb *request)
@@ -438,12 +465,12 @@ api_query(Jsonb *request)
 	char	   *index_name = api_string(request, "IndexName");
 	char	   *text = api_string(request, "KeyConditionExpression");
 	ExprNode   *cond;
+	ExprNode   *filter;
 	bool		have_hash = false;
 
 	req.def = request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.forward = api_bool(request, "ScanIndexForward", true);
-	reject_unsupported(request, "FilterExpression");
 	reject_unsupported(request, "ProjectionExpression");
 	reject_legacy(request);
 	if (text == NULL)
@@ -462,8 +489,9 @@ api_query(Jsonb *request)
 	if (!have_hash)
 		report_key_condition(psprintf("Query condition missed key schema element: %s",
 									  req.index ? req.index->keys.hash_key : req.def->keys.hash_key));
+	filter = request_filter(request, &ctx);
 	api_check_unused(&ctx);
-	return read_response(request, &req);
+	return read_response(request, &req, &ctx, filter);
 }
 
 /* Scan. */
@@ -471,6 +499,8 @@ Jsonb *
 api_scan(Jsonb *request)
 {
 	ReadRequest req = {0};
+	Placeholders ctx;
+	ExprNode   *filter;
 	char	   *index_name = api_string(request, "IndexName");
 	int64		segment = api_int(request, "Segment", 0, 999999);
 	int64		total = api_int(request, "TotalSegments", 1, 1000000);
@@ -479,10 +509,12 @@ api_scan(Jsonb *request)
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.scan = true;
 	req.forward = true;
-	reject_unsupported(request, "FilterExpression");
 	reject_unsupported(request, "ProjectionExpression");
 	reject_legacy(request);
-	reject_placeholders_without_expression(request);
+	api_expr_context(request, &ctx);
+	filter = request_filter(request, &ctx);
+	if (filter == NULL)
+		reject_placeholders_without_expression(request);
 	if ((segment >= 0) != (total >= 0))
 		ddb_validation_error(segment >= 0 ?
 							 "The TotalSegments parameter is required but was not present in the request when Segment parameter is present" :
@@ -495,7 +527,8 @@ api_scan(Jsonb *request)
 		req.segment = (int) segment;
 		req.total_segments = (int) total;
 	}
-	return read_response(request, &req);
+	api_check_unused(&ctx);
+	return read_response(request, &req, &ctx, filter);
 }
 
 /* One write of a BatchWriteItem, checked before any is applied. */
