@@ -24,6 +24,7 @@ OBJS = \
 	src/expr/expr_eval.o \
 	src/api/request.o \
 	src/api/expr_host.o \
+	src/api/projection.o \
 	src/api/item_ops.o \
 	src/api/execute.o
 

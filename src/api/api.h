@@ -61,6 +61,18 @@ extern void api_missing(const char *member) pg_attribute_noreturn();
 /* Reads ExpressionAttributeNames/Values of a request into a context. */
 extern void api_expr_context(Jsonb *request, Placeholders *ctx);
 
+/* Arena allocation for the expression parser: palloc in the current context. */
+extern void *api_palloc_arena(void *context, size_t size);
+
+/* A parsed ProjectionExpression (projection.c). */
+typedef struct ProjectionNode ProjectionNode;
+
+/* Parses a ProjectionExpression into its trie; NULL for a NULL text. */
+extern ProjectionNode *api_projection(Placeholders *ph, const char *text);
+
+/* The item as a ProjectionExpression projects it (a new natural item). */
+extern Jsonb *api_project(ProjectionNode *projection, Jsonb *item);
+
 /* Parses a condition expression of the request, raising DynamoDB's errors. */
 extern ExprNode *api_parse_condition(Placeholders *ctx, const char *kind, const char *text);
 

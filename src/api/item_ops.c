@@ -144,12 +144,22 @@ api_get_item(Jsonb *request)
 	Datum		pk;
 	Datum		sk;
 
-	reject_unsupported(request, "ProjectionExpression");
+	Placeholders ph;
+	ProjectionNode *projection;
+	Jsonb	   *item;
+
 	reject_legacy(request);
-	reject_placeholders_without_expression(request);
+	api_expr_context(request, &ph);
+	projection = api_projection(&ph, api_string(request, "ProjectionExpression"));
+	if (projection == NULL)
+		reject_placeholders_without_expression(request);
+	api_check_unused(&ph);
 	api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
-	return item_response("Item", store_get(def, pk, sk));
+	item = store_get(def, pk, sk);
+	if (item && projection)
+		item = api_project(projection, item);
+	return item_response("Item", item);
 }
 
 /* DeleteItem. */
@@ -213,6 +223,7 @@ typedef struct PageBuilder
 	int64		scanned;		/* rows read */
 	int64		bytes;			/* of the rows read */
 	ExprNode   *filter;			/* FilterExpression, or NULL */
+	ProjectionNode *projection; /* ProjectionExpression, or NULL */
 	ExprHost	host;
 	HostContext host_ctx;
 	bool		more;			/* stopped early: LastEvaluatedKey is due */
@@ -259,7 +270,9 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 		/* the tree holds pointers into the item, so it must outlive the SPI row */
 		old = MemoryContextSwitchTo(page->cxt);
 		if (!page->count_only)
-			item_push_dynamodb(&page->state, &DatumGetJsonbPCopy(JsonbPGetDatum(item))->root);
+			item_push_dynamodb(&page->state,
+							   page->projection ? &api_project(page->projection, item)->root
+							   : &DatumGetJsonbPCopy(JsonbPGetDatum(item))->root);
 		MemoryContextSwitchTo(old);
 		page->count++;
 	}
@@ -272,7 +285,8 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 
 /* Runs a read (filtered when filter is set) and builds DynamoDB's Query/Scan response. */
 static Jsonb *
-read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filter)
+read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filter,
+			  ProjectionNode *projection)
 {
 	PageBuilder page = {0};
 	char	   *select = api_string(request, "Select");
@@ -282,6 +296,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	page.req = req;
 	page.cxt = CurrentMemoryContext;
 	page.filter = filter;
+	page.projection = projection;
 	if (filter)
 		api_expr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
 	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
@@ -289,10 +304,14 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	req->batch_size = page.limit > 0 && page.limit < 256 ? (int) page.limit + 1 : 0;
 	if (select && strcmp(select, "COUNT") == 0)
 		page.count_only = true;
-	else if (select && strcmp(select, "ALL_ATTRIBUTES") != 0 &&
+	else if (select && strcmp(select, "ALL_ATTRIBUTES") != 0 && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0 &&
 			 !(strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && req->index))
 		ddb_validation_error("1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
 							 select);
+	if (projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
+		ddb_validation_error("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get %s", select);
+	if (!projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0)
+		ddb_validation_error("Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
 	if (api_bool(request, "ConsistentRead", false) && req->index)
 		ddb_validation_error("Consistent reads are not supported on global secondary indexes");
 	if (start)
@@ -466,12 +485,12 @@ api_query(Jsonb *request)
 	char	   *text = api_string(request, "KeyConditionExpression");
 	ExprNode   *cond;
 	ExprNode   *filter;
+	ProjectionNode *projection;
 	bool		have_hash = false;
 
 	req.def = request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.forward = api_bool(request, "ScanIndexForward", true);
-	reject_unsupported(request, "ProjectionExpression");
 	reject_legacy(request);
 	if (text == NULL)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
@@ -490,8 +509,9 @@ api_query(Jsonb *request)
 		report_key_condition(psprintf("Query condition missed key schema element: %s",
 									  req.index ? req.index->keys.hash_key : req.def->keys.hash_key));
 	filter = request_filter(request, &ctx);
+	projection = api_projection(&ctx, api_string(request, "ProjectionExpression"));
 	api_check_unused(&ctx);
-	return read_response(request, &req, &ctx, filter);
+	return read_response(request, &req, &ctx, filter, projection);
 }
 
 /* Scan. */
@@ -501,6 +521,7 @@ api_scan(Jsonb *request)
 	ReadRequest req = {0};
 	Placeholders ctx;
 	ExprNode   *filter;
+	ProjectionNode *projection;
 	char	   *index_name = api_string(request, "IndexName");
 	int64		segment = api_int(request, "Segment", 0, 999999);
 	int64		total = api_int(request, "TotalSegments", 1, 1000000);
@@ -509,11 +530,11 @@ api_scan(Jsonb *request)
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.scan = true;
 	req.forward = true;
-	reject_unsupported(request, "ProjectionExpression");
 	reject_legacy(request);
 	api_expr_context(request, &ctx);
 	filter = request_filter(request, &ctx);
-	if (filter == NULL)
+	projection = api_projection(&ctx, api_string(request, "ProjectionExpression"));
+	if (filter == NULL && projection == NULL)
 		reject_placeholders_without_expression(request);
 	if ((segment >= 0) != (total >= 0))
 		ddb_validation_error(segment >= 0 ?
@@ -528,7 +549,7 @@ api_scan(Jsonb *request)
 		req.total_segments = (int) total;
 	}
 	api_check_unused(&ctx);
-	return read_response(request, &req, &ctx, filter);
+	return read_response(request, &req, &ctx, filter, projection);
 }
 
 /* One write of a BatchWriteItem, checked before any is applied. */
@@ -664,6 +685,8 @@ api_batch_get_item(Jsonb *request)
 	JsonbParseState *state = NULL;
 	int			total = 0;
 	List	   *seen;
+	Placeholders ph;
+	ProjectionNode *projection;
 
 	if (tables == NULL)
 		api_missing("requestItems");
@@ -692,7 +715,12 @@ api_batch_get_item(Jsonb *request)
 			ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
 							errmsg("KeysAndAttributes must be an object")));
 		spec = JsonbValueToJsonb(&v);
-		reject_unsupported(spec, "ProjectionExpression");
+		reject_legacy(spec);
+		api_expr_context(spec, &ph);
+		projection = api_projection(&ph, api_string(spec, "ProjectionExpression"));
+		if (projection == NULL)
+			reject_placeholders_without_expression(spec);
+		api_check_unused(&ph);
 		if (!api_field(spec, "Keys", &keys))
 			api_missing("keys");
 		push_key(&state, name);
@@ -722,6 +750,8 @@ api_batch_get_item(Jsonb *request)
 					ddb_validation_error("Provided list of item keys contains duplicates");
 			seen = lappend(lappend(seen, DatumGetPointer(pk)), DatumGetPointer(sk));
 			item = store_get(def, pk, sk);
+			if (item && projection)
+				item = api_project(projection, item);
 			if (item)
 				item_push_dynamodb(&state, &item->root);
 		}

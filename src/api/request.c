@@ -135,8 +135,8 @@ api_expr_context(Jsonb *request, Placeholders *ctx)
 }
 
 /* Arena allocation for the expression parser: palloc in the current context. */
-static void *
-palloc_arena(void *context, size_t size)
+void *
+api_palloc_arena(void *context, size_t size)
 {
 	return palloc(size);
 }
@@ -145,7 +145,7 @@ palloc_arena(void *context, size_t size)
 ExprNode *
 api_parse_condition(Placeholders *ctx, const char *kind, const char *text)
 {
-	ExprArena	arena = {palloc_arena, NULL};
+	ExprArena	arena = {api_palloc_arena, NULL};
 	ExprError	error;
 	ExprNode   *root = expr_parse_condition(text, strlen(text), &arena, &error);
 

@@ -136,6 +136,17 @@ struct ExprNode
 extern ExprNode *expr_parse_condition(const char *text, size_t len, ExprArena *arena,
 									  ExprError *error);
 
+/* A ProjectionExpression: the document paths to return. */
+typedef struct ExprProjection
+{
+	ExprNode  **paths;			/* EXPR_PATH nodes */
+	int			npaths;
+} ExprProjection;
+
+/* Parses a ProjectionExpression: path (',' path)*. */
+extern bool expr_parse_projection(const char *text, size_t len, ExprArena *arena,
+								  ExprProjection *out, ExprError *error);
+
 /* The comparator's text ("=", "<>", ...). */
 extern const char *expr_compare_op_name(ExprCompareOp op);
 

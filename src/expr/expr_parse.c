@@ -639,6 +639,55 @@ expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *
 	return p.failed ? NULL : root;
 }
 
+/* Parses a ProjectionExpression: path (',' path)*. */
+bool
+expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjection *out,
+					  ExprError *error)
+{
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, arena, error, false};
+	int			cap = 8;
+
+	out->npaths = 0;
+	out->paths = NULL;
+	if (len > EXPR_MAX_LENGTH)
+	{
+		snprintf(error->message, sizeof(error->message),
+				 "Expression size has exceeded the maximum allowed size; expression size: %zu", len);
+		error->position = 0;
+		return false;
+	}
+	next_token(&p);
+	if (p.tok.kind == TOK_EOF)
+	{
+		snprintf(error->message, sizeof(error->message), "The expression can not be empty;");
+		error->position = 0;
+		return false;
+	}
+	out->paths = arena_alloc(&p, sizeof(ExprNode *) * cap);
+	for (;;)
+	{
+		ExprNode   *path = parse_path(&p);
+
+		if (path == NULL)
+			return false;
+		if (out->npaths == cap)
+		{
+			ExprNode  **bigger = arena_alloc(&p, sizeof(ExprNode *) * cap * 2);
+
+			memcpy(bigger, out->paths, sizeof(ExprNode *) * cap);
+			out->paths = bigger;
+			cap *= 2;
+		}
+		out->paths[out->npaths++] = path;
+		if (p.tok.kind != TOK_COMMA)
+			break;
+		next_token(&p);
+	}
+	if (p.tok.kind != TOK_EOF)
+		fail_syntax(&p);
+	return !p.failed;
+}
+
 /* The comparator's text. */
 const char *
 expr_compare_op_name(ExprCompareOp op)

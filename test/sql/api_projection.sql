@@ -1,0 +1,47 @@
+-- ProjectionExpression on GetItem, Query, Scan and BatchGetItem: top-level
+-- attributes, nested map keys, list elements (kept in index order), and
+-- DynamoDB's overlap and conflict errors.
+\set SHOW_CONTEXT never
+SELECT ddb.create_table('Proj', 'pk', 'S', 'sk', 'N');
+SELECT ddb.put_item('Proj', '{"pk": "a", "sk": 1, "name": "Ann",
+    "info": {"lang": "en", "rating": 4, "deep": {"x": 1, "y": 2}},
+    "cast": ["p", "q", "r", {"n": 1, "m": 2}], "odd": {"$B": "AAE=", "other": 1}}');
+SELECT ddb.put_item('Proj', '{"pk": "a", "sk": 2, "name": "Bo", "cast": ["s"]}');
+
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "#n, info.deep.y, #c[3].m, #c[0], missing, info.nope",
+    "ExpressionAttributeNames": {"#n": "name", "#c": "cast"}}');
+-- a map key that looks like a wrapper stays a map key
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "odd.#b", "ExpressionAttributeNames": {"#b": "$B"}}');
+-- list elements come back in index order, whatever order they were asked in
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "#c[2], #c[0], #c[9]", "ExpressionAttributeNames": {"#c": "cast"}}');
+-- nothing asked for is there: an empty item, still found
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "2"}},
+    "ProjectionExpression": "info.lang"}');
+SELECT ddb.execute('Query', '{"TableName": "Proj", "KeyConditionExpression": "pk = :p",
+    "ProjectionExpression": "sk, #n", "ExpressionAttributeNames": {"#n": "name"},
+    "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "SPECIFIC_ATTRIBUTES"}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "ProjectionExpression": "#c[0]",
+    "ExpressionAttributeNames": {"#c": "cast"}, "FilterExpression": "sk > :one",
+    "ExpressionAttributeValues": {":one": {"N": "1"}}}');
+SELECT ddb.execute('BatchGetItem', '{"RequestItems": {"Proj": {"Keys": [{"pk": {"S": "a"}, "sk": {"N": "1"}}],
+    "ProjectionExpression": "#c[1]", "ExpressionAttributeNames": {"#c": "cast"}}}}');
+
+-- Errors.
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "info, info.lang"}');
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "name, name"}');
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "cast[0], cast.x"}');
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "name,"}');
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "#x"}');
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "name", "ExpressionAttributeNames": {"#x": "x"}}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "ProjectionExpression": "pk", "Select": "ALL_ATTRIBUTES"}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "Select": "SPECIFIC_ATTRIBUTES"}');
+SELECT ddb.delete_table('Proj');
