@@ -34,6 +34,24 @@ wait "$a_pid"
 check "PutItem ALL_OLD racing a create reports the item it replaced" "A" "$(cat "$WORK/b.out")"
 check "the later put wins" "B" "$(q -c "SELECT item->>'who' FROM public.\"Race\"")"
 
+# Two sessions create one item under attribute_not_exists: A has inserted
+# and holds its transaction open while B tries; B must wait, then fail the
+# condition (exactly one wins), and A's item must be the one stored.
+create='{"TableName": "Race", "Item": {"pk": {"S": "once"}, "sk": {"S": "1"}, "who": {"S": "%s"}}, "ConditionExpression": "attribute_not_exists(pk)"}'
+{
+    echo "BEGIN;"
+    echo "SELECT ddb.execute('PutItem', '$(printf "$create" A)');"
+    echo "SELECT pg_sleep(1.5);"
+    echo "COMMIT;"
+} | q >"$WORK/once-a.out" 2>&1 &
+a_pid=$!
+sleep 0.5
+psql -X -q -At -d "$DB" -c "SELECT ddb.execute('PutItem', '$(printf "$create" B)')" >"$WORK/once-b.out" 2>&1
+wait "$a_pid"
+check "of two racing conditional creates exactly one wins" "yes" \
+    "$(grep -q 'ConditionalCheckFailedException' "$WORK/once-b.out" && echo yes)"
+check "the winner's item is the one stored" "A" "$(q -c "SELECT item->>'who' FROM public.\"Race\" WHERE pk = 'once'")"
+
 # Session A has the table's definition cached when session B adds a second
 # GSI (the first created the maintenance trigger, which alone would reset
 # A's cache); A's next write must see the new index through the catalog's

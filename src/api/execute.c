@@ -201,7 +201,9 @@ ddb_execute(PG_FUNCTION_ARGS)
 		if (type == NULL)
 			PG_RE_THROW();
 		FlushErrorState();
-		edata->detail = error_body(type, edata->message);
+		/* an error that already carries its body (with an Item, say) keeps it */
+		if (edata->detail == NULL || edata->detail[0] != '{' || strstr(edata->detail, "\"__type\"") == NULL)
+			edata->detail = error_body(type, edata->message);
 		edata->context = NULL;
 		ReThrowError(edata);
 	}

@@ -6,6 +6,7 @@
 #include "postgres.h"
 
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
@@ -118,6 +119,90 @@ return_all_old(Jsonb *request)
 	return false;
 }
 
+/* A ConditionExpression to check under the item's row lock. */
+typedef struct RequestCondition
+{
+	ExprNode   *cond;
+	ExprHost	host;
+	HostContext host_ctx;
+	Jsonb	   *empty;			/* the item a missing item is checked as */
+} RequestCondition;
+
+/* WriteCondition callback: does the condition hold for the current item? */
+static bool
+condition_holds(void *arg, Jsonb *current)
+{
+	RequestCondition *rc = (RequestCondition *) arg;
+
+	rc->host_ctx.item = &(current ? current : rc->empty)->root;
+	return expr_eval_condition(rc->cond, &rc->host);
+}
+
+/* The request's ConditionExpression as a WriteCondition, or NULL when it has none. */
+static WriteCondition *
+request_condition(Jsonb *request, Placeholders *ph)
+{
+	char	   *text = api_string(request, "ConditionExpression");
+	RequestCondition *rc;
+	WriteCondition *wc;
+
+	if (text == NULL)
+		return NULL;
+	rc = palloc0(sizeof(RequestCondition));
+	rc->cond = api_parse_condition(ph, "ConditionExpression", text);
+	api_check_placeholders(ph, "ConditionExpression", rc->cond);
+	api_expr_host(&rc->host_ctx, ph, "ConditionExpression", &rc->host);
+	rc->empty = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+	wc = palloc(sizeof(WriteCondition));
+	wc->holds = condition_holds;
+	wc->arg = rc;
+	return wc;
+}
+
+/*
+ * Raises ConditionalCheckFailedException, with the current item in its body
+ * when ReturnValuesOnConditionCheckFailure is ALL_OLD.
+ */
+static void
+report_condition_failed(Jsonb *request, Jsonb *current)
+{
+	char	   *rv = api_string(request, "ReturnValuesOnConditionCheckFailure");
+	JsonbParseState *state = NULL;
+	JsonbValue	v;
+	const char *message = "The conditional request failed";
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	push_key(&state, "__type");
+	v.type = jbvString;
+	v.val.string.val = "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException";
+	v.val.string.len = (int) strlen(v.val.string.val);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	push_key(&state, "message");
+	v.val.string.val = (char *) message;
+	v.val.string.len = (int) strlen(message);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	if (rv && strcmp(rv, "ALL_OLD") == 0 && current)
+	{
+		push_key(&state, "Item");
+		item_push_dynamodb(&state, &current->root);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_CONDITIONAL_CHECK_FAILED),
+			 errmsg("%s", message),
+			 errdetail("%s", JsonbToCString(NULL, &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root, 0))));
+}
+
+/* Checks ReturnValuesOnConditionCheckFailure: NONE or ALL_OLD. */
+static void
+check_return_on_failure(Jsonb *request)
+{
+	char	   *rv = api_string(request, "ReturnValuesOnConditionCheckFailure");
+
+	if (rv && strcmp(rv, "NONE") != 0 && strcmp(rv, "ALL_OLD") != 0)
+		ddb_validation_error("1 validation error detected: Value '%s' at 'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
+							 rv);
+}
+
 /* PutItem. */
 Jsonb *
 api_put_item(Jsonb *request)
@@ -125,15 +210,22 @@ api_put_item(Jsonb *request)
 	TableDef   *def = request_table(request);
 	JsonbContainer *item = api_object(request, "Item");
 	bool		all_old = return_all_old(request);
-	Jsonb	   *old;
+	Placeholders ph;
+	WriteCondition *cond;
+	Jsonb	   *old = NULL;
 
 	if (item == NULL)
 		api_missing("item");
-	reject_unsupported(request, "ConditionExpression");
 	reject_legacy(request);
-	reject_placeholders_without_expression(request);
-	old = store_put(def, item_from_dynamodb(item), all_old);
-	return item_response("Attributes", old);
+	check_return_on_failure(request);
+	api_expr_context(request, &ph);
+	cond = request_condition(request, &ph);
+	if (cond == NULL)
+		reject_placeholders_without_expression(request);
+	api_check_unused(&ph);
+	if (!store_put(def, item_from_dynamodb(item), cond, (all_old || cond) ? &old : NULL))
+		report_condition_failed(request, old);
+	return item_response("Attributes", all_old ? old : NULL);
 }
 
 /* GetItem. */
@@ -168,15 +260,22 @@ api_delete_item(Jsonb *request)
 {
 	TableDef   *def = request_table(request);
 	bool		all_old = return_all_old(request);
+	Placeholders ph;
+	WriteCondition *cond;
 	Datum		pk;
 	Datum		sk;
-	Jsonb	   *old;
+	Jsonb	   *old = NULL;
 
-	reject_unsupported(request, "ConditionExpression");
 	reject_legacy(request);
-	reject_placeholders_without_expression(request);
+	check_return_on_failure(request);
+	api_expr_context(request, &ph);
+	cond = request_condition(request, &ph);
+	if (cond == NULL)
+		reject_placeholders_without_expression(request);
+	api_check_unused(&ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
-	old = store_delete(def, pk, sk);
+	if (!store_delete(def, pk, sk, cond, &old))
+		report_condition_failed(request, old);
 	return all_old ? item_response("Attributes", old) : empty_response();
 }
 
@@ -662,9 +761,9 @@ api_batch_write_item(Jsonb *request)
 	for (int i = 0; i < n; i++)
 	{
 		if (writes[i].item)
-			store_put(writes[i].def, writes[i].item, false);
+			store_put(writes[i].def, writes[i].item, NULL, NULL);
 		else
-			store_delete(writes[i].def, writes[i].pk, writes[i].sk);
+			store_delete(writes[i].def, writes[i].pk, writes[i].sk, NULL, NULL);
 	}
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_key(&state, "UnprocessedItems");

@@ -43,13 +43,13 @@ ddb_put_item(PG_FUNCTION_ARGS)
 {
 	TableDef   *def = table_arg(fcinfo, 0);
 	Jsonb	   *item;
-	Jsonb	   *old;
+	Jsonb	   *old = NULL;
 
 	if (PG_ARGISNULL(1))
 		ddb_validation_error("The item must not be null");
 	item = item_canonical(&PG_GETARG_JSONB_P(1)->root);
-	old = store_put(def, item, !PG_ARGISNULL(2) && PG_GETARG_BOOL(2));
-	if (old == NULL)
+	store_put(def, item, NULL, !PG_ARGISNULL(2) && PG_GETARG_BOOL(2) ? &old : NULL);
+	if (PG_ARGISNULL(2) || !PG_GETARG_BOOL(2) || old == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(old);
 }
@@ -78,7 +78,7 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(1))
 		ddb_validation_error("The provided key element does not match the schema");
-	old = store_delete(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2));
+	store_delete(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2), NULL, &old);
 	if (old == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(old);

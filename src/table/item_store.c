@@ -238,9 +238,23 @@ store_get(TableDef *def, Datum pk, Datum sk)
 	return item;
 }
 
-/* Writes a canonical natural item; returns the old visible item if asked. */
-Jsonb *
-store_put(TableDef *def, Jsonb *item, bool return_old)
+/* Runs the lock-read of an item; true when its row exists (now locked). */
+static bool
+lock_current(TableDef *def, Datum *args, char *nulls, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SLOT_PLAN(&def->plans[PLAN_LOCK_OLD],
+								 psprintf("SELECT item, expires_at FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
+										  qualified(def, def->relation_name), sort_key_match(def)),
+								 2, argtypes);
+
+	if (SPI_execute_plan(plan, args, nulls, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not lock the current item");
+	return SPI_processed > 0;
+}
+
+/* Writes a canonical natural item, checking cond under the row lock. */
+bool
+store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			keytype = ddb_key_type_oid();
@@ -249,7 +263,6 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	int64		size = item_size(&item->root);
 	int64		expires_at;
-	Jsonb	   *old = NULL;
 	const char *rel;
 	SPIPlanPtr	plan;
 
@@ -262,6 +275,8 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 	def = table_def_get(def->name);
 	expires_at = store_item_expiry(def, &item->root);
 	rel = qualified(def, def->relation_name);
+	if (old)
+		*old = NULL;
 
 	if (size > ITEM_MAX_SIZE)
 		ddb_validation_error("Item size has exceeded the maximum allowed size");
@@ -274,21 +289,30 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 
 	SPI_connect();
 	/*
-	 * For the old item, lock it first.  When there is none, insert only if
-	 * still absent: a writer that created the item in between makes the
-	 * insert do nothing, and the loop locks and reads that item instead.
+	 * With a condition or for the old item, lock the current item first.
+	 * When there is none, insert only if still absent: a writer that created
+	 * the item in between makes the insert do nothing, and the loop locks
+	 * and checks that item instead (so of two creators one wins, the other
+	 * fails the condition).
 	 */
-	while (return_old)
+	while (cond || old)
 	{
-		plan = SLOT_PLAN(&def->plans[PLAN_LOCK_OLD],
-						 psprintf("SELECT item, expires_at FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
-								  rel, sort_key_match(def)),
-						 2, argtypes);
-		if (SPI_execute_plan(plan, args, nulls, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "ddb_model: PutItem failed to read the old item");
-		if (SPI_processed > 0)
+		Jsonb	   *current = NULL;
+		bool		exists = lock_current(def, args, nulls, argtypes);
+
+		if (exists)
+			current = visible_old_item(cxt);
+		if (cond && !cond->holds(cond->arg, current))
 		{
-			old = visible_old_item(cxt);
+			if (old)
+				*old = current;
+			SPI_finish();
+			return false;
+		}
+		if (exists)
+		{
+			if (old)
+				*old = current;
 			break;
 		}
 		plan = SLOT_PLAN(&def->plans[PLAN_INSERT_NEW],
@@ -302,7 +326,7 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 		if (SPI_processed == 1)
 		{
 			SPI_finish();
-			return NULL;
+			return true;
 		}
 	}
 	plan = SLOT_PLAN(&def->plans[PLAN_PUT],
@@ -315,12 +339,12 @@ store_put(TableDef *def, Jsonb *item, bool return_old)
 	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "ddb_model: PutItem failed");
 	SPI_finish();
-	return old;
+	return true;
 }
 
-/* Deletes an item; returns the old visible item, or NULL. */
-Jsonb *
-store_delete(TableDef *def, Datum pk, Datum sk)
+/* Deletes an item, checking cond under the row lock. */
+bool
+store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Jsonb **old)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			keytype = ddb_key_type_oid();
@@ -328,19 +352,42 @@ store_delete(TableDef *def, Datum pk, Datum sk)
 	Datum		args[2] = {pk, sk};
 	char		nulls[2] = {' ', sk ? ' ' : 'n'};
 	SPIPlanPtr	plan;
-	Jsonb	   *old;
+	Jsonb	   *current = NULL;
 
 	store_check_key(def, pk, sk);
+	if (old)
+		*old = NULL;
 	SPI_connect();
+	if (cond)
+	{
+		bool		exists = lock_current(def, args, nulls, argtypes);
+
+		if (exists)
+			current = visible_old_item(cxt);
+		if (old)
+			*old = current;
+		if (!cond->holds(cond->arg, current))
+		{
+			SPI_finish();
+			return false;
+		}
+		/* the condition held for an absent item: nothing to delete */
+		if (!exists)
+		{
+			SPI_finish();
+			return true;
+		}
+	}
 	plan = SLOT_PLAN(&def->plans[PLAN_DELETE],
 					 psprintf("DELETE FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s RETURNING item, expires_at",
 							  qualified(def, def->relation_name), sort_key_match(def)),
 					 2, argtypes);
 	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "ddb_model: DeleteItem failed");
-	old = visible_old_item(cxt);
+	if (old && !cond)
+		*old = visible_old_item(cxt);
 	SPI_finish();
-	return old;
+	return true;
 }
 
 /* The SQL condition of a sort key operator on column c, over $2 (and $3). */

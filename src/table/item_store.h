@@ -62,11 +62,23 @@ extern void store_read(ReadRequest *req, RowCallback cb, void *arg);
 /* The visible item with this key, or NULL (copied into the current context). */
 extern Jsonb *store_get(TableDef *def, Datum pk, Datum sk);
 
-/* Writes a canonical natural item; returns the old visible item if asked, else NULL. */
-extern Jsonb *store_put(TableDef *def, Jsonb *item, bool return_old);
+/* A condition a write checks against the current item, under the item's row lock. */
+typedef struct WriteCondition
+{
+	bool		(*holds) (void *arg, Jsonb *current);	/* current: the visible item, or NULL */
+	void	   *arg;
+} WriteCondition;
 
-/* Deletes an item; returns the old visible item, or NULL. */
-extern Jsonb *store_delete(TableDef *def, Datum pk, Datum sk);
+/*
+ * Writes a canonical natural item.  Returns false, writing nothing, when
+ * cond (if any) does not hold; *old (if asked) receives the visible item
+ * that was replaced, or that failed the condition.
+ */
+extern bool store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old);
+
+/* Deletes an item, like store_put: false when cond does not hold. */
+extern bool store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond,
+						 Jsonb **old);
 
 /* Extracts and checks the table keys of a canonical natural item. */
 extern void store_item_keys(TableDef *def, Jsonb *item, Datum *pk, Datum *sk);
