@@ -25,6 +25,7 @@ OBJS = \
 	src/api/request.o \
 	src/api/expr_host.o \
 	src/api/projection.o \
+	src/api/update.o \
 	src/api/item_ops.o \
 	src/api/execute.o
 

@@ -70,6 +70,12 @@ typedef struct ProjectionNode ProjectionNode;
 /* Parses a ProjectionExpression into its trie; NULL for a NULL text. */
 extern ProjectionNode *api_projection(Placeholders *ph, const char *text);
 
+/* The trie of document paths, raising DynamoDB's overlap and conflict errors. */
+extern ProjectionNode *api_path_trie(Placeholders *ph, const char *kind, ExprNode **paths, int npaths);
+
+/* Applies an UpdateExpression to an item (update.c); returns the new canonical item. */
+extern Jsonb *api_apply_update(const ExprUpdate *update, Placeholders *ph, Jsonb *item);
+
 /* The item as a ProjectionExpression projects it (a new natural item). */
 extern Jsonb *api_project(ProjectionNode *projection, Jsonb *item);
 
@@ -96,6 +102,7 @@ extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *i
 extern Jsonb *api_put_item(Jsonb *request);
 extern Jsonb *api_get_item(Jsonb *request);
 extern Jsonb *api_delete_item(Jsonb *request);
+extern Jsonb *api_update_item(Jsonb *request);
 extern Jsonb *api_query(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);

@@ -42,6 +42,7 @@ static const struct
 	{"PutItem", api_put_item},
 	{"GetItem", api_get_item},
 	{"DeleteItem", api_delete_item},
+	{"UpdateItem", api_update_item},
 	{"Query", api_query},
 	{"Scan", api_scan},
 	{"BatchWriteItem", api_batch_write_item},
@@ -64,7 +65,7 @@ static const struct
 
 /* DynamoDB actions this version does not serve yet (refused, not "unknown"). */
 static const char *const pending_operations[] = {
-	"UpdateItem", "TransactWriteItems", "TransactGetItems", "UpdateTable",
+	"TransactWriteItems", "TransactGetItems", "UpdateTable",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 	"TagResource", "UntagResource", "ListTagsOfResource",
 };

@@ -372,6 +372,8 @@ api_check_placeholders(Placeholders *ph, const char *kind, const ExprNode *node)
 			return;
 		case EXPR_AND:
 		case EXPR_OR:
+		case EXPR_PLUS:
+		case EXPR_MINUS:
 			api_check_placeholders(ph, kind, node->u.logic.left);
 			api_check_placeholders(ph, kind, node->u.logic.right);
 			return;

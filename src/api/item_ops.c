@@ -279,6 +279,133 @@ api_delete_item(Jsonb *request)
 	return all_old ? item_response("Attributes", old) : empty_response();
 }
 
+/* What an UpdateItem applies to the current item (or to the key of an absent one). */
+typedef struct UpdateChange
+{
+	TableDef   *def;
+	Datum		pk;
+	Datum		sk;
+	ExprUpdate *update;			/* NULL: the item is only created if absent */
+	Placeholders *ph;
+} UpdateChange;
+
+/* The item an UpdateItem starts from when none exists: its key attributes. */
+static Jsonb *
+key_only_item(UpdateChange *uc)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k;
+	JsonbValue	v;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = uc->def->keys.hash_key;
+	k.val.string.len = (int) strlen(uc->def->keys.hash_key);
+	pushJsonbValue(&state, WJB_KEY, &k);
+	item_key_to_value(uc->pk, &v);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	if (uc->def->keys.range_key)
+	{
+		k.val.string.val = uc->def->keys.range_key;
+		k.val.string.len = (int) strlen(uc->def->keys.range_key);
+		pushJsonbValue(&state, WJB_KEY, &k);
+		item_key_to_value(uc->sk, &v);
+		pushJsonbValue(&state, WJB_VALUE, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* WriteChange callback: the updated item. */
+static Jsonb *
+apply_update(void *arg, Jsonb *current)
+{
+	UpdateChange *uc = (UpdateChange *) arg;
+	Jsonb	   *base = current ? current : key_only_item(uc);
+
+	return uc->update ? api_apply_update(uc->update, uc->ph, base) : base;
+}
+
+/* ReturnValues of UpdateItem: NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW. */
+static const char *
+update_return_values(Jsonb *request)
+{
+	static const char *const allowed[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"};
+	char	   *rv = api_string(request, "ReturnValues");
+
+	if (rv == NULL)
+		return "NONE";
+	for (size_t i = 0; i < lengthof(allowed); i++)
+		if (strcmp(rv, allowed[i]) == 0)
+			return allowed[i];
+	ddb_validation_error("Return values set to invalid value");
+	return NULL;
+}
+
+/* UpdateItem. */
+Jsonb *
+api_update_item(Jsonb *request)
+{
+	TableDef   *def = request_table(request);
+	const char *rv = update_return_values(request);
+	char	   *text = api_string(request, "UpdateExpression");
+	Placeholders ph;
+	WriteCondition *cond;
+	UpdateChange uc = {0};
+	WriteChange change = {apply_update, &uc};
+	ProjectionNode *paths = NULL;
+	Jsonb	   *old = NULL;
+	Jsonb	   *written = NULL;
+
+	reject_legacy(request);
+	check_return_on_failure(request);
+	api_expr_context(request, &ph);
+	api_table_key(def, api_object(request, "Key"), &uc.pk, &uc.sk);
+	uc.def = def;
+	uc.ph = &ph;
+	if (text)
+	{
+		ExprArena	arena = {api_palloc_arena, NULL};
+		ExprError	error;
+		ExprNode  **action_paths;
+
+		uc.update = palloc(sizeof(ExprUpdate));
+		if (!expr_parse_update(text, strlen(text), &arena, uc.update, &error))
+			ddb_validation_error("Invalid UpdateExpression: %s", error.message);
+		action_paths = palloc(sizeof(ExprNode *) * Max(1, uc.update->nactions));
+		for (int i = 0; i < uc.update->nactions; i++)
+		{
+			ExprAction *action = &uc.update->actions[i];
+			char	   *top = api_step_name(&ph, "UpdateExpression", &action->path->u.path.steps[0]);
+
+			if (strcmp(top, def->keys.hash_key) == 0 ||
+				(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
+				ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
+									 top);
+			api_check_placeholders(&ph, "UpdateExpression", action->path);
+			if (action->value)
+				api_check_placeholders(&ph, "UpdateExpression", action->value);
+			action_paths[i] = action->path;
+		}
+		paths = api_path_trie(&ph, "UpdateExpression", action_paths, uc.update->nactions);
+	}
+	cond = request_condition(request, &ph);
+	if (text == NULL && cond == NULL)
+		reject_placeholders_without_expression(request);
+	api_check_unused(&ph);
+
+	if (!store_update(def, uc.pk, uc.sk, cond, &change, &old, &written))
+		report_condition_failed(request, old);
+	if (strcmp(rv, "ALL_OLD") == 0)
+		return item_response("Attributes", old);
+	if (strcmp(rv, "ALL_NEW") == 0)
+		return item_response("Attributes", written);
+	if (strcmp(rv, "UPDATED_OLD") == 0)
+		return item_response("Attributes", old && paths ? api_project(paths, old) : NULL);
+	if (strcmp(rv, "UPDATED_NEW") == 0)
+		return item_response("Attributes", paths ? api_project(paths, written) : NULL);
+	return empty_response();
+}
+
 /* Reads an ExclusiveStartKey for a read (table keys, plus index keys for an index). */
 static void
 read_start_key(ReadRequest *req, JsonbContainer *start)

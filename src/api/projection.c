@@ -27,7 +27,7 @@ struct ProjectionNode
 
 /* "[a, b, [2]]": a path as DynamoDB's messages print it. */
 static char *
-path_text(Placeholders *ph, const ExprNode *path, int nsteps)
+path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps)
 {
 	StringInfoData buf;
 
@@ -40,7 +40,7 @@ path_text(Placeholders *ph, const ExprNode *path, int nsteps)
 		if (i > 0)
 			appendStringInfoString(&buf, ", ");
 		if (step->name)
-			appendStringInfoString(&buf, api_step_name(ph, "ProjectionExpression", step));
+			appendStringInfoString(&buf, api_step_name(ph, kind, step));
 		else
 			appendStringInfo(&buf, "[%d]", step->index);
 	}
@@ -50,7 +50,7 @@ path_text(Placeholders *ph, const ExprNode *path, int nsteps)
 
 /* Adds one path to the trie, raising DynamoDB's errors for overlaps and conflicts. */
 static void
-add_path(ProjectionNode *root, Placeholders *ph, const ExprNode *path)
+add_path(ProjectionNode *root, Placeholders *ph, const char *kind, const ExprNode *path)
 {
 	ProjectionNode *node = root;
 	int			n = path->u.path.nsteps;
@@ -58,7 +58,7 @@ add_path(ProjectionNode *root, Placeholders *ph, const ExprNode *path)
 	for (int i = 0; i < n; i++)
 	{
 		ExprPathStep *step = &path->u.path.steps[i];
-		char	   *name = step->name ? api_step_name(ph, "ProjectionExpression", step) : NULL;
+		char	   *name = step->name ? api_step_name(ph, kind, step) : NULL;
 		ProjectionNode *child = NULL;
 		ListCell   *lc;
 
@@ -67,14 +67,16 @@ add_path(ProjectionNode *root, Placeholders *ph, const ExprNode *path)
 			ProjectionNode *c = (ProjectionNode *) lfirst(lc);
 
 			if ((c->name == NULL) != (name == NULL))
-				ddb_validation_error("Invalid ProjectionExpression: Two document paths conflict with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-									 path_text(ph, c->origin, c->origin->u.path.nsteps), path_text(ph, path, n));
+				ddb_validation_error("Invalid %s: Two document paths conflict with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
+									 kind, path_text(ph, kind, c->origin, c->origin->u.path.nsteps),
+									 path_text(ph, kind, path, n));
 			if (name ? strcmp(c->name, name) == 0 : c->index == step->index)
 				child = c;
 		}
 		if (child && (child->leaf || i == n - 1))
-			ddb_validation_error("Invalid ProjectionExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-								 path_text(ph, child->origin, child->origin->u.path.nsteps), path_text(ph, path, n));
+			ddb_validation_error("Invalid %s: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
+								 kind, path_text(ph, kind, child->origin, child->origin->u.path.nsteps),
+								 path_text(ph, kind, path, n));
 		if (child == NULL)
 		{
 			child = palloc0(sizeof(ProjectionNode));
@@ -95,16 +97,22 @@ api_projection(Placeholders *ph, const char *text)
 	ExprArena	arena = {NULL, NULL};
 	ExprError	error;
 	ExprProjection paths;
-	ProjectionNode *root;
-
 	if (text == NULL)
 		return NULL;
 	arena.alloc = api_palloc_arena;
 	if (!expr_parse_projection(text, strlen(text), &arena, &paths, &error))
 		ddb_validation_error("Invalid ProjectionExpression: %s", error.message);
-	root = palloc0(sizeof(ProjectionNode));
-	for (int i = 0; i < paths.npaths; i++)
-		add_path(root, ph, paths.paths[i]);
+	return api_path_trie(ph, "ProjectionExpression", paths.paths, paths.npaths);
+}
+
+/* The trie of document paths, raising DynamoDB's overlap and conflict errors. */
+ProjectionNode *
+api_path_trie(Placeholders *ph, const char *kind, ExprNode **paths, int npaths)
+{
+	ProjectionNode *root = palloc0(sizeof(ProjectionNode));
+
+	for (int i = 0; i < npaths; i++)
+		add_path(root, ph, kind, paths[i]);
 	return root;
 }
 

@@ -47,7 +47,9 @@ typedef enum ExprKind
 	EXPR_AND,
 	EXPR_OR,
 	EXPR_NOT,
-	EXPR_FUNCTION
+	EXPR_FUNCTION,
+	EXPR_PLUS,					/* SET values: a + b */
+	EXPR_MINUS					/* SET values: a - b */
 } ExprKind;
 
 typedef enum ExprCompareOp
@@ -67,7 +69,9 @@ typedef enum ExprFunction
 	FN_ATTRIBUTE_TYPE,
 	FN_BEGINS_WITH,
 	FN_CONTAINS,
-	FN_SIZE
+	FN_SIZE,
+	FN_IF_NOT_EXISTS,			/* SET values only */
+	FN_LIST_APPEND				/* SET values only */
 } ExprFunction;
 
 /* One step of a document path: a map key (name, maybe a #placeholder) or a list index. */
@@ -119,7 +123,7 @@ struct ExprNode
 		{
 			ExprNode   *left;
 			ExprNode   *right;
-		}			logic;		/* AND, OR; NOT uses left */
+		}			logic;		/* AND, OR, PLUS, MINUS; NOT uses left */
 		struct
 		{
 			ExprFunction fn;
@@ -146,6 +150,39 @@ typedef struct ExprProjection
 /* Parses a ProjectionExpression: path (',' path)*. */
 extern bool expr_parse_projection(const char *text, size_t len, ExprArena *arena,
 								  ExprProjection *out, ExprError *error);
+
+/* An UpdateExpression action. */
+typedef enum ExprActionKind
+{
+	ACTION_SET,
+	ACTION_REMOVE,
+	ACTION_ADD,
+	ACTION_DELETE
+} ExprActionKind;
+
+typedef struct ExprAction
+{
+	ExprActionKind kind;
+	ExprNode   *path;
+	ExprNode   *value;			/* NULL for REMOVE */
+} ExprAction;
+
+/* An UpdateExpression: its actions in the order written. */
+typedef struct ExprUpdate
+{
+	ExprAction *actions;
+	int			nactions;
+} ExprUpdate;
+
+/*
+ * Parses an UpdateExpression:
+ *   (SET path = value (',' ...)* | REMOVE path (',' path)* | ADD path :v (',' ...)*
+ *    | DELETE path :v (',' ...)*)+, each clause once;
+ *   value := operand (('+' | '-') operand)?
+ *   operand := path | :v | if_not_exists(path, operand) | list_append(operand, operand)
+ */
+extern bool expr_parse_update(const char *text, size_t len, ExprArena *arena,
+							  ExprUpdate *out, ExprError *error);
 
 /* The comparator's text ("=", "<>", ...). */
 extern const char *expr_compare_op_name(ExprCompareOp op);

@@ -119,7 +119,9 @@ eval_function(const ExprNode *node, const ExprHost *host)
 			b = operand_value(node->u.func.args[1], host);
 			return a.kind != EV_MISSING && b.kind != EV_MISSING && host->contains(host->ctx, a, b);
 		case FN_SIZE:
-			return false;		/* the parser keeps size() among operands */
+		case FN_IF_NOT_EXISTS:
+		case FN_LIST_APPEND:
+			return false;		/* the parser keeps these among operands and SET values */
 	}
 	return false;
 }
@@ -156,6 +158,8 @@ expr_eval_condition(const ExprNode *cond, const ExprHost *host)
 			return eval_function(cond, host);
 		case EXPR_PATH:
 		case EXPR_VALUE:
+		case EXPR_PLUS:
+		case EXPR_MINUS:
 			return false;		/* the parser never makes these a condition */
 	}
 	return false;

@@ -31,6 +31,8 @@ typedef enum TokenKind
 	TOK_LE,
 	TOK_GT,
 	TOK_GE,
+	TOK_PLUS,
+	TOK_MINUS,
 	TOK_INVALID
 } TokenKind;
 
@@ -185,6 +187,12 @@ next_token(Parser *p)
 			else if (i + 1 < p->len && s[i + 1] == '>')
 				t->kind = TOK_NE, t->len = 2;
 			break;
+		case '+':
+			t->kind = TOK_PLUS;
+			break;
+		case '-':
+			t->kind = TOK_MINUS;
+			break;
 		case '>':
 			t->kind = TOK_GT;
 			if (i + 1 < p->len && s[i + 1] == '=')
@@ -331,7 +339,7 @@ static int
 function_of(Token *t)
 {
 	static const char *const names[] = {"attribute_exists", "attribute_not_exists",
-	"attribute_type", "begins_with", "contains", "size"};
+	"attribute_type", "begins_with", "contains", "size", "if_not_exists", "list_append"};
 
 	for (int i = 0; i < (int) (sizeof(names) / sizeof(names[0])); i++)
 		if ((int) strlen(names[i]) == t->len && memcmp(names[i], t->start, t->len) == 0)
@@ -375,7 +383,8 @@ parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
 	}
 	if (!expect(p, TOK_RPAREN))
 		return NULL;
-	want = (fn == FN_ATTRIBUTE_TYPE || fn == FN_BEGINS_WITH || fn == FN_CONTAINS) ? 2 : 1;
+	want = (fn == FN_ATTRIBUTE_TYPE || fn == FN_BEGINS_WITH || fn == FN_CONTAINS ||
+			fn == FN_IF_NOT_EXISTS || fn == FN_LIST_APPEND) ? 2 : 1;
 	if (nargs != want)
 	{
 		snprintf(message, sizeof(message),
@@ -566,6 +575,16 @@ parse_not(Parser *p)
 	if (at_call(p) && !(p->tok.len == 4 && memcmp(p->tok.start, "size", 4) == 0))
 	{
 		n = parse_function(p, parse_operand);
+		if (n && (n->u.func.fn == FN_IF_NOT_EXISTS || n->u.func.fn == FN_LIST_APPEND))
+		{
+			char		message[256];
+
+			snprintf(message, sizeof(message),
+					 "The function is not allowed in a condition expression; function: %s",
+					 expr_function_name(n->u.func.fn));
+			fail(p, message);
+			return NULL;
+		}
 		if (n && n->u.func.args[0]->kind != EXPR_PATH)
 		{
 			fail(p, "Invalid ConditionExpression: the first operand of a function must be an attribute path");
@@ -639,6 +658,175 @@ expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *
 	return p.failed ? NULL : root;
 }
 
+/* operand of a SET value: path | :v | if_not_exists(path, operand) | list_append(operand, operand) */
+static ExprNode *
+parse_set_operand(Parser *p)
+{
+	ExprNode   *n;
+
+	if (p->failed)
+		return NULL;
+	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
+	{
+		n = new_node(p, EXPR_VALUE, p->tok.start);
+		n->u.value.name = p->tok.start;
+		n->u.value.name_len = p->tok.len;
+		next_token(p);
+		return n;
+	}
+	if (at_call(p))
+	{
+		n = parse_function(p, parse_set_operand);
+		if (n == NULL)
+			return NULL;
+		if (n->u.func.fn != FN_IF_NOT_EXISTS && n->u.func.fn != FN_LIST_APPEND)
+		{
+			char		message[256];
+
+			snprintf(message, sizeof(message),
+					 "Invalid function name; function: %s", expr_function_name(n->u.func.fn));
+			fail(p, message);
+			return NULL;
+		}
+		if (n->u.func.fn == FN_IF_NOT_EXISTS && n->u.func.args[0]->kind != EXPR_PATH)
+		{
+			fail(p, "Operator or function requires a document path; operator or function: if_not_exists");
+			return NULL;
+		}
+		return n;
+	}
+	if (p->tok.kind == TOK_NAME || p->tok.kind == TOK_NAME_PLACEHOLDER)
+		return parse_path(p);
+	fail_syntax(p);
+	return NULL;
+}
+
+/* A SET value: operand, or operand + operand, or operand - operand. */
+static ExprNode *
+parse_set_value(Parser *p)
+{
+	const char *at = p->tok.start;
+	ExprNode   *left = parse_set_operand(p);
+	ExprNode   *n;
+
+	if (left == NULL || (p->tok.kind != TOK_PLUS && p->tok.kind != TOK_MINUS))
+		return left;
+	n = new_node(p, p->tok.kind == TOK_PLUS ? EXPR_PLUS : EXPR_MINUS, at);
+	next_token(p);
+	n->u.logic.left = left;
+	n->u.logic.right = parse_set_operand(p);
+	return n->u.logic.right ? n : NULL;
+}
+
+/* The clause an update keyword starts, or -1. */
+static int
+clause_of(Token *t)
+{
+	if (t->kind != TOK_NAME)
+		return -1;
+	if (token_is_word(t, "SET"))
+		return ACTION_SET;
+	if (token_is_word(t, "REMOVE"))
+		return ACTION_REMOVE;
+	if (token_is_word(t, "ADD"))
+		return ACTION_ADD;
+	if (token_is_word(t, "DELETE"))
+		return ACTION_DELETE;
+	return -1;
+}
+
+/* Parses an UpdateExpression (grammar in expr.h). */
+bool
+expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *out,
+				  ExprError *error)
+{
+	static const char *const clause_names[] = {"SET", "REMOVE", "ADD", "DELETE"};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, arena, error, false};
+	bool		seen[4] = {false, false, false, false};
+	int			cap = 8;
+
+	out->nactions = 0;
+	out->actions = NULL;
+	if (len > EXPR_MAX_LENGTH)
+	{
+		snprintf(error->message, sizeof(error->message),
+				 "Expression size has exceeded the maximum allowed size; expression size: %zu", len);
+		error->position = 0;
+		return false;
+	}
+	next_token(&p);
+	if (p.tok.kind == TOK_EOF)
+	{
+		snprintf(error->message, sizeof(error->message), "The expression can not be empty;");
+		error->position = 0;
+		return false;
+	}
+	out->actions = arena_alloc(&p, sizeof(ExprAction) * cap);
+	while (!p.failed && p.tok.kind != TOK_EOF)
+	{
+		int			clause = clause_of(&p.tok);
+
+		if (clause < 0)
+		{
+			fail_syntax(&p);
+			break;
+		}
+		if (seen[clause])
+		{
+			char		message[256];
+
+			snprintf(message, sizeof(message),
+					 "The \"%s\" section can only be used once in an update expression;",
+					 clause_names[clause]);
+			fail(&p, message);
+			break;
+		}
+		seen[clause] = true;
+		next_token(&p);
+		for (;;)
+		{
+			ExprAction *action;
+
+			if (out->nactions == cap)
+			{
+				ExprAction *bigger = arena_alloc(&p, sizeof(ExprAction) * cap * 2);
+
+				memcpy(bigger, out->actions, sizeof(ExprAction) * cap);
+				out->actions = bigger;
+				cap *= 2;
+			}
+			action = &out->actions[out->nactions];
+			action->kind = (ExprActionKind) clause;
+			action->path = parse_path(&p);
+			action->value = NULL;
+			if (action->path == NULL)
+				break;
+			if (clause == ACTION_SET)
+			{
+				if (!expect(&p, TOK_EQ))
+					break;
+				action->value = parse_set_value(&p);
+			}
+			else if (clause != ACTION_REMOVE)
+			{
+				if (p.tok.kind != TOK_VALUE_PLACEHOLDER)
+				{
+					fail_syntax(&p);
+					break;
+				}
+				action->value = parse_set_operand(&p);
+			}
+			if (p.failed)
+				break;
+			out->nactions++;
+			if (p.tok.kind != TOK_COMMA)
+				break;
+			next_token(&p);
+		}
+	}
+	return !p.failed;
+}
+
 /* Parses a ProjectionExpression: path (',' path)*. */
 bool
 expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjection *out,
@@ -702,7 +890,7 @@ const char *
 expr_function_name(ExprFunction fn)
 {
 	static const char *const names[] = {"attribute_exists", "attribute_not_exists",
-	"attribute_type", "begins_with", "contains", "size"};
+	"attribute_type", "begins_with", "contains", "size", "if_not_exists", "list_append"};
 
 	return names[fn];
 }

@@ -252,17 +252,38 @@ lock_current(TableDef *def, Datum *args, char *nulls, Oid *argtypes)
 	return SPI_processed > 0;
 }
 
-/* Writes a canonical natural item, checking cond under the row lock. */
-bool
-store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
+/* Fills the item parameters ($3 item, $4 expires_at, $5 item_size) of a write. */
+static void
+set_item_args(TableDef *def, Jsonb *item, Datum *args, char *nulls)
+{
+	int64		size = item_size(&item->root);
+	int64		expires_at = store_item_expiry(def, &item->root);
+
+	if (size > ITEM_MAX_SIZE)
+		ddb_validation_error("Item size has exceeded the maximum allowed size");
+	args[2] = JsonbPGetDatum(item);
+	args[3] = Int64GetDatum(expires_at);
+	args[4] = Int32GetDatum((int32) size);
+	nulls[3] = expires_at < 0 ? 'n' : ' ';
+}
+
+/*
+ * Writes an item: the given one, or what change makes of the current one.
+ * With a condition, a change or for the old item, the current item is
+ * locked first.  When there is none, the write inserts only if the item is
+ * still absent: a writer that created it in between makes the insert do
+ * nothing, and the loop locks and checks that item instead (so of two
+ * conditional creators one wins, the other fails the condition).
+ */
+static bool
+write_item(TableDef *def, Datum pk, Datum sk, Jsonb *item, const WriteChange *change,
+		   const WriteCondition *cond, Jsonb **old, Jsonb **written)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			keytype = ddb_key_type_oid();
 	Oid			argtypes[5] = {keytype, keytype, JSONBOID, INT8OID, INT4OID};
-	Datum		args[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	int64		size = item_size(&item->root);
-	int64		expires_at;
+	Datum		args[5] = {pk, sk, 0, 0, 0};
+	char		nulls[5] = {' ', sk ? ' ' : 'n', ' ', ' ', ' '};
 	const char *rel;
 	SPIPlanPtr	plan;
 
@@ -273,29 +294,14 @@ store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
 	 */
 	LockRelationOid(def->relid, RowExclusiveLock);
 	def = table_def_get(def->name);
-	expires_at = store_item_expiry(def, &item->root);
 	rel = qualified(def, def->relation_name);
 	if (old)
 		*old = NULL;
-
-	if (size > ITEM_MAX_SIZE)
-		ddb_validation_error("Item size has exceeded the maximum allowed size");
-	store_item_keys(def, item, &args[0], &args[1]);
-	args[2] = JsonbPGetDatum(item);
-	args[3] = Int64GetDatum(expires_at);
-	args[4] = Int32GetDatum((int32) size);
-	nulls[1] = def->keys.range_key ? ' ' : 'n';
-	nulls[3] = expires_at < 0 ? 'n' : ' ';
+	if (item)
+		set_item_args(def, item, args, nulls);
 
 	SPI_connect();
-	/*
-	 * With a condition or for the old item, lock the current item first.
-	 * When there is none, insert only if still absent: a writer that created
-	 * the item in between makes the insert do nothing, and the loop locks
-	 * and checks that item instead (so of two creators one wins, the other
-	 * fails the condition).
-	 */
-	while (cond || old)
+	while (cond || old || change)
 	{
 		Jsonb	   *current = NULL;
 		bool		exists = lock_current(def, args, nulls, argtypes);
@@ -308,6 +314,14 @@ store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
 				*old = current;
 			SPI_finish();
 			return false;
+		}
+		if (change)
+		{
+			MemoryContext spi = MemoryContextSwitchTo(cxt);
+
+			item = change->apply(change->arg, current);
+			MemoryContextSwitchTo(spi);
+			set_item_args(def, item, args, nulls);
 		}
 		if (exists)
 		{
@@ -322,10 +336,12 @@ store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
 								  def->keys.range_key ? ", sk" : ""),
 						 5, argtypes);
 		if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "ddb_model: PutItem failed");
+			elog(ERROR, "ddb_model: the write failed");
 		if (SPI_processed == 1)
 		{
 			SPI_finish();
+			if (written)
+				*written = item;
 			return true;
 		}
 	}
@@ -337,9 +353,31 @@ store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
 							  def->keys.range_key ? ", sk" : ""),
 					 5, argtypes);
 	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "ddb_model: PutItem failed");
+		elog(ERROR, "ddb_model: the write failed");
 	SPI_finish();
+	if (written)
+		*written = item;
 	return true;
+}
+
+/* Writes a canonical natural item, checking cond under the row lock. */
+bool
+store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
+{
+	Datum		pk;
+	Datum		sk;
+
+	store_item_keys(def, item, &pk, &sk);
+	return write_item(def, pk, sk, item, NULL, cond, old, NULL);
+}
+
+/* Updates an item: change makes the new item from the current one (NULL when absent). */
+bool
+store_update(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond,
+			 const WriteChange *change, Jsonb **old, Jsonb **written)
+{
+	store_check_key(def, pk, sk);
+	return write_item(def, pk, sk, NULL, change, cond, old, written);
 }
 
 /* Deletes an item, checking cond under the row lock. */

@@ -76,6 +76,21 @@ typedef struct WriteCondition
  */
 extern bool store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old);
 
+/* How an update makes the new item from the current one (NULL when absent). */
+typedef struct WriteChange
+{
+	Jsonb	   *(*apply) (void *arg, Jsonb *current);
+	void	   *arg;
+} WriteChange;
+
+/*
+ * Updates an item under its row lock: false, writing nothing, when cond
+ * does not hold; *old and *written (if asked) receive the item before and
+ * after.
+ */
+extern bool store_update(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond,
+						 const WriteChange *change, Jsonb **old, Jsonb **written);
+
 /* Deletes an item, like store_put: false when cond does not hold. */
 extern bool store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond,
 						 Jsonb **old);

@@ -312,6 +312,8 @@ same_tree(const Input *a, const ExprNode *x, const Input *b, const ExprNode *y)
 			return 1;
 		case EXPR_AND:
 		case EXPR_OR:
+		case EXPR_PLUS:
+		case EXPR_MINUS:
 			return same_tree(a, x->u.logic.left, b, y->u.logic.left) &&
 				same_tree(a, x->u.logic.right, b, y->u.logic.right);
 		case EXPR_NOT:

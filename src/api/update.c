@@ -1,0 +1,355 @@
+/*
+ * update.c — UpdateExpression: SET (with + and -, if_not_exists,
+ * list_append), REMOVE, ADD (numbers and sets) and DELETE (sets), applied to
+ * a natural item as DynamoDB does.
+ *
+ * Each action becomes a jsonb_set or a path delete on the item; a document
+ * path is translated into a jsonb path by walking the item (a map stored
+ * wrapped in {"$M": ...} adds that key).  Every operand of SET is read from
+ * the item as it was before the update, and the result goes back through
+ * the canonical form (sets sorted, numbers within DynamoDB's range).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/numeric.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "api.h"
+
+/* Raises DynamoDB's error for a document path that cannot be updated. */
+static void
+report_bad_path(void)
+{
+	ddb_validation_error("The document path provided in the update expression is invalid for update");
+}
+
+/* Raises DynamoDB's error for an operand of the wrong type. */
+static void
+report_operand_type(const char *op, ItemType type)
+{
+	ddb_validation_error("Invalid UpdateExpression: Incorrect operand type for operator or function; operator: %s, operand type: %s",
+						 op, item_type_name(type));
+}
+
+/* A natural value as a Jsonb of its own (jsonb_set's new value). */
+static Jsonb *
+value_jsonb(JsonbValue *v)
+{
+	JsonbParseState *state = NULL;
+
+	if (v->type == jbvBinary)
+	{
+		/* a container found by lookup may carry no length: rebuild it whole */
+		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+		pushJsonbValue(&state, WJB_ELEM, v);
+		return DatumGetJsonbP(DirectFunctionCall2(jsonb_array_element,
+												  JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL))),
+												  Int32GetDatum(0)));
+	}
+	return JsonbValueToJsonb(v);
+}
+
+/* The map inside a map value ({"$M": ...} unwrapped), or NULL for any other type. */
+static JsonbContainer *
+map_of(JsonbValue *v)
+{
+	JsonbValue	inner;
+
+	if (item_value_type(v) != ITEM_M)
+		return NULL;
+	if (JsonContainerSize(v->val.binary.data) == 1 &&
+		getKeyJsonValueFromContainer(v->val.binary.data, "$M", 2, &inner) != NULL)
+		return inner.val.binary.data;
+	return v->val.binary.data;
+}
+
+/*
+ * Translates a document path into the jsonb path of the item; *found gets
+ * the value there (when present).  Raises when a step goes through a value
+ * that is not the map or list it needs.  Returns false when a parent is
+ * missing (for REMOVE and DELETE: nothing to do).
+ */
+static bool
+jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
+		   JsonbValue *found, bool *present)
+{
+	int			n = path->u.path.nsteps;
+	Datum	   *elems = palloc(sizeof(Datum) * (2 * n));
+	int			nelems = 0;
+	JsonbContainer *container = &item->root;
+	bool		in_list = false;
+
+	*present = false;
+	for (int i = 0; i < n; i++)
+	{
+		ExprPathStep *step = &path->u.path.steps[i];
+		JsonbValue	next;
+		bool		got;
+
+		if (step->name)
+		{
+			char	   *name = api_step_name(ph, "UpdateExpression", step);
+
+			if (in_list)
+				report_bad_path();
+			elems[nelems++] = CStringGetTextDatum(name);
+			got = getKeyJsonValueFromContainer(container, name, (int) strlen(name), &next) != NULL;
+		}
+		else
+		{
+			JsonbValue *elem;
+
+			if (!in_list)
+				report_bad_path();
+			elems[nelems++] = CStringGetTextDatum(psprintf("%d", step->index));
+			elem = getIthJsonbValueFromContainer(container, (uint32) step->index);
+			got = elem != NULL;
+			if (got)
+				next = *elem;
+		}
+		if (i == n - 1)
+		{
+			*present = got;
+			if (got)
+				*found = next;
+			break;
+		}
+		if (!got)
+			return false;
+		/* descend: a map (adding "$M" when it is stored wrapped) or a list */
+		if (item_value_type(&next) == ITEM_L)
+		{
+			container = next.val.binary.data;
+			in_list = true;
+		}
+		else if (map_of(&next) != NULL)
+		{
+			if (map_of(&next) != next.val.binary.data)
+				elems[nelems++] = CStringGetTextDatum("$M");
+			container = map_of(&next);
+			in_list = false;
+		}
+		else
+			report_bad_path();
+	}
+	*out = construct_array(elems, nelems, TEXTOID, -1, false, TYPALIGN_INT);
+	return true;
+}
+
+/* The value at a path of an item; false when absent. */
+static bool
+value_at(Jsonb *item, Placeholders *ph, const ExprNode *path, JsonbValue *out)
+{
+	ArrayType  *unused;
+	bool		present;
+
+	return jsonb_path(item, ph, path, &unused, out, &present) && present;
+}
+
+/* Evaluates a SET operand or value against the item before the update. */
+static void
+set_value(Jsonb *before, Placeholders *ph, const ExprNode *node, JsonbValue *out)
+{
+	JsonbValue	a;
+	JsonbValue	b;
+
+	switch (node->kind)
+	{
+		case EXPR_PATH:
+			if (!value_at(before, ph, node, out))
+				ddb_validation_error("The provided expression refers to an attribute that does not exist in the item");
+			return;
+		case EXPR_VALUE:
+			api_value(ph, "UpdateExpression", (ExprNode *) node, out);
+			return;
+		case EXPR_PLUS:
+		case EXPR_MINUS:
+			set_value(before, ph, node->u.logic.left, &a);
+			set_value(before, ph, node->u.logic.right, &b);
+			if (item_value_type(&a) != ITEM_N)
+				report_operand_type(node->kind == EXPR_PLUS ? "+" : "-", item_value_type(&a));
+			if (item_value_type(&b) != ITEM_N)
+				report_operand_type(node->kind == EXPR_PLUS ? "+" : "-", item_value_type(&b));
+			out->type = jbvNumeric;
+			out->val.numeric = DatumGetNumeric(DirectFunctionCall2(node->kind == EXPR_PLUS ? numeric_add : numeric_sub,
+																   NumericGetDatum(a.val.numeric),
+																   NumericGetDatum(b.val.numeric)));
+			return;
+		case EXPR_FUNCTION:
+			if (node->u.func.fn == FN_IF_NOT_EXISTS)
+			{
+				if (!value_at(before, ph, node->u.func.args[0], out))
+					set_value(before, ph, node->u.func.args[1], out);
+				return;
+			}
+			/* list_append(a, b) */
+			set_value(before, ph, node->u.func.args[0], &a);
+			set_value(before, ph, node->u.func.args[1], &b);
+			if (item_value_type(&a) != ITEM_L)
+				report_operand_type("list_append", item_value_type(&a));
+			if (item_value_type(&b) != ITEM_L)
+				report_operand_type("list_append", item_value_type(&b));
+			{
+				Jsonb	   *joined = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
+																		 JsonbPGetDatum(value_jsonb(&a)),
+																		 JsonbPGetDatum(value_jsonb(&b))));
+
+				out->type = jbvBinary;
+				out->val.binary.data = &joined->root;
+				out->val.binary.len = VARSIZE(joined) - VARHDRSZ;
+			}
+			return;
+		default:
+			elog(ERROR, "ddb_model: unexpected node in an update value");
+	}
+}
+
+/* The elements of a set value, as an array Jsonb. */
+static Jsonb *
+set_array(JsonbValue *set)
+{
+	JsonbIterator *it = JsonbIteratorInit(set->val.binary.data);
+	JsonbValue	k;
+	JsonbValue	inner;
+
+	JsonbIteratorNext(&it, &k, true);
+	JsonbIteratorNext(&it, &k, true);
+	JsonbIteratorNext(&it, &inner, true);
+	return value_jsonb(&inner);
+}
+
+/* A set value of a type from an array Jsonb of elements. */
+static Jsonb *
+make_set(ItemType type, Jsonb *elements)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k;
+	JsonbValue	v;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = type == ITEM_SS ? "$SS" : type == ITEM_NS ? "$NS" : "$BS";
+	k.val.string.len = 3;
+	pushJsonbValue(&state, WJB_KEY, &k);
+	v.type = jbvBinary;
+	v.val.binary.data = &elements->root;
+	v.val.binary.len = VARSIZE(elements) - VARHDRSZ;
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* The elements of a, without those equal to one of b (or with b's added). */
+static Jsonb *
+set_combine(Jsonb *a, Jsonb *b, bool add)
+{
+	JsonbParseState *state = NULL;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	it = JsonbIteratorInit(&a->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		if (tok == WJB_ELEM && (add || !findJsonbValueFromContainer(&b->root, JB_FARRAY, &v)))
+			pushJsonbValue(&state, WJB_ELEM, &v);
+	if (add)
+	{
+		it = JsonbIteratorInit(&b->root);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_ELEM && !findJsonbValueFromContainer(&a->root, JB_FARRAY, &v))
+				pushJsonbValue(&state, WJB_ELEM, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL));
+}
+
+/* Sets the value at a jsonb path (appending past the end of a list). */
+static Jsonb *
+set_at(Jsonb *item, ArrayType *path, Jsonb *value)
+{
+	return DatumGetJsonbP(DirectFunctionCall4(jsonb_set, JsonbPGetDatum(item), PointerGetDatum(path),
+											  JsonbPGetDatum(value), BoolGetDatum(true)));
+}
+
+/* Deletes the value at a jsonb path (a list closes the gap). */
+static Jsonb *
+delete_at(Jsonb *item, ArrayType *path)
+{
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_delete_path, JsonbPGetDatum(item),
+											  PointerGetDatum(path)));
+}
+
+/* Applies one action to the item; before is the item the update started from. */
+static Jsonb *
+apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *action)
+{
+	ArrayType  *path;
+	JsonbValue	current;
+	JsonbValue	value;
+	bool		present;
+	bool		parent = jsonb_path(item, ph, action->path, &path, &current, &present);
+	ItemType	ctype;
+	ItemType	vtype;
+
+	if (action->kind == ACTION_REMOVE)
+		return parent && present ? delete_at(item, path) : item;
+	if (action->kind == ACTION_SET)
+	{
+		if (!parent)
+			report_bad_path();
+		set_value(before, ph, action->value, &value);
+		return set_at(item, path, value_jsonb(&value));
+	}
+	api_value(ph, "UpdateExpression", action->value, &value);
+	vtype = item_value_type(&value);
+	if (action->kind == ACTION_ADD)
+	{
+		if (vtype != ITEM_N && vtype != ITEM_SS && vtype != ITEM_NS && vtype != ITEM_BS)
+			report_operand_type("ADD", vtype);
+		if (!parent)
+			report_bad_path();
+		if (!present)
+			return set_at(item, path, value_jsonb(&value));
+		ctype = item_value_type(&current);
+		if (ctype != vtype)
+			ddb_validation_error("An operand in the update expression has an incorrect data type");
+		if (vtype == ITEM_N)
+		{
+			value.val.numeric = DatumGetNumeric(DirectFunctionCall2(numeric_add,
+																	NumericGetDatum(current.val.numeric),
+																	NumericGetDatum(value.val.numeric)));
+			return set_at(item, path, value_jsonb(&value));
+		}
+		return set_at(item, path, make_set(vtype, set_combine(set_array(&current), set_array(&value), true)));
+	}
+	/* DELETE: elements out of a set; a set left empty goes */
+	if (vtype != ITEM_SS && vtype != ITEM_NS && vtype != ITEM_BS)
+		report_operand_type("DELETE", vtype);
+	if (!parent || !present)
+		return item;
+	ctype = item_value_type(&current);
+	if (ctype != vtype)
+		ddb_validation_error("An operand in the update expression has an incorrect data type");
+	{
+		Jsonb	   *left = set_combine(set_array(&current), set_array(&value), false);
+
+		if (JsonContainerSize(&left->root) == 0)
+			return delete_at(item, path);
+		return set_at(item, path, make_set(vtype, left));
+	}
+}
+
+/* Applies an UpdateExpression to an item; returns the new canonical item. */
+Jsonb *
+api_apply_update(const ExprUpdate *update, Placeholders *ph, Jsonb *item)
+{
+	Jsonb	   *result = item;
+
+	for (int i = 0; i < update->nactions; i++)
+		result = apply_action(result, item, ph, &update->actions[i]);
+	return item_canonical(&result->root);
+}
