@@ -26,6 +26,7 @@ OBJS = \
 	src/api/expr_host.o \
 	src/api/projection.o \
 	src/api/update.o \
+	src/api/transactions.o \
 	src/api/item_ops.o \
 	src/api/execute.o
 

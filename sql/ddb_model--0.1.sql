@@ -670,6 +670,13 @@ CREATE EVENT TRIGGER ddb_guard_drop_extension ON ddl_command_start
 -- C; the table operations below are SQL, called by the C dispatcher.
 -- ---------------------------------------------------------------------------
 
+-- ClientRequestTokens of TransactWriteItems, kept ten minutes (idempotency).
+CREATE TABLE ddb.transaction_tokens (
+    token text PRIMARY KEY,
+    request_digest text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
 CREATE FUNCTION ddb.execute(operation text, request jsonb) RETURNS jsonb
     AS 'MODULE_PATHNAME', 'ddb_execute' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION ddb.execute(text, jsonb) IS

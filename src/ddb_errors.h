@@ -21,6 +21,8 @@
 #define ERRCODE_DDB_SERIALIZATION MAKE_SQLSTATE('Y','D','0','0','6')
 /* UnknownOperationException: no such action. */
 #define ERRCODE_DDB_UNKNOWN_OPERATION MAKE_SQLSTATE('Y','D','0','0','7')
+/* IdempotentParameterMismatchException: a ClientRequestToken reused for another request. */
+#define ERRCODE_DDB_IDEMPOTENT_MISMATCH MAKE_SQLSTATE('Y','D','0','0','8')
 /* LimitExceededException */
 #define ERRCODE_DDB_LIMIT_EXCEEDED MAKE_SQLSTATE('Y','D','0','0','9')
 

@@ -98,11 +98,17 @@ extern void api_table_key(TableDef *def, JsonbContainer *key, Datum *pk, Datum *
 extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index,
 							 RowKeys *keys);
 
+/* True when two keys of one table address the same item. */
+extern bool api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2);
+
 /* The operations. */
 extern Jsonb *api_put_item(Jsonb *request);
 extern Jsonb *api_get_item(Jsonb *request);
 extern Jsonb *api_delete_item(Jsonb *request);
 extern Jsonb *api_update_item(Jsonb *request);
+extern Jsonb *api_condition_check(Jsonb *request);
+extern Jsonb *api_transact_write_items(Jsonb *request);
+extern Jsonb *api_transact_get_items(Jsonb *request);
 extern Jsonb *api_query(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);

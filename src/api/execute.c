@@ -43,6 +43,8 @@ static const struct
 	{"GetItem", api_get_item},
 	{"DeleteItem", api_delete_item},
 	{"UpdateItem", api_update_item},
+	{"TransactWriteItems", api_transact_write_items},
+	{"TransactGetItems", api_transact_get_items},
 	{"Query", api_query},
 	{"Scan", api_scan},
 	{"BatchWriteItem", api_batch_write_item},
@@ -65,7 +67,7 @@ static const struct
 
 /* DynamoDB actions this version does not serve yet (refused, not "unknown"). */
 static const char *const pending_operations[] = {
-	"TransactWriteItems", "TransactGetItems", "UpdateTable",
+	"UpdateTable",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 	"TagResource", "UntagResource", "ListTagsOfResource",
 };
@@ -88,6 +90,8 @@ error_type(int sqlerrcode)
 		return "com.amazon.coral.service#SerializationException";
 	if (sqlerrcode == ERRCODE_DDB_UNKNOWN_OPERATION)
 		return "com.amazon.coral.service#UnknownOperationException";
+	if (sqlerrcode == ERRCODE_DDB_IDEMPOTENT_MISMATCH)
+		return "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException";
 	if (sqlerrcode == ERRCODE_DDB_LIMIT_EXCEEDED)
 		return "com.amazonaws.dynamodb.v20120810#LimitExceededException";
 	return NULL;

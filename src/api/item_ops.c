@@ -279,6 +279,29 @@ api_delete_item(Jsonb *request)
 	return all_old ? item_response("Attributes", old) : empty_response();
 }
 
+/* ConditionCheck (TransactWriteItems only): the condition against the item, writing nothing. */
+Jsonb *
+api_condition_check(Jsonb *request)
+{
+	TableDef   *def = request_table(request);
+	Placeholders ph;
+	WriteCondition *cond;
+	Datum		pk;
+	Datum		sk;
+	Jsonb	   *current;
+
+	check_return_on_failure(request);
+	api_expr_context(request, &ph);
+	cond = request_condition(request, &ph);
+	if (cond == NULL)
+		api_missing("conditionExpression");
+	api_check_unused(&ph);
+	api_table_key(def, api_object(request, "Key"), &pk, &sk);
+	if (!store_check(def, pk, sk, cond, &current))
+		report_condition_failed(request, current);
+	return empty_response();
+}
+
 /* What an UpdateItem applies to the current item (or to the key of an absent one). */
 typedef struct UpdateChange
 {
@@ -788,8 +811,8 @@ typedef struct BatchWrite
 } BatchWrite;
 
 /* True when two keys of one table address the same item. */
-static bool
-same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2)
+bool
+api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2)
 {
 	return key_datum_compare(pk1, pk2) == 0 && (sk1 == (Datum) 0 || key_datum_compare(sk1, sk2) == 0);
 }
@@ -798,7 +821,7 @@ same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2)
 static bool
 same_item(BatchWrite *a, BatchWrite *b)
 {
-	return a->def == b->def && same_key(a->pk, a->sk, b->pk, b->sk);
+	return a->def == b->def && api_same_key(a->pk, a->sk, b->pk, b->sk);
 }
 
 /* The array value of an object entry, or an error naming what was expected. */
@@ -972,7 +995,7 @@ api_batch_get_item(Jsonb *request)
 			api_table_key(def, key.val.binary.data, &pk, &sk);
 			/* pairs of (pk, sk) already asked for in this table */
 			for (lc = list_head(seen); lc != NULL; lc = lnext(seen, lnext(seen, lc)))
-				if (same_key(PointerGetDatum(lfirst(lc)), PointerGetDatum(lfirst(lnext(seen, lc))), pk, sk))
+				if (api_same_key(PointerGetDatum(lfirst(lc)), PointerGetDatum(lfirst(lnext(seen, lc))), pk, sk))
 					ddb_validation_error("Provided list of item keys contains duplicates");
 			seen = lappend(lappend(seen, DatumGetPointer(pk)), DatumGetPointer(sk));
 			item = store_get(def, pk, sk);

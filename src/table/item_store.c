@@ -380,6 +380,25 @@ store_update(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond,
 	return write_item(def, pk, sk, NULL, change, cond, old, written);
 }
 
+/* Checks cond against an item under its row lock, writing nothing (ConditionCheck). */
+bool
+store_check(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Jsonb **current)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			keytype = ddb_key_type_oid();
+	Oid			argtypes[2] = {keytype, keytype};
+	Datum		args[2] = {pk, sk};
+	char		nulls[2] = {' ', sk ? ' ' : 'n'};
+	bool		held;
+
+	store_check_key(def, pk, sk);
+	SPI_connect();
+	*current = lock_current(def, args, nulls, argtypes) ? visible_old_item(cxt) : NULL;
+	held = cond->holds(cond->arg, *current);
+	SPI_finish();
+	return held;
+}
+
 /* Deletes an item, checking cond under the row lock. */
 bool
 store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Jsonb **old)

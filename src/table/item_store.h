@@ -91,6 +91,9 @@ typedef struct WriteChange
 extern bool store_update(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond,
 						 const WriteChange *change, Jsonb **old, Jsonb **written);
 
+/* Checks cond against an item under its row lock, writing nothing (ConditionCheck). */
+extern bool store_check(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Jsonb **current);
+
 /* Deletes an item, like store_put: false when cond does not hold. */
 extern bool store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond,
 						 Jsonb **old);

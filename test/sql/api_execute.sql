@@ -141,7 +141,7 @@ SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'Orders', 'Item', 
 FROM (SELECT (repeat('{"L": [', 40) || '{"S": "x"}' || repeat(']}', 40))::jsonb AS nest) n;
 SELECT ddb.execute('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "deep"}, "sk": {"N": "1"}}}');
 SELECT ddb.execute('Frobnicate', '{}');
-SELECT ddb.execute('TransactWriteItems', '{"TransactItems": []}');
+SELECT ddb.execute('ExecuteTransaction', '{"TransactStatements": []}');
 SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}},
                                 "Expected": {"pk": {"Exists": false}}}');
 SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"N": "1"}},

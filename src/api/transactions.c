@@ -1,0 +1,360 @@
+/*
+ * transactions.c — TransactWriteItems and TransactGetItems.
+ *
+ * A write transaction runs its actions in order inside one subtransaction,
+ * each in a subtransaction of its own, so that every condition is checked
+ * and reported: when any fails, everything is rolled back and the call fails
+ * with TransactionCanceledException and one CancellationReason per action,
+ * in request order.  A ClientRequestToken makes a repeated request succeed
+ * without running again for ten minutes (ddb.transaction_tokens).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "api.h"
+
+#define TRANSACT_MAX_ITEMS 100
+
+/* The action of one TransactItems element. */
+typedef struct TransactAction
+{
+	const char *kind;			/* "Put", "Update", "Delete", "ConditionCheck" */
+	Jsonb	   *request;		/* the action's own request body */
+	TableDef   *def;
+	Datum		pk;
+	Datum		sk;
+} TransactAction;
+
+/* Reads the TransactItems array: each element one action of the allowed kinds. */
+static TransactAction *
+read_actions(Jsonb *request, const char *const *kinds, int nkinds, int *n)
+{
+	JsonbValue	items;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	TransactAction *actions;
+
+	if (!api_field(request, "TransactItems", &items) || items.type != jbvBinary ||
+		!JsonContainerIsArray(items.val.binary.data))
+		api_missing("transactItems");
+	*n = (int) JsonContainerSize(items.val.binary.data);
+	if (*n < 1 || *n > TRANSACT_MAX_ITEMS)
+		ddb_validation_error("1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100, Member must have length greater than or equal to 1");
+	actions = palloc0(sizeof(TransactAction) * *n);
+	*n = 0;
+	it = JsonbIteratorInit(items.val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		Jsonb	   *element;
+		JsonbValue	body;
+		int			found = 0;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+			ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
+							errmsg("A TransactItems element must be an object")));
+		element = JsonbValueToJsonb(&v);
+		for (int k = 0; k < nkinds; k++)
+			if (api_field(element, kinds[k], &body))
+			{
+				if (body.type != jbvBinary || !JsonContainerIsObject(body.val.binary.data))
+					ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
+									errmsg("%s must be an object", kinds[k])));
+				actions[*n].kind = kinds[k];
+				actions[*n].request = JsonbValueToJsonb(&body);
+				found++;
+			}
+		if (found != 1 || JsonContainerSize(&element->root) != 1)
+			ddb_validation_error("TransactItems can only contain one of Check, Put, Update or Delete");
+		(*n)++;
+	}
+	return actions;
+}
+
+/* The table and key an action addresses, for the one-action-per-item rule. */
+static void
+action_key(TransactAction *a)
+{
+	a->def = table_def_get(api_required_string(a->request, "TableName", "tableName"));
+	if (strcmp(a->kind, "Put") == 0)
+	{
+		JsonbContainer *item = api_object(a->request, "Item");
+
+		if (item == NULL)
+			api_missing("item");
+		store_item_keys(a->def, item_from_dynamodb(item), &a->pk, &a->sk);
+	}
+	else
+		api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
+}
+
+/* Runs one action of a write transaction. */
+static void
+run_action(TransactAction *a)
+{
+	if (strcmp(a->kind, "Put") == 0)
+		api_put_item(a->request);
+	else if (strcmp(a->kind, "Update") == 0)
+		api_update_item(a->request);
+	else if (strcmp(a->kind, "Delete") == 0)
+		api_delete_item(a->request);
+	else
+		api_condition_check(a->request);
+}
+
+/* Pushes a CancellationReason: {"Code": ..., "Message": ..., "Item": ...}. */
+static void
+push_reason(JsonbParseState **state, const char *code, const char *message, Jsonb *item)
+{
+	JsonbValue	k;
+	JsonbValue	v;
+
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	k.type = v.type = jbvString;
+	k.val.string.val = "Code";
+	k.val.string.len = 4;
+	pushJsonbValue(state, WJB_KEY, &k);
+	v.val.string.val = (char *) code;
+	v.val.string.len = (int) strlen(code);
+	pushJsonbValue(state, WJB_VALUE, &v);
+	if (message)
+	{
+		k.val.string.val = "Message";
+		k.val.string.len = 7;
+		pushJsonbValue(state, WJB_KEY, &k);
+		v.val.string.val = (char *) message;
+		v.val.string.len = (int) strlen(message);
+		pushJsonbValue(state, WJB_VALUE, &v);
+	}
+	if (item)
+	{
+		k.val.string.val = "Item";
+		k.val.string.len = 4;
+		pushJsonbValue(state, WJB_KEY, &k);
+		v.type = jbvBinary;
+		v.val.binary.data = &item->root;
+		v.val.binary.len = VARSIZE(item) - VARHDRSZ;
+		pushJsonbValue(state, WJB_VALUE, &v);
+	}
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/* The DynamoDB-JSON item a ConditionalCheckFailed error body carries, or NULL. */
+static Jsonb *
+failed_item(const char *detail)
+{
+	Jsonb	   *body;
+	JsonbValue	item;
+
+	if (detail == NULL || detail[0] != '{')
+		return NULL;
+	body = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(detail)));
+	if (getKeyJsonValueFromContainer(&body->root, "Item", 4, &item) == NULL)
+		return NULL;
+	return JsonbValueToJsonb(&item);
+}
+
+/*
+ * Looks up a ClientRequestToken: true when this very request already ran
+ * (and must not run again); raises for the token reused on another request.
+ */
+static bool
+token_seen(const char *token, const char *digest)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		args[2] = {CStringGetTextDatum(token), CStringGetTextDatum(digest)};
+	bool		seen = false;
+
+	SPI_connect();
+	SPI_execute("DELETE FROM ddb.transaction_tokens WHERE created_at OPERATOR(pg_catalog.<) "
+				"(pg_catalog.now() OPERATOR(pg_catalog.-) '10 minutes'::pg_catalog.interval)", false, 0);
+	SPI_execute_with_args("SELECT request_digest OPERATOR(pg_catalog.=) $2 FROM ddb.transaction_tokens "
+						  "WHERE token OPERATOR(pg_catalog.=) $1", 2, argtypes, args, NULL, false, 1);
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+
+		if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DDB_IDEMPOTENT_MISMATCH),
+					 errmsg("Request failed with the same idempotency token but different parameters")));
+		seen = true;
+	}
+	SPI_finish();
+	return seen;
+}
+
+/* Records a ClientRequestToken after its transaction succeeded. */
+static void
+token_record(const char *token, const char *digest)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		args[2] = {CStringGetTextDatum(token), CStringGetTextDatum(digest)};
+
+	SPI_connect();
+	SPI_execute_with_args("INSERT INTO ddb.transaction_tokens (token, request_digest) VALUES ($1, $2)",
+						  2, argtypes, args, NULL, false, 0);
+	SPI_finish();
+}
+
+/* An empty response. */
+static Jsonb *
+empty_object(void)
+{
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+}
+
+/* TransactWriteItems. */
+Jsonb *
+api_transact_write_items(Jsonb *request)
+{
+	static const char *const kinds[] = {"ConditionCheck", "Put", "Update", "Delete"};
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	char	   *token = api_string(request, "ClientRequestToken");
+	char	   *digest = NULL;
+	int			n;
+	TransactAction *actions = read_actions(request, kinds, lengthof(kinds), &n);
+	const char **codes = palloc0(sizeof(char *) * n);
+	Jsonb	  **items = palloc0(sizeof(Jsonb *) * n);
+	bool		cancelled = false;
+	JsonbParseState *state = NULL;
+	StringInfoData summary;
+
+	for (int i = 0; i < n; i++)
+	{
+		action_key(&actions[i]);
+		for (int j = 0; j < i; j++)
+			if (actions[j].def == actions[i].def &&
+				api_same_key(actions[j].pk, actions[j].sk, actions[i].pk, actions[i].sk))
+				ddb_validation_error("Transaction request cannot include multiple operations on one item");
+	}
+	if (token)
+	{
+		Jsonb	   *body = DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(request),
+															  CStringGetTextDatum("ClientRequestToken")));
+
+		digest = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(md5_text,
+																	PointerGetDatum(cstring_to_text(JsonbToCString(NULL, &body->root, 0))))));
+		if (token_seen(token, digest))
+			return empty_object();
+	}
+
+	/* all actions in one subtransaction; each in one of its own */
+	BeginInternalSubTransaction(NULL);
+	for (int i = 0; i < n; i++)
+	{
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			run_action(&actions[i]);
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			codes[i] = "None";
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			if (edata->sqlerrcode != ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
+			{
+				/* any other error ends the whole request, as it is */
+				RollbackAndReleaseCurrentSubTransaction();
+				MemoryContextSwitchTo(cxt);
+				CurrentResourceOwner = owner;
+				ReThrowError(edata);
+			}
+			codes[i] = "ConditionalCheckFailed";
+			items[i] = failed_item(edata->detail);
+			cancelled = true;
+		}
+		PG_END_TRY();
+	}
+	if (!cancelled)
+	{
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (token)
+			token_record(token, digest);
+		return empty_object();
+	}
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+
+	initStringInfo(&summary);
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < n; i++)
+	{
+		bool		failed = strcmp(codes[i], "None") != 0;
+
+		push_reason(&state, codes[i], failed ? "The conditional request failed" : NULL, items[i]);
+		appendStringInfo(&summary, "%s%s", i ? ", " : "", codes[i]);
+	}
+	{
+		Jsonb	   *reasons = JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL));
+		char	   *message = psprintf("Transaction cancelled, please refer cancellation reasons for specific reasons [%s]",
+									   summary.data);
+		StringInfoData body;
+
+		initStringInfo(&body);
+		appendStringInfoString(&body, "{\"__type\": \"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\", \"message\": ");
+		escape_json(&body, message);
+		appendStringInfo(&body, ", \"CancellationReasons\": %s}", JsonbToCString(NULL, &reasons->root, 0));
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_TRANSACTION_CANCELED),
+				 errmsg("%s", message),
+				 errdetail("%s", body.data)));
+	}
+	return NULL;
+}
+
+/* TransactGetItems: the items of up to 100 Gets, in request order. */
+Jsonb *
+api_transact_get_items(Jsonb *request)
+{
+	static const char *const kinds[] = {"Get"};
+	int			n;
+	TransactAction *actions = read_actions(request, kinds, lengthof(kinds), &n);
+	JsonbParseState *state = NULL;
+	JsonbValue	k;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = "Responses";
+	k.val.string.len = 9;
+	pushJsonbValue(&state, WJB_KEY, &k);
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < n; i++)
+	{
+		Jsonb	   *got = api_get_item(actions[i].request);
+		JsonbValue	v;
+
+		v.type = jbvBinary;
+		v.val.binary.data = &got->root;
+		v.val.binary.len = VARSIZE(got) - VARHDRSZ;
+		pushJsonbValue(&state, WJB_ELEM, &v);
+	}
+	pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}

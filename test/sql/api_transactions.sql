@@ -1,0 +1,60 @@
+-- TransactWriteItems and TransactGetItems: all actions or none, with a
+-- CancellationReason per action; ClientRequestToken makes a retry harmless.
+\set SHOW_CONTEXT never
+SELECT ddb.create_table('Users', 'pk');
+SELECT ddb.execute('PutItem', '{"TableName": "Users", "Item": {"pk": {"S": "USER#1"}, "email": {"S": "a@x"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Users", "Item": {"pk": {"S": "EMAIL#a@x"}, "user": {"S": "1"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Users", "Item": {"pk": {"S": "EMAIL#b@x"}, "user": {"S": "2"}}}');
+-- swap user 1's primary email to c@x: all three writes land
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Update": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}, "UpdateExpression": "SET email = :new",
+              "ConditionExpression": "email = :old",
+              "ExpressionAttributeValues": {":new": {"S": "c@x"}, ":old": {"S": "a@x"}}}},
+  {"Delete": {"TableName": "Users", "Key": {"pk": {"S": "EMAIL#a@x"}}, "ConditionExpression": "attribute_exists(pk)"}},
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "EMAIL#c@x"}, "user": {"S": "1"}},
+           "ConditionExpression": "attribute_not_exists(pk)"}}]}');
+SELECT pk::text, item FROM public."Users" ORDER BY pk;
+-- swap to b@x, which user 2 holds: the whole transaction is cancelled
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Update": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}, "UpdateExpression": "SET email = :new",
+              "ExpressionAttributeValues": {":new": {"S": "b@x"}}}},
+  {"Delete": {"TableName": "Users", "Key": {"pk": {"S": "EMAIL#c@x"}}}},
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "EMAIL#b@x"}, "user": {"S": "1"}},
+           "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}]}');
+SELECT pk::text, item FROM public."Users" ORDER BY pk;
+-- ConditionCheck guards a write on another item without changing it
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"ConditionCheck": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}, "ConditionExpression": "email = :e",
+                      "ExpressionAttributeValues": {":e": {"S": "zzz"}}}},
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "NOTE#1"}}}}]}');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"ConditionCheck": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}, "ConditionExpression": "email = :e",
+                      "ExpressionAttributeValues": {":e": {"S": "c@x"}}}},
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "NOTE#1"}}}}]}');
+SELECT count(*) AS notes FROM public."Users" WHERE pk ^@ 'NOTE#';
+-- two actions on one item are refused before anything runs
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "NOTE#2"}}}},
+  {"Delete": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#2"}}}}]}');
+-- ClientRequestToken: a retry of the same request is a no-op; a different request under it fails
+SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "t-1", "TransactItems": [
+  {"Update": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#1"}}, "UpdateExpression": "ADD hits :one",
+              "ExpressionAttributeValues": {":one": {"N": "1"}}}}]}');
+SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "t-1", "TransactItems": [
+  {"Update": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#1"}}, "UpdateExpression": "ADD hits :one",
+              "ExpressionAttributeValues": {":one": {"N": "1"}}}}]}');
+SELECT item->'hits' AS hits FROM public."Users" WHERE pk = 'NOTE#1';
+SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "t-1", "TransactItems": [
+  {"Update": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#1"}}, "UpdateExpression": "ADD hits :two",
+              "ExpressionAttributeValues": {":two": {"N": "2"}}}}]}');
+-- TransactGetItems: one response per request, in order; missing items are empty
+SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
+  {"Get": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}}},
+  {"Get": {"TableName": "Users", "Key": {"pk": {"S": "NOPE"}}}},
+  {"Get": {"TableName": "Users", "Key": {"pk": {"S": "EMAIL#c@x"}}, "ProjectionExpression": "#u",
+           "ExpressionAttributeNames": {"#u": "user"}}}]}');
+-- bad requests
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": []}');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [{"Frobnicate": {}}]}');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "Nope", "Item": {"pk": {"S": "x"}}}}]}');
+SELECT ddb.delete_table('Users');
