@@ -580,7 +580,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables;
-    now_epoch bigint := extract(epoch FROM statement_timestamp())::bigint;
+    now_epoch bigint := floor(extract(epoch FROM statement_timestamp()))::bigint;  -- whole seconds passed, as the readers count
     deleted bigint;
 BEGIN
     SELECT * INTO t FROM ddb.tables WHERE tables.table_name = expire.table_name;
