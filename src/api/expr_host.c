@@ -340,6 +340,23 @@ api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *ho
 	host->type_name = host_type_name;
 }
 
+/*
+ * Raises DynamoDB's error for a begins_with value that is neither a string
+ * nor a binary: DynamoDB refuses it before reading any item.
+ */
+static void
+check_prefix_operand(Placeholders *ph, const char *kind, const ExprNode *value)
+{
+	JsonbValue	v;
+	ItemType	type;
+
+	api_value(ph, kind, (ExprNode *) value, &v);
+	type = item_value_type(&v);
+	if (type != ITEM_S && type != ITEM_B)
+		ddb_validation_error("Invalid %s: Incorrect operand type for operator or function; operator or function: begins_with, operand type: %s",
+							 kind, item_type_name(type));
+}
+
 /* Resolves every placeholder of an expression once, so that undefined ones fail before any row. */
 void
 api_check_placeholders(Placeholders *ph, const char *kind, const ExprNode *node)
@@ -382,7 +399,11 @@ api_check_placeholders(Placeholders *ph, const char *kind, const ExprNode *node)
 			return;
 		case EXPR_FUNCTION:
 			for (int i = 0; i < node->u.func.nargs; i++)
+			{
 				api_check_placeholders(ph, kind, node->u.func.args[i]);
+				if (node->u.func.fn == FN_BEGINS_WITH && node->u.func.args[i]->kind == EXPR_VALUE)
+					check_prefix_operand(ph, kind, node->u.func.args[i]);
+			}
 			return;
 	}
 }

@@ -37,5 +37,10 @@ SELECT ddb.execute('PutItem', '{"TableName": "Accts", "Item": {"pk": {"S": "b"}}
     "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}');
 SELECT ddb.execute('PutItem', '{"TableName": "Accts", "Item": {"pk": {"S": "b"}},
     "ConditionExpression": "attribute_not_exists(pk) AND"}');
+-- begins_with on a number is refused before any item is read, as DynamoDB does
+SELECT ddb.execute('PutItem', '{"TableName": "Accts", "Item": {"pk": {"S": "b"}},
+    "ConditionExpression": "begins_with(pk, :n)", "ExpressionAttributeValues": {":n": {"N": "1"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "Accts", "FilterExpression": "begins_with(pk, :b)",
+    "ExpressionAttributeValues": {":b": {"BOOL": true}}}');
 SELECT count(*) AS items FROM public."Accts";
 SELECT ddb.delete_table('Accts');
