@@ -167,6 +167,7 @@ static void
 report_condition_failed(Jsonb *request, Jsonb *current)
 {
 	char	   *rv = api_string(request, "ReturnValuesOnConditionCheckFailure");
+	char	   *condition = api_string(request, "ConditionExpression");
 	JsonbParseState *state = NULL;
 	JsonbValue	v;
 	const char *message = "The conditional request failed";
@@ -186,10 +187,12 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 		push_key(&state, "Item");
 		item_push_dynamodb(&state, &current->root);
 	}
+	/* the HINT names the condition that failed; the DETAIL stays DynamoDB's body */
 	ereport(ERROR,
 			(errcode(ERRCODE_DDB_CONDITIONAL_CHECK_FAILED),
 			 errmsg("%s", message),
-			 errdetail("%s", JsonbToCString(NULL, &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root, 0))));
+			 errdetail("%s", JsonbToCString(NULL, &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root, 0)),
+			 condition ? errhint("The condition that failed: %s", condition) : 0));
 }
 
 /* Checks ReturnValuesOnConditionCheckFailure: NONE or ALL_OLD. */
