@@ -166,46 +166,41 @@ failed_item(const char *detail)
 }
 
 /*
- * Looks up a ClientRequestToken: true when this very request already ran
- * (and must not run again); raises for the token reused on another request.
+ * Claims a ClientRequestToken for this request: true when the request is to
+ * run.  The token's row is inserted before the actions run and commits or
+ * rolls back with them, so a concurrent request under the same token waits
+ * for this one and then sees its outcome.  False when this very request
+ * already ran; raises for the token used by another request.
  */
 static bool
-token_seen(const char *token, const char *digest)
+token_claim(const char *token, const char *digest)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		args[2] = {CStringGetTextDatum(token), CStringGetTextDatum(digest)};
-	bool		seen = false;
+	bool		isnull;
+	bool		same;
 
 	SPI_connect();
 	SPI_execute("DELETE FROM ddb.transaction_tokens WHERE created_at OPERATOR(pg_catalog.<) "
 				"(pg_catalog.now() OPERATOR(pg_catalog.-) '10 minutes'::pg_catalog.interval)", false, 0);
+	SPI_execute_with_args("INSERT INTO ddb.transaction_tokens (token, request_digest) VALUES ($1, $2) "
+						  "ON CONFLICT (token) DO NOTHING", 2, argtypes, args, NULL, false, 0);
+	if (SPI_processed == 1)
+	{
+		SPI_finish();
+		return true;
+	}
 	SPI_execute_with_args("SELECT request_digest OPERATOR(pg_catalog.=) $2 FROM ddb.transaction_tokens "
 						  "WHERE token OPERATOR(pg_catalog.=) $1", 2, argtypes, args, NULL, false, 1);
-	if (SPI_processed > 0)
-	{
-		bool		isnull;
-
-		if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
-			ereport(ERROR,
-					(errcode(ERRCODE_DDB_IDEMPOTENT_MISMATCH),
-					 errmsg("Request failed with the same idempotency token but different parameters")));
-		seen = true;
-	}
+	if (SPI_processed != 1)
+		elog(ERROR, "ddb_model: the row of token \"%s\" vanished", token);
+	same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
-	return seen;
-}
-
-/* Records a ClientRequestToken after its transaction succeeded. */
-static void
-token_record(const char *token, const char *digest)
-{
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(token), CStringGetTextDatum(digest)};
-
-	SPI_connect();
-	SPI_execute_with_args("INSERT INTO ddb.transaction_tokens (token, request_digest) VALUES ($1, $2)",
-						  2, argtypes, args, NULL, false, 0);
-	SPI_finish();
+	if (!same)
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_IDEMPOTENT_MISMATCH),
+				 errmsg("Request failed with the same idempotency token but different parameters")));
+	return false;
 }
 
 /* An empty response. */
@@ -247,7 +242,7 @@ api_transact_write_items(Jsonb *request)
 
 		digest = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(md5_text,
 																	PointerGetDatum(cstring_to_text(JsonbToCString(NULL, &body->root, 0))))));
-		if (token_seen(token, digest))
+		if (!token_claim(token, digest))
 			return empty_object();
 	}
 
@@ -294,8 +289,6 @@ api_transact_write_items(Jsonb *request)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		if (token)
-			token_record(token, digest);
 		return empty_object();
 	}
 	RollbackAndReleaseCurrentSubTransaction();

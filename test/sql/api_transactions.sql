@@ -47,6 +47,15 @@ SELECT item->'hits' AS hits FROM public."Users" WHERE pk = 'NOTE#1';
 SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "t-1", "TransactItems": [
   {"Update": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#1"}}, "UpdateExpression": "ADD hits :two",
               "ExpressionAttributeValues": {":two": {"N": "2"}}}}]}');
+-- a cancelled request leaves its token unused: the same request runs again once it can succeed
+SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "t-2", "TransactItems": [
+  {"ConditionCheck": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#9"}}, "ConditionExpression": "attribute_exists(pk)"}},
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "NOTE#10"}}}}]}');
+SELECT ddb.execute('PutItem', '{"TableName": "Users", "Item": {"pk": {"S": "NOTE#9"}}}');
+SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "t-2", "TransactItems": [
+  {"ConditionCheck": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#9"}}, "ConditionExpression": "attribute_exists(pk)"}},
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "NOTE#10"}}}}]}');
+SELECT count(*) AS note10 FROM public."Users" WHERE pk = 'NOTE#10';
 -- TransactGetItems: one response per request, in order; missing items are empty
 SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
   {"Get": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}}},
