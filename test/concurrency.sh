@@ -70,5 +70,22 @@ check "a GSI added by another session is kept by a session that had the table ca
     "bob" "$(q -c "SELECT string_agg(item->>'owner', ',') FROM ddb.query('Race', 'bob', index_name => 'ByOwner') item")"
 check "no GSI mismatch after the concurrent index creation" "0" "$(q -c "SELECT count(*) FROM ddb.verify_gsi('Race')")"
 
+# Two sessions send one TransactWriteItems under the same ClientRequestToken:
+# A runs it and holds its transaction open; B must wait for A's token, then
+# answer {} as a retry, so the counter is added once.
+token='{"ClientRequestToken": "race", "TransactItems": [{"Update": {"TableName": "Race", "Key": {"pk": {"S": "tok"}, "sk": {"S": "1"}}, "UpdateExpression": "ADD n :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}}]}'
+{
+    echo "BEGIN;"
+    echo "SELECT ddb.execute('TransactWriteItems', '$token');"
+    echo "SELECT pg_sleep(1.5);"
+    echo "COMMIT;"
+} | q >"$WORK/token-a.out" 2>&1 &
+a_pid=$!
+sleep 0.5
+q -c "SELECT ddb.execute('TransactWriteItems', '$token')" >"$WORK/token-b.out" 2>&1
+wait "$a_pid"
+check "a concurrent request under the same token answers as a retry" "{}" "$(cat "$WORK/token-b.out")"
+check "and the transaction is applied once" "1" "$(q -c "SELECT item->>'n' FROM public.\"Race\" WHERE pk = 'tok'")"
+
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status
