@@ -102,6 +102,10 @@ extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *i
 extern bool api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2);
 
 /* The operations. */
+/* Pushes a string key; an empty response, {}. */
+extern void api_push_key(JsonbParseState **state, const char *key);
+extern Jsonb *api_empty_response(void);
+
 extern Jsonb *api_put_item(Jsonb *request);
 extern Jsonb *api_get_item(Jsonb *request);
 extern Jsonb *api_delete_item(Jsonb *request);

@@ -18,18 +18,6 @@
 #define BATCH_WRITE_MAX 25
 #define BATCH_GET_MAX 100
 
-/* Pushes a string key. */
-static void
-push_key(JsonbParseState **state, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = (int) strlen(key);
-	pushJsonbValue(state, WJB_KEY, &k);
-}
-
 /* Compares two ddb_key datums in DynamoDB order. */
 static int
 key_datum_compare(Datum a, Datum b)
@@ -38,16 +26,6 @@ key_datum_compare(Datum a, Datum b)
 	struct varlena *y = PG_DETOAST_DATUM_PACKED(b);
 
 	return key_compare_encoded(DDB_KEY_DATA(x), DDB_KEY_LEN(x), DDB_KEY_DATA(y), DDB_KEY_LEN(y));
-}
-
-/* An empty response, {}. */
-static Jsonb *
-empty_response(void)
-{
-	JsonbParseState *state = NULL;
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
 /* A response holding one item under key, or {} when item is NULL. */
@@ -59,7 +37,7 @@ item_response(const char *key, Jsonb *item)
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	if (item)
 	{
-		push_key(&state, key);
+		api_push_key(&state, key);
 		item_push_dynamodb(&state, &item->root);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
@@ -152,7 +130,7 @@ request_condition(Jsonb *request, Placeholders *ph)
 	rc->cond = api_parse_condition(ph, "ConditionExpression", text);
 	api_check_placeholders(ph, "ConditionExpression", rc->cond);
 	api_expr_host(&rc->host_ctx, ph, "ConditionExpression", &rc->host);
-	rc->empty = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+	rc->empty = api_empty_response();
 	wc = palloc(sizeof(WriteCondition));
 	wc->holds = condition_holds;
 	wc->arg = rc;
@@ -173,18 +151,18 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 	const char *message = "The conditional request failed";
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	push_key(&state, "__type");
+	api_push_key(&state, "__type");
 	v.type = jbvString;
 	v.val.string.val = "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException";
 	v.val.string.len = (int) strlen(v.val.string.val);
 	pushJsonbValue(&state, WJB_VALUE, &v);
-	push_key(&state, "message");
+	api_push_key(&state, "message");
 	v.val.string.val = (char *) message;
 	v.val.string.len = (int) strlen(message);
 	pushJsonbValue(&state, WJB_VALUE, &v);
 	if (rv && strcmp(rv, "ALL_OLD") == 0 && current)
 	{
-		push_key(&state, "Item");
+		api_push_key(&state, "Item");
 		item_push_dynamodb(&state, &current->root);
 	}
 	/* the HINT names the condition that failed; the DETAIL stays DynamoDB's body */
@@ -279,7 +257,7 @@ api_delete_item(Jsonb *request)
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);
-	return all_old ? item_response("Attributes", old) : empty_response();
+	return all_old ? item_response("Attributes", old) : api_empty_response();
 }
 
 /* ConditionCheck (TransactWriteItems only): the condition against the item, writing nothing. */
@@ -302,7 +280,7 @@ api_condition_check(Jsonb *request)
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_check(def, pk, sk, cond, &current))
 		report_condition_failed(request, current);
-	return empty_response();
+	return api_empty_response();
 }
 
 /* What an UpdateItem applies to the current item (or to the key of an absent one). */
@@ -429,7 +407,7 @@ api_update_item(Jsonb *request)
 		return item_response("Attributes", old && paths ? api_project(paths, old) : NULL);
 	if (strcmp(rv, "UPDATED_NEW") == 0)
 		return item_response("Attributes", paths ? api_project(paths, written) : NULL);
-	return empty_response();
+	return api_empty_response();
 }
 
 /* Reads an ExclusiveStartKey for a read (table keys, plus index keys for an index). */
@@ -573,7 +551,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	pushJsonbValue(&page.state, WJB_BEGIN_OBJECT, NULL);
 	if (!page.count_only)
 	{
-		push_key(&page.state, "Items");
+		api_push_key(&page.state, "Items");
 		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
 	}
 	store_read(req, page_row, &page);
@@ -582,16 +560,16 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
 	if (page.limit >= 0 && page.scanned == page.limit)
 		page.more = true;
-	push_key(&page.state, "Count");
+	api_push_key(&page.state, "Count");
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(page.count);
 	pushJsonbValue(&page.state, WJB_VALUE, &v);
-	push_key(&page.state, "ScannedCount");
+	api_push_key(&page.state, "ScannedCount");
 	v.val.numeric = int64_to_numeric(page.scanned);
 	pushJsonbValue(&page.state, WJB_VALUE, &v);
 	if (page.more && page.scanned > 0)
 	{
-		push_key(&page.state, "LastEvaluatedKey");
+		api_push_key(&page.state, "LastEvaluatedKey");
 		api_push_row_key(&page.state, req->def, req->index, &page.last);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&page.state, WJB_END_OBJECT, NULL));
@@ -919,7 +897,7 @@ api_batch_write_item(Jsonb *request)
 			store_delete(writes[i].def, writes[i].pk, writes[i].sk, NULL, NULL);
 	}
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	push_key(&state, "UnprocessedItems");
+	api_push_key(&state, "UnprocessedItems");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
@@ -945,7 +923,7 @@ api_batch_get_item(Jsonb *request)
 	if (JsonContainerSize(tables) == 0)
 		ddb_validation_error("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	push_key(&state, "Responses");
+	api_push_key(&state, "Responses");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	it = JsonbIteratorInit(tables);
 	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
@@ -975,7 +953,7 @@ api_batch_get_item(Jsonb *request)
 		api_check_unused(&ph);
 		if (!api_field(spec, "Keys", &keys))
 			api_missing("keys");
-		push_key(&state, name);
+		api_push_key(&state, name);
 		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 		if (JsonContainerSize(array_of(&keys, "Keys")) == 0)
 			ddb_validation_error("1 validation error detected: Value '[]' at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1",
@@ -1010,7 +988,7 @@ api_batch_get_item(Jsonb *request)
 		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	}
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	push_key(&state, "UnprocessedKeys");
+	api_push_key(&state, "UnprocessedKeys");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));

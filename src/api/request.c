@@ -200,6 +200,28 @@ api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)
 	item_value_from_dynamodb(&av, out);
 }
 
+/* Pushes a string key. */
+void
+api_push_key(JsonbParseState **state, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = (int) strlen(key);
+	pushJsonbValue(state, WJB_KEY, &k);
+}
+
+/* An empty response, {}. */
+Jsonb *
+api_empty_response(void)
+{
+	JsonbParseState *state = NULL;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
 /* Raises for defined placeholders that no expression used. */
 static void
 check_unused_map(JsonbContainer *map, List *used, const char *what)

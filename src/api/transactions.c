@@ -24,10 +24,23 @@
 
 #define TRANSACT_MAX_ITEMS 100
 
+/* A kind of TransactItems action: its member name and the operation that runs it. */
+typedef struct ActionKind
+{
+	const char *name;
+	Jsonb	   *(*run) (Jsonb *request);
+} ActionKind;
+
+static const ActionKind write_kinds[] = {
+	{"Put", api_put_item}, {"Update", api_update_item},
+	{"Delete", api_delete_item}, {"ConditionCheck", api_condition_check},
+};
+static const ActionKind get_kinds[] = {{"Get", api_get_item}};
+
 /* The action of one TransactItems element. */
 typedef struct TransactAction
 {
-	const char *kind;			/* "Put", "Update", "Delete", "ConditionCheck" */
+	const ActionKind *kind;
 	Jsonb	   *request;		/* the action's own request body */
 	TableDef   *def;
 	Datum		pk;
@@ -36,7 +49,7 @@ typedef struct TransactAction
 
 /* Reads the TransactItems array: each element one action of the allowed kinds. */
 static TransactAction *
-read_actions(Jsonb *request, const char *const *kinds, int nkinds, int *n)
+read_actions(Jsonb *request, const ActionKind *kinds, int nkinds, int *n)
 {
 	JsonbValue	items;
 	JsonbIterator *it;
@@ -66,12 +79,12 @@ read_actions(Jsonb *request, const char *const *kinds, int nkinds, int *n)
 							errmsg("A TransactItems element must be an object")));
 		element = JsonbValueToJsonb(&v);
 		for (int k = 0; k < nkinds; k++)
-			if (api_field(element, kinds[k], &body))
+			if (api_field(element, kinds[k].name, &body))
 			{
 				if (body.type != jbvBinary || !JsonContainerIsObject(body.val.binary.data))
 					ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
-									errmsg("%s must be an object", kinds[k])));
-				actions[*n].kind = kinds[k];
+									errmsg("%s must be an object", kinds[k].name)));
+				actions[*n].kind = &kinds[k];
 				actions[*n].request = JsonbValueToJsonb(&body);
 				found++;
 			}
@@ -87,7 +100,7 @@ static void
 action_key(TransactAction *a)
 {
 	a->def = table_def_get(api_required_string(a->request, "TableName", "tableName"));
-	if (strcmp(a->kind, "Put") == 0)
+	if (a->kind->run == api_put_item)
 	{
 		JsonbContainer *item = api_object(a->request, "Item");
 
@@ -99,49 +112,28 @@ action_key(TransactAction *a)
 		api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
 }
 
-/* Runs one action of a write transaction. */
-static void
-run_action(TransactAction *a)
-{
-	if (strcmp(a->kind, "Put") == 0)
-		api_put_item(a->request);
-	else if (strcmp(a->kind, "Update") == 0)
-		api_update_item(a->request);
-	else if (strcmp(a->kind, "Delete") == 0)
-		api_delete_item(a->request);
-	else
-		api_condition_check(a->request);
-}
-
 /* Pushes a CancellationReason: {"Code": ..., "Message": ..., "Item": ...}. */
 static void
 push_reason(JsonbParseState **state, const char *code, const char *message, Jsonb *item)
 {
-	JsonbValue	k;
 	JsonbValue	v;
 
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	k.type = v.type = jbvString;
-	k.val.string.val = "Code";
-	k.val.string.len = 4;
-	pushJsonbValue(state, WJB_KEY, &k);
+	v.type = jbvString;
+	api_push_key(state, "Code");
 	v.val.string.val = (char *) code;
 	v.val.string.len = (int) strlen(code);
 	pushJsonbValue(state, WJB_VALUE, &v);
 	if (message)
 	{
-		k.val.string.val = "Message";
-		k.val.string.len = 7;
-		pushJsonbValue(state, WJB_KEY, &k);
+		api_push_key(state, "Message");
 		v.val.string.val = (char *) message;
 		v.val.string.len = (int) strlen(message);
 		pushJsonbValue(state, WJB_VALUE, &v);
 	}
 	if (item)
 	{
-		k.val.string.val = "Item";
-		k.val.string.len = 4;
-		pushJsonbValue(state, WJB_KEY, &k);
+		api_push_key(state, "Item");
 		v.type = jbvBinary;
 		v.val.binary.data = &item->root;
 		v.val.binary.len = VARSIZE(item) - VARHDRSZ;
@@ -203,24 +195,16 @@ token_claim(const char *token, const char *digest)
 	return false;
 }
 
-/* An empty response. */
-static Jsonb *
-empty_object(void)
-{
-	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
-}
-
 /* TransactWriteItems. */
 Jsonb *
 api_transact_write_items(Jsonb *request)
 {
-	static const char *const kinds[] = {"ConditionCheck", "Put", "Update", "Delete"};
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	char	   *token = api_string(request, "ClientRequestToken");
 	char	   *digest = NULL;
 	int			n;
-	TransactAction *actions = read_actions(request, kinds, lengthof(kinds), &n);
+	TransactAction *actions = read_actions(request, write_kinds, lengthof(write_kinds), &n);
 	const char **codes = palloc0(sizeof(char *) * n);
 	Jsonb	  **items = palloc0(sizeof(Jsonb *) * n);
 	bool		cancelled = false;
@@ -243,7 +227,7 @@ api_transact_write_items(Jsonb *request)
 		digest = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(md5_text,
 																	PointerGetDatum(cstring_to_text(JsonbToCString(NULL, &body->root, 0))))));
 		if (!token_claim(token, digest))
-			return empty_object();
+			return api_empty_response();
 	}
 
 	/* all actions in one subtransaction; each in one of its own */
@@ -254,7 +238,7 @@ api_transact_write_items(Jsonb *request)
 		MemoryContextSwitchTo(cxt);
 		PG_TRY();
 		{
-			run_action(&actions[i]);
+			actions[i].kind->run(actions[i].request);
 			ReleaseCurrentSubTransaction();
 			MemoryContextSwitchTo(cxt);
 			CurrentResourceOwner = owner;
@@ -289,7 +273,7 @@ api_transact_write_items(Jsonb *request)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		return empty_object();
+		return api_empty_response();
 	}
 	RollbackAndReleaseCurrentSubTransaction();
 	MemoryContextSwitchTo(cxt);
@@ -326,21 +310,16 @@ api_transact_write_items(Jsonb *request)
 Jsonb *
 api_transact_get_items(Jsonb *request)
 {
-	static const char *const kinds[] = {"Get"};
 	int			n;
-	TransactAction *actions = read_actions(request, kinds, lengthof(kinds), &n);
+	TransactAction *actions = read_actions(request, get_kinds, lengthof(get_kinds), &n);
 	JsonbParseState *state = NULL;
-	JsonbValue	k;
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	k.type = jbvString;
-	k.val.string.val = "Responses";
-	k.val.string.len = 9;
-	pushJsonbValue(&state, WJB_KEY, &k);
+	api_push_key(&state, "Responses");
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
 	{
-		Jsonb	   *got = api_get_item(actions[i].request);
+		Jsonb	   *got = actions[i].kind->run(actions[i].request);
 		JsonbValue	v;
 
 		v.type = jbvBinary;
