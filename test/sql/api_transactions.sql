@@ -56,6 +56,13 @@ SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "t-2", "Transac
   {"ConditionCheck": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#9"}}, "ConditionExpression": "attribute_exists(pk)"}},
   {"Put": {"TableName": "Users", "Item": {"pk": {"S": "NOTE#10"}}}}]}');
 SELECT count(*) AS note10 FROM public."Users" WHERE pk = 'NOTE#10';
+-- an error other than a failed condition fails the request as itself, after
+-- earlier actions ran: they are rolled back too
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Put": {"TableName": "Users", "Item": {"pk": {"S": "NOTE#20"}}}},
+  {"Update": {"TableName": "Users", "Key": {"pk": {"S": "NOTE#1"}}, "UpdateExpression": "SET pk = :x",
+              "ExpressionAttributeValues": {":x": {"S": "NOTE#21"}}}}]}');
+SELECT count(*) AS note20 FROM public."Users" WHERE pk = 'NOTE#20';
 -- TransactGetItems: one response per request, in order; missing items are empty
 SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
   {"Get": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}}},
