@@ -20,6 +20,7 @@ OBJS = \
 	src/table/gsi_trigger.o \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
+	src/expr/reserved_words.o \
 	src/expr/expr_parse.o \
 	src/expr/expr_eval.o \
 	src/api/request.o \

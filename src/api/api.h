@@ -34,8 +34,11 @@ typedef struct HostContext
 /* Sets up an evaluator host for one request's expression. */
 extern void api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *host);
 
-/* Resolves every placeholder of an expression, so that undefined ones fail before any row. */
-extern void api_check_placeholders(Placeholders *ph, const char *kind, const ExprNode *node);
+/*
+ * Resolves every placeholder of an expression and applies DynamoDB's static
+ * checks, so that a bad expression fails before any item is read.
+ */
+extern void api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node);
 
 /* A request field; false when absent (or JSON null). */
 extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);
@@ -87,6 +90,9 @@ extern char *api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *st
 
 /* The natural value of a :value placeholder. */
 extern void api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out);
+
+/* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
+extern char *api_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps);
 
 /* Raises when a request defined placeholders that no expression used. */
 extern void api_check_unused(Placeholders *ctx);

@@ -128,7 +128,7 @@ request_condition(Jsonb *request, Placeholders *ph)
 		return NULL;
 	rc = palloc0(sizeof(RequestCondition));
 	rc->cond = api_parse_condition(ph, "ConditionExpression", text);
-	api_check_placeholders(ph, "ConditionExpression", rc->cond);
+	api_check_expression(ph, "ConditionExpression", rc->cond);
 	api_expr_host(&rc->host_ctx, ph, "ConditionExpression", &rc->host);
 	rc->empty = api_empty_response();
 	wc = palloc(sizeof(WriteCondition));
@@ -385,9 +385,9 @@ api_update_item(Jsonb *request)
 				(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
 				ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
 									 top);
-			api_check_placeholders(&ph, "UpdateExpression", action->path);
+			api_check_expression(&ph, "UpdateExpression", action->path);
 			if (action->value)
-				api_check_placeholders(&ph, "UpdateExpression", action->value);
+				api_check_expression(&ph, "UpdateExpression", action->value);
 			action_paths[i] = action->path;
 		}
 		paths = api_path_trie(&ph, "UpdateExpression", action_paths, uc.update->nactions);
@@ -701,7 +701,7 @@ request_filter(Jsonb *request, Placeholders *ctx)
 	if (text == NULL)
 		return NULL;
 	filter = api_parse_condition(ctx, "FilterExpression", text);
-	api_check_placeholders(ctx, "FilterExpression", filter);
+	api_check_expression(ctx, "FilterExpression", filter);
 	return filter;
 }
 

@@ -25,29 +25,6 @@ struct ProjectionNode
 	const ExprNode *origin;		/* the path that made this step, for messages */
 };
 
-/* "[a, b, [2]]": a path as DynamoDB's messages print it. */
-static char *
-path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '[');
-	for (int i = 0; i < nsteps; i++)
-	{
-		ExprPathStep *step = &path->u.path.steps[i];
-
-		if (i > 0)
-			appendStringInfoString(&buf, ", ");
-		if (step->name)
-			appendStringInfoString(&buf, api_step_name(ph, kind, step));
-		else
-			appendStringInfo(&buf, "[%d]", step->index);
-	}
-	appendStringInfoChar(&buf, ']');
-	return buf.data;
-}
-
 /* Adds one path to the trie, raising DynamoDB's errors for overlaps and conflicts. */
 static void
 add_path(ProjectionNode *root, Placeholders *ph, const char *kind, const ExprNode *path)
@@ -68,15 +45,15 @@ add_path(ProjectionNode *root, Placeholders *ph, const char *kind, const ExprNod
 
 			if ((c->name == NULL) != (name == NULL))
 				ddb_validation_error("Invalid %s: Two document paths conflict with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-									 kind, path_text(ph, kind, c->origin, c->origin->u.path.nsteps),
-									 path_text(ph, kind, path, n));
+									 kind, api_path_text(ph, kind, c->origin, c->origin->u.path.nsteps),
+									 api_path_text(ph, kind, path, n));
 			if (name ? strcmp(c->name, name) == 0 : c->index == step->index)
 				child = c;
 		}
 		if (child && (child->leaf || i == n - 1))
 			ddb_validation_error("Invalid %s: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-								 kind, path_text(ph, kind, child->origin, child->origin->u.path.nsteps),
-								 path_text(ph, kind, path, n));
+								 kind, api_path_text(ph, kind, child->origin, child->origin->u.path.nsteps),
+								 api_path_text(ph, kind, path, n));
 		if (child == NULL)
 		{
 			child = palloc0(sizeof(ProjectionNode));

@@ -185,6 +185,29 @@ api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step)
 	return pnstrdup(v.val.string.val, v.val.string.len);
 }
 
+/* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
+char *
+api_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < nsteps; i++)
+	{
+		ExprPathStep *step = &path->u.path.steps[i];
+
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		if (step->name)
+			appendStringInfoString(&buf, api_step_name(ph, kind, step));
+		else
+			appendStringInfo(&buf, "[%d]", step->index);
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
 /* The natural value of a :value placeholder. */
 void
 api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)

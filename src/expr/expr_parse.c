@@ -49,6 +49,7 @@ typedef struct Parser
 	size_t		len;
 	size_t		pos;			/* next unread byte */
 	Token		tok;			/* current token */
+	ExprNode   *group;			/* the condition of the last parenthesised group */
 	ExprArena  *arena;
 	ExprError  *error;
 	bool		failed;
@@ -286,6 +287,16 @@ parse_path(Parser *p)
 			if (p->tok.kind != TOK_NAME && p->tok.kind != TOK_NAME_PLACEHOLDER)
 			{
 				fail_syntax(p);
+				return NULL;
+			}
+			if (p->tok.kind == TOK_NAME && expr_is_reserved_word(p->tok.start, p->tok.len))
+			{
+				char		message[128];
+
+				snprintf(message, sizeof(message),
+						 "Attribute name is a reserved keyword; reserved keyword: %.*s",
+						 p->tok.len, p->tok.start);
+				fail(p, message);
 				return NULL;
 			}
 			steps[count].name = p->tok.start;
@@ -569,6 +580,13 @@ parse_not(Parser *p)
 		n = parse_or(p);
 		if (!expect(p, TOK_RPAREN))
 			return NULL;
+		/* the content was itself one group: ((...)) */
+		if (n == p->group)
+		{
+			fail(p, "The expression has redundant parentheses;");
+			return NULL;
+		}
+		p->group = n;
 		return n;
 	}
 	/* a condition function; size(...) starts a comparison instead */
@@ -587,7 +605,12 @@ parse_not(Parser *p)
 		}
 		if (n && n->u.func.args[0]->kind != EXPR_PATH)
 		{
-			fail(p, "Invalid ConditionExpression: the first operand of a function must be an attribute path");
+			char		message[256];
+
+			snprintf(message, sizeof(message),
+					 "Operator or function requires a document path; operator or function: %s",
+					 expr_function_name(n->u.func.fn));
+			fail(p, message);
 			return NULL;
 		}
 		return n;
@@ -635,7 +658,7 @@ parse_or(Parser *p)
 ExprNode *
 expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, arena, error, false};
 	ExprNode   *root;
 
 	if (len > EXPR_MAX_LENGTH)
@@ -741,7 +764,7 @@ expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *ou
 				  ExprError *error)
 {
 	static const char *const clause_names[] = {"SET", "REMOVE", "ADD", "DELETE"};
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, arena, error, false};
 	bool		seen[4] = {false, false, false, false};
 	int			cap = 8;
 
@@ -832,7 +855,7 @@ bool
 expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjection *out,
 					  ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, arena, error, false};
 	int			cap = 8;
 
 	out->npaths = 0;
@@ -879,6 +902,15 @@ expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjec
 /* The comparator's text. */
 const char *
 expr_compare_op_name(ExprCompareOp op)
+{
+	static const char *const names[] = {"=", "<>", "<", "<=", ">", ">="};
+
+	return names[op];
+}
+
+/* The comparator's symbol. */
+const char *
+expr_compare_name(ExprCompareOp op)
 {
 	static const char *const names[] = {"=", "<>", "<", "<=", ">", ">="};
 

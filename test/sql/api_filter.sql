@@ -63,9 +63,29 @@ SELECT ddb.execute('Scan', '{"TableName": "Films", "FilterExpression": "sk >= :n
 
 -- Errors: placeholders, type names, syntax.
 SELECT kept('#y > :n', '{":n": {"N": "1"}}');
-SELECT kept('year > :m', '{":n": {"N": "1"}}');
+SELECT kept('title > :m', '{":n": {"N": "1"}}');
 SELECT kept('attribute_type(info, :t)', '{":t": {"S": "MAP"}}');
-SELECT kept('year >', '{":n": {"N": "1"}}');
+SELECT kept('title >', '{":n": {"N": "1"}}');
+-- Reserved words need a placeholder, in any case and at any depth of a path;
+-- function names and keywords are not attribute names.
+SELECT kept('year > :n', '{":n": {"N": "1"}}');
+SELECT kept('info.Status = :n', '{":n": {"N": "1"}}');
+SELECT kept('size(title) > :n AND NOT attribute_exists(#y)', '{":n": {"N": "1"}}', '{"#y": "year"}');
+-- Checked before any item is read: redundant parentheses, a path compared
+-- with itself, orderings of values that have no order, BETWEEN bounds,
+-- attribute_type's second operand.
+SELECT kept('((title = :n))', '{":n": {"N": "1"}}');
+SELECT kept('(title = :n) AND ((sk = :n))', '{":n": {"N": "1"}}');
+SELECT kept('#t = title', '{}', '{"#t": "title"}');
+SELECT kept('begins_with(info.lang, info.lang)');
+SELECT kept('title < :b', '{":b": {"BOOL": true}}');
+SELECT kept('sk BETWEEN :n AND :l', '{":n": {"N": "1"}, ":l": {"L": []}}');
+SELECT kept('sk BETWEEN :n AND :s', '{":n": {"N": "1"}, ":s": {"S": "a"}}');
+SELECT kept('sk BETWEEN :hi AND :lo', '{":hi": {"N": "5"}, ":lo": {"N": "1.5"}}');
+SELECT kept('attribute_type(title, :n)', '{":n": {"N": "1"}}');
+SELECT kept('attribute_type(title, info)');
+-- The same operands are fine where DynamoDB allows them.
+SELECT kept('title = :b OR #y[0] = #y[1]', '{":b": {"BOOL": true}}', '{"#y": "year"}') -> 'Count' AS count;
 SELECT ddb.execute('Scan', '{"TableName": "Films", "FilterExpression": "sk > :n",
     "ExpressionAttributeValues": {":n": {"N": "1"}, ":unused": {"N": "2"}}}');
 

@@ -9,7 +9,7 @@ SELECT ddb.put_item('Proj', '{"pk": "a", "sk": 1, "name": "Ann",
 SELECT ddb.put_item('Proj', '{"pk": "a", "sk": 2, "name": "Bo", "cast": ["s"]}');
 
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
-    "ProjectionExpression": "#n, info.deep.y, #c[3].m, #c[0], missing, info.nope",
+    "ProjectionExpression": "#n, info.deep.y, #c[3].m, #c[0], absent, info.nope",
     "ExpressionAttributeNames": {"#n": "name", "#c": "cast"}}');
 -- a map key that looks like a wrapper stays a map key
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
@@ -33,15 +33,17 @@ SELECT ddb.execute('BatchGetItem', '{"RequestItems": {"Proj": {"Keys": [{"pk": {
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
     "ProjectionExpression": "info, info.lang"}');
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
-    "ProjectionExpression": "name, name"}');
+    "ProjectionExpression": "odd, odd"}');
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
-    "ProjectionExpression": "cast[0], cast.x"}');
+    "ProjectionExpression": "#c[0], #c.x", "ExpressionAttributeNames": {"#c": "cast"}}');
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
-    "ProjectionExpression": "name,"}');
+    "ProjectionExpression": "odd,"}');
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
     "ProjectionExpression": "#x"}');
 SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
-    "ProjectionExpression": "name", "ExpressionAttributeNames": {"#x": "x"}}');
+    "ProjectionExpression": "odd, name"}');
+SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    "ProjectionExpression": "odd", "ExpressionAttributeNames": {"#x": "x"}}');
 SELECT ddb.execute('Scan', '{"TableName": "Proj", "ProjectionExpression": "pk", "Select": "ALL_ATTRIBUTES"}');
 SELECT ddb.execute('Scan', '{"TableName": "Proj", "Select": "SPECIFIC_ATTRIBUTES"}');
 SELECT ddb.delete_table('Proj');

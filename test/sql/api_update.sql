@@ -36,9 +36,11 @@ SELECT ddb.execute('UpdateItem', '{"TableName": "Users", "Key": {"pk": {"S": "u2
 SELECT ddb.execute('UpdateItem', '{"TableName": "Users", "Key": {"pk": {"S": "u1"}},
     "UpdateExpression": "SET pk = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
 SELECT ddb.execute('UpdateItem', '{"TableName": "Users", "Key": {"pk": {"S": "u1"}},
+    "UpdateExpression": "SET Name = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "Users", "Key": {"pk": {"S": "u1"}},
     "UpdateExpression": "SET a = :v, a.b = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
 SELECT ddb.execute('UpdateItem', '{"TableName": "Users", "Key": {"pk": {"S": "u1"}},
-    "UpdateExpression": "SET missing.x = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+    "UpdateExpression": "SET absent.x = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
 SELECT ddb.execute('UpdateItem', '{"TableName": "Users", "Key": {"pk": {"S": "u1"}},
     "UpdateExpression": "SET version = nope + :v", "ExpressionAttributeValues": {":v": {"N": "1"}}}');
 SELECT ddb.execute('UpdateItem', '{"TableName": "Users", "Key": {"pk": {"S": "u1"}},
