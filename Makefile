@@ -16,7 +16,6 @@ OBJS = \
 	src/item/item_codec.o \
 	src/table/table_def.o \
 	src/table/item_store.o \
-	src/table/item_sql.o \
 	src/table/gsi_trigger.o \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
@@ -29,6 +28,7 @@ OBJS = \
 	src/api/update.o \
 	src/api/transactions.o \
 	src/api/item_ops.o \
+	src/api/item_sql.o \
 	src/api/execute.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror

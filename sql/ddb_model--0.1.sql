@@ -499,33 +499,59 @@ END $$;
 -- Items (docs/items.md): natural jsonb in, natural jsonb out
 -- ---------------------------------------------------------------------------
 
-CREATE FUNCTION ddb.put_item(table_name text, item jsonb, return_old boolean DEFAULT false)
+-- Expressions (docs/expressions.md) are optional: condition, update, filter
+-- and projection take DynamoDB's expression language; names maps #name
+-- placeholders to attribute names and vals maps :value placeholders to
+-- natural values, e.g. vals => '{":one": 1}'.
+
+CREATE FUNCTION ddb.put_item(table_name text, item jsonb, return_old boolean DEFAULT false,
+                             condition text DEFAULT NULL, names jsonb DEFAULT NULL,
+                             vals jsonb DEFAULT NULL)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'ddb_put_item' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION ddb.put_item(text, jsonb, boolean) IS
-    'PutItem: writes (or replaces) an item; returns the replaced item when return_old';
+COMMENT ON FUNCTION ddb.put_item(text, jsonb, boolean, text, jsonb, jsonb) IS
+    'PutItem: writes (or replaces) an item if the condition holds; returns the replaced item when return_old';
 
-CREATE FUNCTION ddb.get_item(table_name text, pk ddb.ddb_key, sk ddb.ddb_key DEFAULT NULL)
+CREATE FUNCTION ddb.get_item(table_name text, pk ddb.ddb_key, sk ddb.ddb_key DEFAULT NULL,
+                             projection text DEFAULT NULL, names jsonb DEFAULT NULL)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'ddb_get_item' LANGUAGE C STABLE;
-COMMENT ON FUNCTION ddb.get_item(text, ddb.ddb_key, ddb.ddb_key) IS
-    'GetItem: the item with this key, or NULL (expired items are never returned)';
+COMMENT ON FUNCTION ddb.get_item(text, ddb.ddb_key, ddb.ddb_key, text, jsonb) IS
+    'GetItem: the item with this key (projected), or NULL (expired items are never returned)';
 
-CREATE FUNCTION ddb.delete_item(table_name text, pk ddb.ddb_key, sk ddb.ddb_key DEFAULT NULL)
+CREATE FUNCTION ddb.update_item(table_name text, pk ddb.ddb_key, sk ddb.ddb_key DEFAULT NULL,
+                                "update" text DEFAULT NULL, condition text DEFAULT NULL,
+                                names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL,
+                                return_values text DEFAULT 'ALL_NEW')
+RETURNS jsonb AS 'MODULE_PATHNAME', 'ddb_update_item' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.update_item(text, ddb.ddb_key, ddb.ddb_key, text, text, jsonb, jsonb, text) IS
+    'UpdateItem: applies an update expression (creating the item if absent) if the condition holds; '
+    'returns what return_values names (NONE, ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATED_NEW)';
+
+CREATE FUNCTION ddb.delete_item(table_name text, pk ddb.ddb_key, sk ddb.ddb_key DEFAULT NULL,
+                                condition text DEFAULT NULL, names jsonb DEFAULT NULL,
+                                vals jsonb DEFAULT NULL)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'ddb_delete_item' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION ddb.delete_item(text, ddb.ddb_key, ddb.ddb_key) IS
-    'DeleteItem: deletes the item with this key and returns it, or NULL';
+COMMENT ON FUNCTION ddb.delete_item(text, ddb.ddb_key, ddb.ddb_key, text, jsonb, jsonb) IS
+    'DeleteItem: deletes the item with this key if the condition holds and returns it, or NULL';
 
 CREATE FUNCTION ddb.query(table_name text, pk ddb.ddb_key, sk_condition text DEFAULT NULL,
                           sk ddb.ddb_key DEFAULT NULL, sk_end ddb.ddb_key DEFAULT NULL,
                           index_name text DEFAULT NULL, ascending boolean DEFAULT true,
-                          max_items integer DEFAULT NULL)
+                          max_items integer DEFAULT NULL, filter text DEFAULT NULL,
+                          projection text DEFAULT NULL, names jsonb DEFAULT NULL,
+                          vals jsonb DEFAULT NULL)
 RETURNS SETOF jsonb AS 'MODULE_PATHNAME', 'ddb_query' LANGUAGE C STABLE;
-COMMENT ON FUNCTION ddb.query(text, ddb.ddb_key, text, ddb.ddb_key, ddb.ddb_key, text, boolean, integer) IS
+COMMENT ON FUNCTION ddb.query(text, ddb.ddb_key, text, ddb.ddb_key, ddb.ddb_key, text, boolean, integer,
+                              text, text, jsonb, jsonb) IS
     'Query: the items of one partition key (of the table or of index_name) in sort key order; '
-    'sk_condition is =, <, <=, >, >=, between (sk .. sk_end), begins_with or under (segment prefix)';
+    'sk_condition is =, <, <=, >, >=, between (sk .. sk_end), begins_with or under (segment prefix); '
+    'max_items counts the items returned after the filter';
 
-CREATE FUNCTION ddb.scan(table_name text, index_name text DEFAULT NULL, max_items integer DEFAULT NULL)
+CREATE FUNCTION ddb.scan(table_name text, index_name text DEFAULT NULL, max_items integer DEFAULT NULL,
+                         filter text DEFAULT NULL, projection text DEFAULT NULL,
+                         names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL)
 RETURNS SETOF jsonb AS 'MODULE_PATHNAME', 'ddb_scan' LANGUAGE C STABLE;
-COMMENT ON FUNCTION ddb.scan(text, text, integer) IS 'Scan: every item of a table or index, in key order';
+COMMENT ON FUNCTION ddb.scan(text, text, integer, text, text, jsonb, jsonb) IS
+    'Scan: every item of a table or index (kept by the filter, projected), in key order';
 
 -- ---------------------------------------------------------------------------
 -- TTL (docs/ttl.md)

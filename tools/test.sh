@@ -25,8 +25,14 @@ set -e
 grep -E '^(test| ) ' "$LOG_DIR/regress.log" || true
 regress_ok=$(grep -cE '^(test| ) .* \.\.\. ok' "$LOG_DIR/regress.log" || true)
 regress_bad=$(grep -cE '^(test| ) .* \.\.\. FAILED' "$LOG_DIR/regress.log" || true)
-if [ "$regress_ok" -eq 0 ] && [ "$regress_bad" -eq 0 ]; then
-    echo "pg_regress ran no test:"; cat "$LOG_DIR/regress.log"; regress_bad=1
+# every test file counts: one pg_regress did not reach (a missing expected
+# file stops it) is a failure, not a silent skip
+regress_files=$(ls "$ROOT"/test/sql/*.sql | wc -l)
+regress_missing=$((regress_files - regress_ok - regress_bad))
+if [ "$regress_missing" -gt 0 ]; then
+    echo "pg_regress did not finish ($regress_missing of $regress_files test files without a result):"
+    tail -20 "$LOG_DIR/regress.log"
+    regress_bad=$((regress_bad + regress_missing))
 fi
 if [ "$regress_bad" -gt 0 ] && [ -f "$ROOT/build/regress/regression.diffs" ]; then
     head -200 "$ROOT/build/regress/regression.diffs"

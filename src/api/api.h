@@ -18,6 +18,7 @@ typedef struct Placeholders
 {
 	JsonbContainer *names;		/* ExpressionAttributeNames, or NULL */
 	JsonbContainer *values;		/* ExpressionAttributeValues, or NULL */
+	bool		natural_values; /* values are natural jsonb (SQL functions), not DynamoDB JSON */
 	List	   *used_names;		/* char * of the #names expressions used */
 	List	   *used_values;
 } Placeholders;
@@ -29,6 +30,7 @@ typedef struct HostContext
 	const char *kind;			/* "FilterExpression", ... for messages */
 	JsonbContainer *item;		/* the item being evaluated */
 	List	   *values;			/* placeholder values converted so far */
+	MemoryContext cxt;			/* where they live: the request's, not a row's */
 } HostContext;
 
 /* Sets up an evaluator host for one request's expression. */
@@ -63,6 +65,9 @@ extern void api_missing(const char *member) pg_attribute_noreturn();
 
 /* Reads ExpressionAttributeNames/Values of a request into a context. */
 extern void api_expr_context(Jsonb *request, Placeholders *ctx);
+
+/* The placeholders of a SQL function call: names ({"#n": "name"}) and natural values ({":v": 1}), either NULL. */
+extern void api_sql_placeholders(Placeholders *ctx, Jsonb *names, Jsonb *values);
 
 /* Arena allocation for the expression parser: palloc in the current context. */
 extern void *api_palloc_arena(void *context, size_t size);
@@ -116,6 +121,26 @@ extern Jsonb *api_put_item(Jsonb *request);
 extern Jsonb *api_get_item(Jsonb *request);
 extern Jsonb *api_delete_item(Jsonb *request);
 extern Jsonb *api_update_item(Jsonb *request);
+
+/* A ConditionExpression as a WriteCondition checked under the row lock; NULL for a NULL text. */
+extern WriteCondition *api_write_condition(Placeholders *ph, const char *text);
+
+/* Raises ConditionalCheckFailedException (the current item in the body when return_item). */
+extern void api_condition_failed(const char *condition, bool return_item, Jsonb *current) pg_attribute_noreturn();
+
+/* A ReturnValues option of UpdateItem (NULL: NONE), checked. */
+extern const char *api_update_return_values(const char *rv);
+
+/* Parses an UpdateExpression for a table; *paths gets the trie of the updated paths. */
+extern ExprUpdate *api_parse_update(TableDef *def, Placeholders *ph, const char *text,
+									ProjectionNode **paths);
+
+/* Applies an update (NULL: create from the key if absent) under a condition; false when it failed. */
+extern bool api_store_update(TableDef *def, Datum pk, Datum sk, ExprUpdate *update, Placeholders *ph,
+							 WriteCondition *cond, Jsonb **old, Jsonb **written);
+
+/* The attributes an UpdateItem returns for a ReturnValues option, or NULL for none. */
+extern Jsonb *api_update_returned(const char *rv, ProjectionNode *paths, Jsonb *old, Jsonb *written);
 extern Jsonb *api_condition_check(Jsonb *request);
 extern Jsonb *api_transact_write_items(Jsonb *request);
 extern Jsonb *api_transact_get_items(Jsonb *request);

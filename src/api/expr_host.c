@@ -118,6 +118,7 @@ host_value(void *ctx, const ExprNode *value)
 	HostContext *host = (HostContext *) ctx;
 	ListCell   *lc;
 	CachedValue *cached;
+	MemoryContext old;
 
 	foreach(lc, host->values)
 	{
@@ -125,10 +126,12 @@ host_value(void *ctx, const ExprNode *value)
 		if (cached->node == value)
 			return natural_value(&cached->value);
 	}
+	old = MemoryContextSwitchTo(host->cxt);
 	cached = palloc(sizeof(CachedValue));
 	cached->node = value;
 	api_value(host->ph, host->kind, (ExprNode *) value, &cached->value);
 	host->values = lappend(host->values, cached);
+	MemoryContextSwitchTo(old);
 	return natural_value(&cached->value);
 }
 
@@ -331,6 +334,7 @@ api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *ho
 	ctx->kind = kind;
 	ctx->item = NULL;
 	ctx->values = NIL;
+	ctx->cxt = CurrentMemoryContext;
 	host->ctx = ctx;
 	host->path = host_path;
 	host->value = host_value;

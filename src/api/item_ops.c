@@ -116,11 +116,10 @@ condition_holds(void *arg, Jsonb *current)
 	return expr_eval_condition(rc->cond, &rc->host);
 }
 
-/* The request's ConditionExpression as a WriteCondition, or NULL when it has none. */
-static WriteCondition *
-request_condition(Jsonb *request, Placeholders *ph)
+/* A ConditionExpression as a WriteCondition checked under the row lock; NULL for a NULL text. */
+WriteCondition *
+api_write_condition(Placeholders *ph, const char *text)
 {
-	char	   *text = api_string(request, "ConditionExpression");
 	RequestCondition *rc;
 	WriteCondition *wc;
 
@@ -137,15 +136,20 @@ request_condition(Jsonb *request, Placeholders *ph)
 	return wc;
 }
 
-/*
- * Raises ConditionalCheckFailedException, with the current item in its body
- * when ReturnValuesOnConditionCheckFailure is ALL_OLD.
- */
-static void
-report_condition_failed(Jsonb *request, Jsonb *current)
+/* The request's ConditionExpression as a WriteCondition, or NULL when it has none. */
+static WriteCondition *
+request_condition(Jsonb *request, Placeholders *ph)
 {
-	char	   *rv = api_string(request, "ReturnValuesOnConditionCheckFailure");
-	char	   *condition = api_string(request, "ConditionExpression");
+	return api_write_condition(ph, api_string(request, "ConditionExpression"));
+}
+
+/*
+ * Raises ConditionalCheckFailedException for a condition (NULL: an update's
+ * or put's own), with the current item in its body when return_item.
+ */
+void
+api_condition_failed(const char *condition, bool return_item, Jsonb *current)
+{
 	JsonbParseState *state = NULL;
 	JsonbValue	v;
 	const char *message = "The conditional request failed";
@@ -160,7 +164,7 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 	v.val.string.val = (char *) message;
 	v.val.string.len = (int) strlen(message);
 	pushJsonbValue(&state, WJB_VALUE, &v);
-	if (rv && strcmp(rv, "ALL_OLD") == 0 && current)
+	if (return_item && current)
 	{
 		api_push_key(&state, "Item");
 		item_push_dynamodb(&state, &current->root);
@@ -171,6 +175,16 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 			 errmsg("%s", message),
 			 errdetail("%s", JsonbToCString(NULL, &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root, 0)),
 			 condition ? errhint("The condition that failed: %s", condition) : 0));
+}
+
+/* Raises ConditionalCheckFailedException for a request, honouring ReturnValuesOnConditionCheckFailure. */
+static void
+report_condition_failed(Jsonb *request, Jsonb *current)
+{
+	char	   *rv = api_string(request, "ReturnValuesOnConditionCheckFailure");
+
+	api_condition_failed(api_string(request, "ConditionExpression"),
+						 rv && strcmp(rv, "ALL_OLD") == 0, current);
 }
 
 /* Checks ReturnValuesOnConditionCheckFailure: NONE or ALL_OLD. */
@@ -329,12 +343,11 @@ apply_update(void *arg, Jsonb *current)
 	return uc->update ? api_apply_update(uc->update, uc->ph, base) : base;
 }
 
-/* ReturnValues of UpdateItem: NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW. */
-static const char *
-update_return_values(Jsonb *request)
+/* A ReturnValues option of UpdateItem (NULL: NONE), checked: NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW. */
+const char *
+api_update_return_values(const char *rv)
 {
 	static const char *const allowed[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"};
-	char	   *rv = api_string(request, "ReturnValues");
 
 	if (rv == NULL)
 		return "NONE";
@@ -345,69 +358,101 @@ update_return_values(Jsonb *request)
 	return NULL;
 }
 
+/*
+ * Parses an UpdateExpression for a table: key attributes refused,
+ * placeholders resolved, paths checked; *paths gets the trie of the updated
+ * paths (for UPDATED_OLD / UPDATED_NEW).
+ */
+ExprUpdate *
+api_parse_update(TableDef *def, Placeholders *ph, const char *text, ProjectionNode **paths)
+{
+	ExprArena	arena = {api_palloc_arena, NULL};
+	ExprError	error;
+	ExprUpdate *update = palloc(sizeof(ExprUpdate));
+	ExprNode  **action_paths;
+
+	if (!expr_parse_update(text, strlen(text), &arena, update, &error))
+		ddb_validation_error("Invalid UpdateExpression: %s", error.message);
+	action_paths = palloc(sizeof(ExprNode *) * Max(1, update->nactions));
+	for (int i = 0; i < update->nactions; i++)
+	{
+		ExprAction *action = &update->actions[i];
+		char	   *top = api_step_name(ph, "UpdateExpression", &action->path->u.path.steps[0]);
+
+		if (strcmp(top, def->keys.hash_key) == 0 ||
+			(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
+			ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
+								 top);
+		api_check_expression(ph, "UpdateExpression", action->path);
+		if (action->value)
+			api_check_expression(ph, "UpdateExpression", action->value);
+		action_paths[i] = action->path;
+	}
+	*paths = api_path_trie(ph, "UpdateExpression", action_paths, update->nactions);
+	return update;
+}
+
+/*
+ * Applies an update (NULL: only creates the item from its key if absent)
+ * under a condition; false when the condition failed (*old is the current item).
+ */
+bool
+api_store_update(TableDef *def, Datum pk, Datum sk, ExprUpdate *update, Placeholders *ph,
+				 WriteCondition *cond, Jsonb **old, Jsonb **written)
+{
+	UpdateChange uc = {def, pk, sk, update, ph};
+	WriteChange change = {apply_update, &uc};
+
+	return store_update(def, pk, sk, cond, &change, old, written);
+}
+
+/* The attributes an UpdateItem returns for a ReturnValues option, or NULL for none. */
+Jsonb *
+api_update_returned(const char *rv, ProjectionNode *paths, Jsonb *old, Jsonb *written)
+{
+	if (strcmp(rv, "ALL_OLD") == 0)
+		return old;
+	if (strcmp(rv, "ALL_NEW") == 0)
+		return written;
+	if (strcmp(rv, "UPDATED_OLD") == 0)
+		return old && paths ? api_project(paths, old) : NULL;
+	if (strcmp(rv, "UPDATED_NEW") == 0)
+		return paths ? api_project(paths, written) : NULL;
+	return NULL;
+}
+
 /* UpdateItem. */
 Jsonb *
 api_update_item(Jsonb *request)
 {
 	TableDef   *def = request_table(request);
-	const char *rv = update_return_values(request);
+	const char *rv = api_update_return_values(api_string(request, "ReturnValues"));
 	char	   *text = api_string(request, "UpdateExpression");
 	Placeholders ph;
 	WriteCondition *cond;
-	UpdateChange uc = {0};
-	WriteChange change = {apply_update, &uc};
+	ExprUpdate *update = NULL;
 	ProjectionNode *paths = NULL;
+	Datum		pk;
+	Datum		sk;
 	Jsonb	   *old = NULL;
 	Jsonb	   *written = NULL;
 
 	reject_legacy(request);
 	check_return_on_failure(request);
 	api_expr_context(request, &ph);
-	api_table_key(def, api_object(request, "Key"), &uc.pk, &uc.sk);
-	uc.def = def;
-	uc.ph = &ph;
+	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (text)
-	{
-		ExprArena	arena = {api_palloc_arena, NULL};
-		ExprError	error;
-		ExprNode  **action_paths;
-
-		uc.update = palloc(sizeof(ExprUpdate));
-		if (!expr_parse_update(text, strlen(text), &arena, uc.update, &error))
-			ddb_validation_error("Invalid UpdateExpression: %s", error.message);
-		action_paths = palloc(sizeof(ExprNode *) * Max(1, uc.update->nactions));
-		for (int i = 0; i < uc.update->nactions; i++)
-		{
-			ExprAction *action = &uc.update->actions[i];
-			char	   *top = api_step_name(&ph, "UpdateExpression", &action->path->u.path.steps[0]);
-
-			if (strcmp(top, def->keys.hash_key) == 0 ||
-				(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
-				ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
-									 top);
-			api_check_expression(&ph, "UpdateExpression", action->path);
-			if (action->value)
-				api_check_expression(&ph, "UpdateExpression", action->value);
-			action_paths[i] = action->path;
-		}
-		paths = api_path_trie(&ph, "UpdateExpression", action_paths, uc.update->nactions);
-	}
+		update = api_parse_update(def, &ph, text, &paths);
 	cond = request_condition(request, &ph);
 	if (text == NULL && cond == NULL)
 		reject_placeholders_without_expression(request);
 	api_check_unused(&ph);
 
-	if (!store_update(def, uc.pk, uc.sk, cond, &change, &old, &written))
+	if (!api_store_update(def, pk, sk, update, &ph, cond, &old, &written))
 		report_condition_failed(request, old);
-	if (strcmp(rv, "ALL_OLD") == 0)
-		return item_response("Attributes", old);
-	if (strcmp(rv, "ALL_NEW") == 0)
-		return item_response("Attributes", written);
-	if (strcmp(rv, "UPDATED_OLD") == 0)
-		return item_response("Attributes", old && paths ? api_project(paths, old) : NULL);
-	if (strcmp(rv, "UPDATED_NEW") == 0)
-		return item_response("Attributes", paths ? api_project(paths, written) : NULL);
-	return api_empty_response();
+	if (strcmp(rv, "NONE") == 0)
+		return api_empty_response();
+	return item_response("Attributes", api_update_returned(rv, paths, old, written));
 }
 
 /* Reads an ExclusiveStartKey for a read (table keys, plus index keys for an index). */

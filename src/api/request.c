@@ -134,6 +134,21 @@ api_expr_context(Jsonb *request, Placeholders *ctx)
 		ddb_validation_error("ExpressionAttributeValues must not be empty");
 }
 
+/* The placeholders of a SQL function call: names ({"#n": "name"}) and natural values ({":v": 1}), either NULL. */
+void
+api_sql_placeholders(Placeholders *ctx, Jsonb *names, Jsonb *values)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	if (names && !JB_ROOT_IS_OBJECT(names))
+		ddb_validation_error("names must be a jsonb object of placeholders, such as {\"#n\": \"name\"}");
+	if (values && !JB_ROOT_IS_OBJECT(values))
+		ddb_validation_error("vals must be a jsonb object of placeholders, such as {\":v\": 1}");
+	ctx->names = names ? &names->root : NULL;
+	/* canonical once (numbers, sets), as an item's attributes would be */
+	ctx->values = values ? &item_canonical(&values->root)->root : NULL;
+	ctx->natural_values = true;
+}
+
 /* Arena allocation for the expression parser: palloc in the current context. */
 void *
 api_palloc_arena(void *context, size_t size)
@@ -220,7 +235,10 @@ api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)
 		ddb_validation_error("Invalid %s: An expression attribute value used in expression is not defined; attribute value: %s",
 							 kind, name);
 	ctx->used_values = note_used(ctx->used_values, name);
-	item_value_from_dynamodb(&av, out);
+	if (ctx->natural_values)
+		*out = av;
+	else
+		item_value_from_dynamodb(&av, out);
 }
 
 /* Pushes a string key. */

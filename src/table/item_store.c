@@ -12,6 +12,7 @@
 #include "catalog/pg_type.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
@@ -573,6 +574,7 @@ store_read(ReadRequest *req, RowCallback cb, void *arg)
 	SPIPlanPtr	plan;
 	Portal		portal;
 	bool		more = true;
+	MemoryContext row_cxt;
 
 	/* a Query of a partition-key-only table holds one item: nothing follows it */
 	if (req->has_start && cols == NIL)
@@ -606,6 +608,8 @@ store_read(ReadRequest *req, RowCallback cb, void *arg)
 				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
 
 	SPI_connect();
+	/* each row's detoasted item and the callback's work are freed before the next row */
+	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb read row", ALLOCSET_DEFAULT_SIZES);
 	plan = SLOT_PLAN(&slots[read_shape(req)], read_sql(req), READ_NARGS, argtypes);
 	portal = SPI_cursor_open(NULL, plan, args, nulls, true);
 	while (more)
@@ -619,6 +623,7 @@ store_read(ReadRequest *req, RowCallback cb, void *arg)
 			TupleDesc	desc = SPI_tuptable->tupdesc;
 			bool		isnull;
 			RowKeys		keys;
+			MemoryContext old = MemoryContextSwitchTo(row_cxt);
 			Jsonb	   *item = DatumGetJsonbP(SPI_getbinval(row, desc, 1, &isnull));
 			int32		size = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
 
@@ -633,6 +638,8 @@ store_read(ReadRequest *req, RowCallback cb, void *arg)
 			if (isnull)
 				keys.gsk = (Datum) 0;
 			more = cb(arg, item, size, &keys);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(row_cxt);
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}

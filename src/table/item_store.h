@@ -53,7 +53,10 @@ typedef struct ReadRequest
 	int			batch_size;		/* rows fetched at a time; 0 for the default */
 } ReadRequest;
 
-/* Receives one row; returns false to stop.  Data is valid during the call only. */
+/*
+ * Receives one row; returns false to stop.  It runs in a per-row memory
+ * context reset after it returns: data and allocations last for the call only.
+ */
 typedef bool (*RowCallback) (void *arg, Jsonb *item, int32 item_size, RowKeys *keys);
 
 /* Runs a Query or Scan in key order, calling cb per visible (unexpired) row. */

@@ -633,8 +633,20 @@ eval_wrapped(const ExprHost *h, const char *text, size_t len, const char *prefix
 	CHECK((size_t) (end - buf) == total);
 	r = parse_eval(h, buf, total);
 	free(buf);
-	/* a condition that parses still parses in parentheses, after NOT, AND, OR */
-	CHECK(r >= 0);
+
+	/*
+	 * a condition that parses still parses in parentheses, after NOT, AND,
+	 * OR; unless it is itself in parentheses: ((c)) is DynamoDB's redundant
+	 * parentheses error
+	 */
+	if (r < 0)
+	{
+		size_t		i = 0;
+
+		while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+			i++;
+		CHECK(i < len && text[i] == '(');
+	}
 	return r;
 }
 
