@@ -701,8 +701,6 @@ apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *h
 		req->op = SORT_BETWEEN;
 		req->sk1 = condition_key_value(ctx, cond->u.between.low, attribute, keys->range_type, true);
 		req->sk2 = condition_key_value(ctx, cond->u.between.high, attribute, keys->range_type, true);
-		if (key_datum_compare(req->sk1, req->sk2) > 0)
-			ddb_validation_error("Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound");
 		return;
 	}
 	if (cond->kind == EXPR_FUNCTION)
@@ -771,6 +769,7 @@ api_query(Jsonb *request)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
 	api_expr_context(request, &ctx);
 	cond = api_parse_condition(&ctx, "KeyConditionExpression", text);
+	api_check_expression(&ctx, "KeyConditionExpression", cond);
 	if (cond->kind == EXPR_AND)
 	{
 		if (cond->u.logic.left->kind == EXPR_AND || cond->u.logic.right->kind == EXPR_AND)
