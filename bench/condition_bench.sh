@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/condition_bench.sh — the cost of a ConditionExpression: PutItem
-# through ddb.execute with and without a condition, on new items (insert
-# with attribute_not_exists, the uniqueness claim) and on existing ones
-# (overwrite with an optimistic-lock condition), pgbench on 1 client.
+# through ddb.execute and through ddb.put_item, with and without a
+# condition, on new items (insert with attribute_not_exists, the uniqueness
+# claim) and on existing ones (overwrite with an optimistic-lock condition),
+# pgbench on 1 client.
 #
 #   bash bench/condition_bench.sh                 # 100,000 items, 3 rounds of 10 s
 #   BENCH_SECONDS=5 BENCH_ROUNDS=2 bash bench/condition_bench.sh
@@ -48,6 +49,11 @@ CREATE FUNCTION put_request(i bigint, kind text) RETURNS jsonb LANGUAGE sql IMMU
     WHEN 'lock' THEN '{"ConditionExpression": "attribute_exists(PK) AND version = :v",
                        "ExpressionAttributeValues": {":v": {"N": "1"}}}'::jsonb
     ELSE '{}'::jsonb END);
+-- the same for ddb.put_item: a natural item, the lock's condition and values
+CREATE FUNCTION natural_item(i bigint) RETURNS jsonb LANGUAGE sql IMMUTABLE RETURN
+    jsonb_build_object('PK', 'USER#' || i, 'SK', 'PROFILE', 'version', 1, 'name', md5(i::text));
+CREATE FUNCTION lock_condition() RETURNS text LANGUAGE sql IMMUTABLE RETURN 'attribute_exists(PK) AND version = :v';
+CREATE FUNCTION lock_vals() RETURNS jsonb LANGUAGE sql IMMUTABLE RETURN '{":v": 1}'::jsonb;
 SQL
 
 new="SELECT nextval('new_ids') AS i \\gset"
@@ -59,7 +65,15 @@ write_script insert_plain "$new" plain
 write_script insert_cond "$new" claim
 write_script overwrite_plain "$old" plain
 write_script overwrite_cond "$old" lock
-NAMES=(insert_plain insert_cond overwrite_plain overwrite_cond)
+write_sql_script() {  # name, line that sets :i, extra arguments of ddb.put_item
+    printf '%s\nSELECT ddb.put_item('"'"'Cond'"'"', natural_item(:i)%s);\n' "$2" "$3" >"$SCRIPTS/$1.sql"
+}
+write_sql_script sql_insert_plain "$new" ""
+write_sql_script sql_insert_cond "$new" ", condition => 'attribute_not_exists(PK)'"
+write_sql_script sql_overwrite_plain "$old" ""
+write_sql_script sql_overwrite_cond "$old" ", condition => lock_condition(), vals => lock_vals()"
+NAMES=(insert_plain insert_cond overwrite_plain overwrite_cond
+       sql_insert_plain sql_insert_cond sql_overwrite_plain sql_overwrite_cond)
 
 run() {  # script -> tps
     local log="$OUT_DIR/pgbench-cond-$1.log"
@@ -95,4 +109,11 @@ for name in "${NAMES[@]}"; do MEDIAN[$name]=$(echo "${RESULTS[$name]}" | xargs |
          "$(ratio "${MEDIAN[insert_plain]}" "${MEDIAN[insert_cond]}")x |"
     echo "| existing item; condition attribute_exists(PK) AND version = :v | ${MEDIAN[overwrite_plain]} |" \
          "${MEDIAN[overwrite_cond]} | $(ratio "${MEDIAN[overwrite_plain]}" "${MEDIAN[overwrite_cond]}")x |"
+    echo
+    echo "| ddb.put_item | plain, tps | conditional, tps | plain/conditional |"
+    echo "|---|---|---|---|"
+    echo "| new item; condition attribute_not_exists(PK) | ${MEDIAN[sql_insert_plain]} | ${MEDIAN[sql_insert_cond]} |" \
+         "$(ratio "${MEDIAN[sql_insert_plain]}" "${MEDIAN[sql_insert_cond]}")x |"
+    echo "| existing item; condition attribute_exists(PK) AND version = :v | ${MEDIAN[sql_overwrite_plain]} |" \
+         "${MEDIAN[sql_overwrite_cond]} | $(ratio "${MEDIAN[sql_overwrite_plain]}" "${MEDIAN[sql_overwrite_cond]}")x |"
 } | tee "$REPORT"
