@@ -3,7 +3,11 @@
 
 EXTENSION = ddb_model
 MODULE_big = ddb_model
-DATA = $(wildcard sql/ddb_model--*.sql)
+# The install script is built: the core (sql/ddb_model.sql), then each model
+# (sql/models/*.sql).  Upgrade scripts sql/ddb_model--<from>--<to>.sql ship as they are.
+EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" ddb_model.control)
+DATA_built = ddb_model--$(EXTVERSION).sql
+DATA = $(wildcard sql/ddb_model--*--*.sql)
 
 OBJS = \
 	src/ddb_model.o \
@@ -45,3 +49,6 @@ installcheck: build-regress-dir
 .PHONY: build-regress-dir
 build-regress-dir:
 	@mkdir -p build/regress
+
+ddb_model--$(EXTVERSION).sql: sql/ddb_model.sql $(sort $(wildcard sql/models/*.sql))
+	cat $^ > $@

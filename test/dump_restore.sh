@@ -30,13 +30,19 @@ FROM generate_series(1, 500) i;
 SELECT ddb.put_item('Sharded', jsonb_build_object('pk', jsonb_build_object('$B', encode(int4send(i), 'base64')),
                     'tag', 't' || (i % 3)))
 FROM generate_series(1, 300) i;
+-- a model's table (a member of the extension): its items are dumped, its GSI rebuilt
+SELECT user_service.create_user('Ann@Example.com', 'Ann', 'Lee', user_id => '00000000-0000-4000-8000-000000000001');
+SELECT user_service.add_email('00000000-0000-4000-8000-000000000001', 'ann.work@example.com');
 SQL
 fingerprint() {  # a digest of every item and GSI entry of a database
     q -d "$1" -c "SELECT md5(string_agg(t, ',' ORDER BY t)) FROM (
         SELECT 'P' || pk::text || sk::text || item::text || coalesce(expires_at, 0) AS t FROM app.\"Plain\"
         UNION ALL SELECT 'G' || gpk::text || gsk::text || pk::text || sk::text || item::text FROM app.\"Plain:ByOwner\"
         UNION ALL SELECT 'S' || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded\"
-        UNION ALL SELECT 'T' || gpk::text || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded:ByTag\") x"
+        UNION ALL SELECT 'T' || gpk::text || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded:ByTag\"
+        UNION ALL SELECT 'U' || pk::text || sk::text || item::text FROM user_service.\"UserServiceTable\"
+        UNION ALL SELECT 'V' || gpk::text || gsk::text || pk::text || sk::text || item::text
+                  FROM user_service.\"UserServiceTable:GSI1\") x"
 }
 before=$(fingerprint ddb_dump_src)
 
@@ -44,18 +50,30 @@ pg_dump -Fc -d ddb_dump_src -f "$WORK/src.dump"
 pg_restore -d ddb_dump_dst "$WORK/src.dump" 2>"$WORK/restore.log"
 check "pg_restore without errors" "" "$(grep -v '^$' "$WORK/restore.log" | head -3)"
 check "every item and GSI entry restored" "$before" "$(fingerprint ddb_dump_dst)"
-check "catalog restored" "2 2" "$(q -d ddb_dump_dst -c "SELECT (SELECT count(*) FROM ddb.tables) || ' ' || (SELECT count(*) FROM ddb.indexes)")"
-check "restored GSIs consistent" "0" "$(q -d ddb_dump_dst -c "SELECT (SELECT count(*) FROM ddb.verify_gsi('Plain')) + (SELECT count(*) FROM ddb.verify_gsi('Sharded'))")"
+catalog() {  # the catalog rows of a database
+    q -d "$1" -c "SELECT string_agg(table_name || coalesce('/' || model, ''), ' ' ORDER BY table_name) || ' '
+                         || (SELECT string_agg(table_name || '.' || index_name, ' ' ORDER BY table_name, index_name) FROM ddb.indexes)
+                  FROM ddb.tables"
+}
+check "catalog restored, model tables once" "$(catalog ddb_dump_src)" "$(catalog ddb_dump_dst)"
+check "restored GSIs consistent" "0" "$(q -d ddb_dump_dst -c "SELECT (SELECT count(*) FROM ddb.verify_gsi('Plain'))
+    + (SELECT count(*) FROM ddb.verify_gsi('Sharded')) + (SELECT count(*) FROM ddb.verify_gsi('UserServiceTable'))")"
 # the restored database keeps working: writes reach the GSIs, reads see them
 q -d ddb_dump_dst -c "SELECT ddb.put_item('Plain', '{\"pk\": \"new\", \"sk\": 1, \"owner\": \"o99\"}')" >/dev/null
 check "restored table takes writes" "1" "$(q -d ddb_dump_dst -c "SELECT count(*) FROM ddb.query('Plain', 'o99', index_name => 'ByOwner')")"
 
-# DROP EXTENSION refuses, with or without CASCADE, while tables exist.
+# DROP EXTENSION refuses, with or without CASCADE, while user tables exist
+# or a model's table holds items.
 out=$(psql -X -q -d ddb_dump_dst -c "DROP EXTENSION ddb_model CASCADE" 2>&1)
-check "DROP EXTENSION CASCADE refused" "yes" "$(echo "$out" | grep -q 'cannot drop extension ddb_model while it holds 2 DynamoDB tables' && echo yes)"
+check "DROP EXTENSION CASCADE refused" "yes" "$(echo "$out" | grep -q 'cannot drop extension ddb_model while it holds 3 DynamoDB tables' && echo yes)"
 check "items survive the refused DROP" "501" "$(q -d ddb_dump_dst -c 'SELECT count(*) FROM app."Plain"')"
 q -d ddb_dump_dst -c "SELECT ddb.delete_table('Plain'), ddb.delete_table('Sharded')" >/dev/null
-check "DROP EXTENSION once no table is left" "ok" "$(q -d ddb_dump_dst -c 'DROP EXTENSION ddb_model' >/dev/null 2>&1 && echo ok)"
+out=$(psql -X -q -d ddb_dump_dst -c "DROP EXTENSION ddb_model" 2>&1)
+check "DROP EXTENSION refused while a model table holds items" "yes" "$(echo "$out" | grep -q 'holds 1 DynamoDB tables' && echo yes)"
+out=$(psql -X -q -d ddb_dump_dst -c "SELECT ddb.delete_table('UserServiceTable')" 2>&1)
+check "a model table cannot be deleted" "yes" "$(echo "$out" | grep -q 'belongs to the user_service model' && echo yes)"
+q -d ddb_dump_dst -c "SELECT count(ddb.delete_item('UserServiceTable', pk, sk)) FROM user_service.\"UserServiceTable\"" >/dev/null
+check "DROP EXTENSION once no table holds items" "ok" "$(q -d ddb_dump_dst -c 'DROP EXTENSION ddb_model' >/dev/null 2>&1 && echo ok)"
 
 for db in ddb_dump_src ddb_dump_dst; do
     q -d postgres -c "DROP DATABASE IF EXISTS $db"

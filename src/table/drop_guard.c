@@ -2,9 +2,11 @@
  * drop_guard.c — the event trigger that keeps DROP EXTENSION ddb_model from
  * destroying item data (the seeds' RETAIN removal policy).
  *
- * The data tables are not members of the extension but depend on its key
- * type, so DROP EXTENSION ... CASCADE would drop them.  While any DynamoDB
- * table exists, the guard refuses the command instead.
+ * The data tables users create are not members of the extension but depend
+ * on its key type, so DROP EXTENSION ... CASCADE would drop them; the
+ * models' tables are members and would go too.  While any user table
+ * exists, or a model table holds items (ddb.tables_blocking_drop), the
+ * guard refuses the command instead.
  */
 #include "postgres.h"
 
@@ -32,7 +34,7 @@ drops_this_extension(Node *parsetree)
 	return false;
 }
 
-/* ddl_command_start trigger: refuses to drop the extension while tables exist. */
+/* ddl_command_start trigger: refuses to drop the extension while tables hold or may hold items. */
 Datum
 ddb_guard_drop_extension(PG_FUNCTION_ARGS)
 {
@@ -46,7 +48,7 @@ ddb_guard_drop_extension(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 
 	SPI_connect();
-	if (SPI_execute("SELECT count(*) FROM ddb.tables", true, 1) != SPI_OK_SELECT)
+	if (SPI_execute("SELECT count(*) FROM ddb.tables_blocking_drop()", true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "ddb_model: could not count tables");
 	tables = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 										 &(bool){false}));
@@ -57,7 +59,7 @@ ddb_guard_drop_extension(PG_FUNCTION_ARGS)
 				 errmsg("cannot drop extension ddb_model while it holds %lld DynamoDB tables",
 						(long long) tables),
 				 errdetail("Dropping it would destroy their items (RETAIN removal policy)."),
-				 errhint("Delete each table with ddb.delete_table(name) first, or keep the extension; "
-						 "SELECT table_name FROM ddb.tables lists them.")));
+				 errhint("Delete those tables with ddb.delete_table(name), and the items of a model's tables, "
+						 "first, or keep the extension; SELECT ddb.tables_blocking_drop() lists them.")));
 	PG_RETURN_VOID();
 }

@@ -76,35 +76,35 @@ SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName
 SELECT ddb.delete_table('Users');
 -- the seed's primary-email swap (catalog S8): old email off, new one on only
 -- if verified, profile email updated, in one transaction
-SELECT ddb.create_table('UserServiceTable', 'PK', range_key => 'SK');
-SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"UserServiceTable": [
+SELECT ddb.create_table('UserEmails', 'PK', range_key => 'SK');
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"UserEmails": [
   {"PutRequest": {"Item": {"PK": {"S": "USER#u1"}, "SK": {"S": "PROFILE"}, "email": {"S": "old@x.com"}, "version": {"N": "1"}}}},
   {"PutRequest": {"Item": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e1"}, "email": {"S": "old@x.com"}, "isPrimary": {"BOOL": true}, "isVerified": {"BOOL": true}}}},
   {"PutRequest": {"Item": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e2"}, "email": {"S": "new@x.com"}, "isPrimary": {"BOOL": false}, "isVerified": {"BOOL": true}}}},
   {"PutRequest": {"Item": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e3"}, "email": {"S": "unverified@x.com"}, "isPrimary": {"BOOL": false}, "isVerified": {"BOOL": false}}}}]}}');
 SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
-  {"Update": {"TableName": "UserServiceTable", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e1"}},
+  {"Update": {"TableName": "UserEmails", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e1"}},
               "UpdateExpression": "SET isPrimary = :f", "ConditionExpression": "isPrimary = :t",
               "ExpressionAttributeValues": {":t": {"BOOL": true}, ":f": {"BOOL": false}}}},
-  {"Update": {"TableName": "UserServiceTable", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e2"}},
+  {"Update": {"TableName": "UserEmails", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e2"}},
               "UpdateExpression": "SET isPrimary = :t", "ConditionExpression": "isVerified = :t",
               "ExpressionAttributeValues": {":t": {"BOOL": true}}}},
-  {"Update": {"TableName": "UserServiceTable", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "PROFILE"}},
+  {"Update": {"TableName": "UserEmails", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "PROFILE"}},
               "UpdateExpression": "SET email = :e ADD version :one",
               "ExpressionAttributeValues": {":e": {"S": "new@x.com"}, ":one": {"N": "1"}}}}]}');
 SELECT sk::text, item->>'email' AS email, item->'isPrimary' AS primary, item->'version' AS version
-FROM public."UserServiceTable" ORDER BY sk;
+FROM public."UserEmails" ORDER BY sk;
 -- to the unverified address: cancelled as a whole, nothing changes
 SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
-  {"Update": {"TableName": "UserServiceTable", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e2"}},
+  {"Update": {"TableName": "UserEmails", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e2"}},
               "UpdateExpression": "SET isPrimary = :f", "ConditionExpression": "isPrimary = :t",
               "ExpressionAttributeValues": {":t": {"BOOL": true}, ":f": {"BOOL": false}}}},
-  {"Update": {"TableName": "UserServiceTable", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e3"}},
+  {"Update": {"TableName": "UserEmails", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "EMAIL#e3"}},
               "UpdateExpression": "SET isPrimary = :t", "ConditionExpression": "isVerified = :t",
               "ExpressionAttributeValues": {":t": {"BOOL": true}}}},
-  {"Update": {"TableName": "UserServiceTable", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "PROFILE"}},
+  {"Update": {"TableName": "UserEmails", "Key": {"PK": {"S": "USER#u1"}, "SK": {"S": "PROFILE"}},
               "UpdateExpression": "SET email = :e ADD version :one",
               "ExpressionAttributeValues": {":e": {"S": "unverified@x.com"}, ":one": {"N": "1"}}}}]}');
 SELECT sk::text, item->>'email' AS email, item->'isPrimary' AS primary, item->'version' AS version
-FROM public."UserServiceTable" ORDER BY sk;
-SELECT ddb.delete_table('UserServiceTable');
+FROM public."UserEmails" ORDER BY sk;
+SELECT ddb.delete_table('UserEmails');

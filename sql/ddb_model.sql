@@ -226,6 +226,7 @@ CREATE TABLE ddb.tables (
     attribute_types jsonb NOT NULL,
     partitions integer NOT NULL,
     ttl_attribute text,
+    model text,                 -- the model that installed it with the extension, or NULL
     created_at timestamptz NOT NULL DEFAULT now(),
     UNIQUE (schema_name, relation_name),
     CHECK (partitions >= 0)
@@ -245,8 +246,10 @@ CREATE TABLE ddb.indexes (
 );
 COMMENT ON TABLE ddb.indexes IS 'Global secondary indexes: key schema and projection';
 
-SELECT pg_catalog.pg_extension_config_dump('ddb.tables', '');
-SELECT pg_catalog.pg_extension_config_dump('ddb.indexes', '');
+-- the rows of model tables come back with CREATE EXTENSION, not from the dump
+SELECT pg_catalog.pg_extension_config_dump('ddb.tables', 'WHERE model IS NULL');
+SELECT pg_catalog.pg_extension_config_dump('ddb.indexes',
+    'WHERE table_name OPERATOR(pg_catalog.=) ANY (SELECT table_name FROM ddb.tables WHERE model IS NULL)');
 
 -- A change to the catalog makes every backend reload the definition of the
 -- table it is about (of every table, on TRUNCATE).
@@ -474,6 +477,44 @@ BEGIN
     EXECUTE format('UPDATE %I.%I SET item = item', t.schema_name, t.relation_name);
 END $$;
 
+-- Marks a table as part of a model installed with the extension (model
+-- scripts only): CREATE EXTENSION creates it, pg_dump dumps its items (its
+-- GSIs are rebuilt from them by the trigger on restore), and
+-- ddb.delete_table refuses it.
+CREATE FUNCTION ddb.own_model_table(model text, table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    UPDATE ddb.tables SET model = own_model_table.model
+    WHERE tables.table_name = own_model_table.table_name RETURNING * INTO t;
+    PERFORM pg_catalog.pg_extension_config_dump(format('%I.%I', t.schema_name, t.relation_name)::regclass, '');
+END $$;
+
+-- The tables DROP EXTENSION would destroy items of: every table users
+-- created, and the model tables that hold items.
+CREATE FUNCTION ddb.tables_blocking_drop() RETURNS SETOF text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    has_items boolean;
+BEGIN
+    FOR t IN SELECT * FROM ddb.tables ORDER BY table_name LOOP
+        IF t.model IS NULL THEN
+            RETURN NEXT t.table_name;
+            CONTINUE;
+        END IF;
+        EXECUTE format('SELECT EXISTS (SELECT FROM %I.%I)', t.schema_name, t.relation_name) INTO has_items;
+        IF has_items THEN
+            RETURN NEXT t.table_name;
+        END IF;
+    END LOOP;
+END $$;
+
 -- Drops a table, its indexes and its catalog entries.
 CREATE FUNCTION ddb.delete_table(table_name text) RETURNS void
 LANGUAGE plpgsql
@@ -487,6 +528,12 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004',
             MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
     END IF;
     FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
         EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
