@@ -48,16 +48,16 @@ CREATE TYPE user_service.user_email AS (
     created_at timestamptz
 );
 
--- The typed profile of a PROFILE item.
+-- The typed profile of a PROFILE item (NULL for none).
 CREATE FUNCTION user_service.profile_of(item jsonb) RETURNS user_service.user_profile
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
 RETURN ROW((item ->> 'userId')::uuid, item ->> 'email', item ->> 'firstName', item ->> 'lastName',
            item ->> 'phone', item ->> 'status', (item ->> 'version')::integer,
            (item ->> 'createdAt')::timestamptz, (item ->> 'updatedAt')::timestamptz)::user_service.user_profile;
 
 -- The typed email record of an EMAIL item.
 CREATE FUNCTION user_service.email_of(item jsonb) RETURNS user_service.user_email
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
 RETURN ROW((item ->> 'emailId')::uuid, (item ->> 'userId')::uuid, item ->> 'email',
            (item ->> 'isPrimary')::boolean, (item ->> 'isVerified')::boolean,
            (item ->> 'verifiedAt')::timestamptz, (item ->> 'createdAt')::timestamptz)::user_service.user_email;
