@@ -68,7 +68,9 @@ failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/dump.log" || true)))
 # Races between sessions: one count per check.
 echo "== concurrency"
 set +e
-bash "$ROOT/test/concurrency.sh" >"$LOG_DIR/concurrency.log" 2>&1
+for script in "$ROOT"/test/concurrency.sh "$ROOT"/test/models_concurrency.sh; do
+    bash "$script"
+done >"$LOG_DIR/concurrency.log" 2>&1
 set -e
 cat "$LOG_DIR/concurrency.log"
 passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/concurrency.log" || true)))

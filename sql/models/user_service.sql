@@ -391,6 +391,10 @@ BEGIN
     END IF;
     SELECT i INTO old_item FROM ddb.query('UserServiceTable', user_service.user_pk(user_id), 'begins_with', 'EMAIL#',
                                           filter => 'isPrimary = :true', vals => '{":true": true}') i;
+    -- a concurrent change made it primary between the two reads
+    IF old_item ->> 'SK' = 'EMAIL#' || email_id THEN
+        RETURN;
+    END IF;
     -- the conditions make it safe against a concurrent change between the reads above and here
     PERFORM ddb.execute('TransactWriteItems', jsonb_build_object('TransactItems', jsonb_build_array(
         jsonb_build_object('Update', jsonb_build_object('TableName', 'UserServiceTable',
