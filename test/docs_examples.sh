@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the SQL examples of every docs/*.md page against the running cluster:
+# Runs the SQL examples of every docs/*.md and docs/models/*.md page against
+# the running cluster:
 # each page in a fresh database with the extension; a ```sql block must
 # succeed and a ```sql fails block must raise an error.  Prints one line per
 # page ("ok"/"FAILED") and exits non-zero if any page failed.
@@ -9,8 +10,9 @@ WORK="$ROOT/build/docs-examples"
 rm -rf "$WORK" && mkdir -p "$WORK"
 status=0
 
-for page in "$ROOT"/docs/*.md; do
+for page in "$ROOT"/docs/*.md "$ROOT"/docs/models/*.md; do
     name=$(basename "$page" .md)
+    [ "$(basename "$(dirname "$page")")" = models ] && name="models-$name"
     # Split the page into numbered block files: NNN.sql (must pass) or NNN.fails.sql.
     mkdir -p "$WORK/$name"
     awk -v dir="$WORK/$name" '

@@ -479,3 +479,23 @@ EXCEPTION WHEN SQLSTATE 'YD002' THEN
         MESSAGE = format('S9: user %s is at version %s, not %s', user_id, current_version, expected_version),
         HINT = 'Read the profile again and retry with its version.';
 END $$;
+
+-- The seed's example layout as data: user abc-123 (here a uuid that reads
+-- like it) with its primary address and a second verified one.  Returns the
+-- user id.  For the demo and the docs.
+CREATE FUNCTION user_service.load_example_data() RETURNS uuid
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    jane uuid := 'abc12300-0000-4000-8000-000000000123';
+BEGIN
+    PERFORM user_service.create_user('Jane.Doe@Example.com', 'Jane', 'Doe', '+14155550123', user_id => jane,
+                                     email_id => 'e0000000-0000-4000-8000-000000000001',
+                                     at => '2026-03-01T09:00:00Z');
+    PERFORM user_service.verify_email(jane, user_service.add_email(jane, 'jane@work.example.com',
+                                                                   email_id => 'e0000000-0000-4000-8000-000000000002',
+                                                                   at => '2026-03-02T09:00:00Z'),
+                                      at => '2026-03-02T09:05:00Z');
+    RETURN jane;
+END $$;
