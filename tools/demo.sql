@@ -1,4 +1,4 @@
--- The main job's demo: the key type and a DynamoDB table at work.  Later issues add the models.
+-- The main job's demo: the key type and a DynamoDB table at work (tools/demo/ has the models).
 \pset footer off
 \echo
 \echo '== ddb_key: one DynamoDB key value (S, N or B) in DynamoDB order'
