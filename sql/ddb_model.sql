@@ -276,6 +276,22 @@ SET search_path = pg_catalog, pg_temp
 RETURN CASE WHEN octet_length(name) <= 63 THEN name::name
             ELSE (left(name, 40) || '~' || left(md5(name), 16))::name END;
 
+-- TTL visibility as every read of the extension applies it (docs/ttl.md),
+-- for views and plain SELECTs: no expiry, an expiry still ahead, or one
+-- DynamoDB ignores because it is more than five years past.
+CREATE FUNCTION ddb.ttl_visible(expires_at bigint) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN expires_at IS NULL
+    OR expires_at OPERATOR(pg_catalog.>) pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.statement_timestamp()))::bigint
+    OR expires_at OPERATOR(pg_catalog.<=) (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.statement_timestamp()))::bigint
+                                           OPERATOR(pg_catalog.-) 157680000);
+
+-- A timestamp as DynamoDB designs write them: ISO 8601 in UTC with
+-- milliseconds (2026-03-17T10:30:00.000Z), which sorts as it reads.
+CREATE FUNCTION ddb.iso8601(ts timestamptz) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN pg_catalog.to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+
 -- Raises a DynamoDB ValidationException (SQLSTATE YD001).
 CREATE FUNCTION ddb.validation_error(message text) RETURNS void
 LANGUAGE plpgsql

@@ -72,12 +72,6 @@ CREATE VIEW user_service.emails AS
     WHERE t.sk OPERATOR(pg_catalog.^@) 'EMAIL#'::ddb.ddb_key;
 COMMENT ON VIEW user_service.emails IS 'user_service: every email record, typed';
 
--- An ISO 8601 UTC timestamp as the seed writes them (2026-03-17T10:30:00.000Z).
-CREATE FUNCTION user_service.iso(ts timestamptz) RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-
 -- Raises invalid_parameter_value with a message a caller can act on.
 CREATE FUNCTION user_service.invalid(message text) RETURNS void
 LANGUAGE plpgsql
@@ -272,7 +266,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     address text := user_service.normalize_email(email);
-    ts text := user_service.iso(at);
+    ts text := ddb.iso8601(at);
     pk text := 'USER#' || user_id;
 BEGIN
     IF first_name IS NULL OR last_name IS NULL THEN
@@ -347,7 +341,7 @@ BEGIN
     PERFORM user_service.put_email(jsonb_build_object(
         'PK', pk, 'SK', 'EMAIL#' || email_id, 'GSI1PK', 'EMAIL#' || address, 'GSI1SK', pk,
         'emailId', email_id, 'userId', user_id, 'email', address, 'isPrimary', false,
-        'isVerified', false, 'createdAt', user_service.iso(at)));
+        'isVerified', false, 'createdAt', ddb.iso8601(at)));
     RETURN email_id;
 END $$;
 
@@ -360,7 +354,7 @@ AS $$
 BEGIN
     PERFORM ddb.update_item('UserServiceTable', user_service.user_pk(user_id), ('EMAIL#' || email_id)::ddb.ddb_key,
         'SET isVerified = :true, verifiedAt = :at', condition => 'attribute_exists(PK)',
-        vals => jsonb_build_object(':true', true, ':at', user_service.iso(at)));
+        vals => jsonb_build_object(':true', true, ':at', ddb.iso8601(at)));
 EXCEPTION WHEN SQLSTATE 'YD002' THEN
     RAISE EXCEPTION USING ERRCODE = 'no_data_found',
         MESSAGE = format('user %s has no email %s', user_id, email_id);
@@ -410,7 +404,7 @@ BEGIN
             'UpdateExpression', 'SET email = :newEmail, updatedAt = :now',
             'ExpressionAttributeValues', jsonb_build_object(
                 ':newEmail', jsonb_build_object('S', new_item ->> 'email'),
-                ':now', jsonb_build_object('S', user_service.iso(at))))))));
+                ':now', jsonb_build_object('S', ddb.iso8601(at))))))));
 END $$;
 
 -- Deletes an address of a user; the primary one cannot be deleted (S8).
@@ -447,7 +441,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     sets text := 'version = version + :one, updatedAt = :now';
-    vals jsonb := jsonb_build_object(':one', 1, ':now', user_service.iso(at), ':v', expected_version);
+    vals jsonb := jsonb_build_object(':one', 1, ':now', ddb.iso8601(at), ':v', expected_version);
     names jsonb := NULL;
     updated jsonb;
     current_version integer;
