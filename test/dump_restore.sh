@@ -33,6 +33,7 @@ FROM generate_series(1, 300) i;
 -- a model's table (a member of the extension): its items are dumped, its GSI rebuilt
 SELECT user_service.create_user('Ann@Example.com', 'Ann', 'Lee', user_id => '00000000-0000-4000-8000-000000000001');
 SELECT user_service.add_email('00000000-0000-4000-8000-000000000001', 'ann.work@example.com');
+SELECT mailshot.load_example_data();
 SQL
 fingerprint() {  # a digest of every item and GSI entry of a database
     q -d "$1" -c "SELECT md5(string_agg(t, ',' ORDER BY t)) FROM (
@@ -42,7 +43,11 @@ fingerprint() {  # a digest of every item and GSI entry of a database
         UNION ALL SELECT 'T' || gpk::text || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded:ByTag\"
         UNION ALL SELECT 'U' || pk::text || sk::text || item::text FROM user_service.\"UserServiceTable\"
         UNION ALL SELECT 'V' || gpk::text || gsk::text || pk::text || sk::text || item::text
-                  FROM user_service.\"UserServiceTable:GSI1\") x"
+                  FROM user_service.\"UserServiceTable:GSI1\"
+        UNION ALL SELECT 'M' || pk::text || sk::text || item::text || coalesce(expires_at, 0) FROM mailshot.\"MailshotTable\"
+        UNION ALL SELECT 'E' || pk::text || sk::text || item::text || expires_at FROM mailshot.\"MailshotEventsTable\"
+        UNION ALL SELECT 'I' || gpk::text || gsk::text || pk::text || sk::text || item::text || expires_at
+                  FROM mailshot.\"MailshotEventsTable:TemplateIndex\") x"
 }
 before=$(fingerprint ddb_dump_src)
 
@@ -57,7 +62,8 @@ catalog() {  # the catalog rows of a database
 }
 check "catalog restored, model tables once" "$(catalog ddb_dump_src)" "$(catalog ddb_dump_dst)"
 check "restored GSIs consistent" "0" "$(q -d ddb_dump_dst -c "SELECT (SELECT count(*) FROM ddb.verify_gsi('Plain'))
-    + (SELECT count(*) FROM ddb.verify_gsi('Sharded')) + (SELECT count(*) FROM ddb.verify_gsi('UserServiceTable'))")"
+    + (SELECT count(*) FROM ddb.verify_gsi('Sharded')) + (SELECT count(*) FROM ddb.verify_gsi('UserServiceTable'))
+    + (SELECT count(*) FROM ddb.verify_gsi('MailshotEventsTable'))")"
 # the restored database keeps working: writes reach the GSIs, reads see them
 q -d ddb_dump_dst -c "SELECT ddb.put_item('Plain', '{\"pk\": \"new\", \"sk\": 1, \"owner\": \"o99\"}')" >/dev/null
 check "restored table takes writes" "1" "$(q -d ddb_dump_dst -c "SELECT count(*) FROM ddb.query('Plain', 'o99', index_name => 'ByOwner')")"
@@ -65,14 +71,16 @@ check "restored table takes writes" "1" "$(q -d ddb_dump_dst -c "SELECT count(*)
 # DROP EXTENSION refuses, with or without CASCADE, while user tables exist
 # or a model's table holds items.
 out=$(psql -X -q -d ddb_dump_dst -c "DROP EXTENSION ddb_model CASCADE" 2>&1)
-check "DROP EXTENSION CASCADE refused" "yes" "$(echo "$out" | grep -q 'cannot drop extension ddb_model while it holds 3 DynamoDB tables' && echo yes)"
+check "DROP EXTENSION CASCADE refused" "yes" "$(echo "$out" | grep -q 'cannot drop extension ddb_model while it holds 5 DynamoDB tables' && echo yes)"
 check "items survive the refused DROP" "501" "$(q -d ddb_dump_dst -c 'SELECT count(*) FROM app."Plain"')"
 q -d ddb_dump_dst -c "SELECT ddb.delete_table('Plain'), ddb.delete_table('Sharded')" >/dev/null
 out=$(psql -X -q -d ddb_dump_dst -c "DROP EXTENSION ddb_model" 2>&1)
-check "DROP EXTENSION refused while a model table holds items" "yes" "$(echo "$out" | grep -q 'holds 1 DynamoDB tables' && echo yes)"
+check "DROP EXTENSION refused while a model table holds items" "yes" "$(echo "$out" | grep -q 'holds 3 DynamoDB tables' && echo yes)"
 out=$(psql -X -q -d ddb_dump_dst -c "SELECT ddb.delete_table('UserServiceTable')" 2>&1)
 check "a model table cannot be deleted" "yes" "$(echo "$out" | grep -q 'belongs to the user_service model' && echo yes)"
-q -d ddb_dump_dst -c "SELECT count(ddb.delete_item('UserServiceTable', pk, sk)) FROM user_service.\"UserServiceTable\"" >/dev/null
+q -d ddb_dump_dst -c "SELECT count(ddb.delete_item('UserServiceTable', pk, sk)) FROM user_service.\"UserServiceTable\"" \
+    -c "SELECT count(ddb.delete_item('MailshotTable', pk, sk)) FROM mailshot.\"MailshotTable\"" \
+    -c "SELECT count(ddb.delete_item('MailshotEventsTable', pk, sk)) FROM mailshot.\"MailshotEventsTable\"" >/dev/null
 check "DROP EXTENSION once no table holds items" "ok" "$(q -d ddb_dump_dst -c 'DROP EXTENSION ddb_model' >/dev/null 2>&1 && echo ok)"
 
 for db in ddb_dump_src ddb_dump_dst; do
