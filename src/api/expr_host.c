@@ -497,10 +497,10 @@ api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node)
 			api_check_expression(ph, kind, node->u.compare.right);
 			if (node->u.compare.op != CMP_EQ && node->u.compare.op != CMP_NE)
 			{
-				check_orderable(ph, kind, expr_compare_name(node->u.compare.op), node->u.compare.left);
-				check_orderable(ph, kind, expr_compare_name(node->u.compare.op), node->u.compare.right);
+				check_orderable(ph, kind, expr_compare_op_name(node->u.compare.op), node->u.compare.left);
+				check_orderable(ph, kind, expr_compare_op_name(node->u.compare.op), node->u.compare.right);
 			}
-			check_distinct(ph, kind, expr_compare_name(node->u.compare.op),
+			check_distinct(ph, kind, expr_compare_op_name(node->u.compare.op),
 						   node->u.compare.left, node->u.compare.right);
 			return;
 		case EXPR_BETWEEN:

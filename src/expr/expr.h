@@ -190,9 +190,6 @@ extern const char *expr_compare_op_name(ExprCompareOp op);
 /* The function's name. */
 extern const char *expr_function_name(ExprFunction fn);
 
-/* The comparator's symbol ("<=", ...). */
-extern const char *expr_compare_name(ExprCompareOp op);
-
 /* True when a bare name is one of DynamoDB's reserved words (reserved_words.c). */
 extern bool expr_is_reserved_word(const char *name, int len);
 

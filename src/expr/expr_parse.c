@@ -49,7 +49,8 @@ typedef struct Parser
 	size_t		len;
 	size_t		pos;			/* next unread byte */
 	Token		tok;			/* current token */
-	ExprNode   *group;			/* the condition of the last parenthesised group */
+	ExprNode   *group;			/* the content of the last parenthesised group */
+	int			depth;			/* parentheses open around the current token */
 	ExprArena  *arena;
 	ExprError  *error;
 	bool		failed;
@@ -424,7 +425,40 @@ at_call(Parser *p)
 	return i < p->len && p->text[i] == '(';
 }
 
-/* operand := path | :value | size(path) */
+/* Records a parenthesised group's content; fails when it is itself one group, ((x)). */
+static bool
+close_group(Parser *p, ExprNode *content)
+{
+	if (content == p->group)
+	{
+		fail(p, "The expression has redundant parentheses;");
+		return false;
+	}
+	p->group = content;
+	return true;
+}
+
+/* True for an operand (a path, a value, size()) as opposed to a condition. */
+static bool
+is_operand(const ExprNode *n)
+{
+	return n->kind == EXPR_PATH || n->kind == EXPR_VALUE ||
+		(n->kind == EXPR_FUNCTION && n->u.func.fn == FN_SIZE);
+}
+
+/* A condition where one is due: an operand standing alone is a syntax error. */
+static ExprNode *
+require_condition(Parser *p, ExprNode *n)
+{
+	if (n && is_operand(n))
+	{
+		fail_syntax(p);
+		return NULL;
+	}
+	return n;
+}
+
+/* operand := path | :value | size(path) | '(' operand ')' */
 static ExprNode *
 parse_operand(Parser *p)
 {
@@ -432,6 +466,14 @@ parse_operand(Parser *p)
 
 	if (p->failed)
 		return NULL;
+	if (p->tok.kind == TOK_LPAREN)
+	{
+		next_token(p);
+		n = parse_operand(p);
+		if (n == NULL || !expect(p, TOK_RPAREN) || !close_group(p, n))
+			return NULL;
+		return n;
+	}
 	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
 	{
 		n = new_node(p, EXPR_VALUE, p->tok.start);
@@ -489,17 +531,13 @@ comparator_of(TokenKind kind)
 	}
 }
 
-/* comparison := operand (comparator operand | BETWEEN operand AND operand | IN (operands)) */
+/* The rest of a comparison after its left operand: comparator operand | BETWEEN ... | IN (...). */
 static ExprNode *
-parse_comparison(Parser *p)
+parse_comparison_rest(Parser *p, ExprNode *left, const char *at)
 {
-	const char *at = p->tok.start;
-	ExprNode   *left = parse_operand(p);
 	ExprNode   *n;
 	int			op;
 
-	if (left == NULL)
-		return NULL;
 	op = comparator_of(p->tok.kind);
 	if (op >= 0)
 	{
@@ -558,7 +596,24 @@ parse_comparison(Parser *p)
 	return NULL;
 }
 
-/* not := NOT not | '(' condition ')' | function | comparison */
+/*
+ * comparison := operand rest.  Inside parentheses an operand may stand
+ * alone, "(a) = :v": it goes back up to the group, which goes on with it.
+ */
+static ExprNode *
+parse_comparison(Parser *p)
+{
+	const char *at = p->tok.start;
+	ExprNode   *left = parse_operand(p);
+
+	if (left == NULL)
+		return NULL;
+	if (p->tok.kind == TOK_RPAREN && p->depth > 0)
+		return left;
+	return parse_comparison_rest(p, left, at);
+}
+
+/* not := NOT not | '(' condition ')' | '(' operand ')' rest | function | comparison */
 static ExprNode *
 parse_not(Parser *p)
 {
@@ -571,22 +626,20 @@ parse_not(Parser *p)
 	{
 		next_token(p);
 		n = new_node(p, EXPR_NOT, at);
-		n->u.logic.left = parse_not(p);
+		n->u.logic.left = require_condition(p, parse_not(p));
 		return n->u.logic.left ? n : NULL;
 	}
 	if (p->tok.kind == TOK_LPAREN)
 	{
 		next_token(p);
+		p->depth++;
 		n = parse_or(p);
-		if (!expect(p, TOK_RPAREN))
+		p->depth--;
+		if (n == NULL || !expect(p, TOK_RPAREN) || !close_group(p, n))
 			return NULL;
-		/* the content was itself one group: ((...)) */
-		if (n == p->group)
-		{
-			fail(p, "The expression has redundant parentheses;");
-			return NULL;
-		}
-		p->group = n;
+		/* an operand in parentheses: its comparison follows, unless an outer group closes first */
+		if (is_operand(n) && !(p->tok.kind == TOK_RPAREN && p->depth > 0))
+			return parse_comparison_rest(p, n, at);
 		return n;
 	}
 	/* a condition function; size(...) starts a comparison instead */
@@ -629,9 +682,9 @@ parse_and(Parser *p)
 		ExprNode   *n = new_node(p, EXPR_AND, p->tok.start);
 
 		next_token(p);
-		n->u.logic.left = left;
-		n->u.logic.right = parse_not(p);
-		left = n->u.logic.right ? n : NULL;
+		n->u.logic.left = require_condition(p, left);
+		n->u.logic.right = require_condition(p, parse_not(p));
+		left = n->u.logic.left && n->u.logic.right ? n : NULL;
 	}
 	return left;
 }
@@ -647,9 +700,9 @@ parse_or(Parser *p)
 		ExprNode   *n = new_node(p, EXPR_OR, p->tok.start);
 
 		next_token(p);
-		n->u.logic.left = left;
-		n->u.logic.right = parse_and(p);
-		left = n->u.logic.right ? n : NULL;
+		n->u.logic.left = require_condition(p, left);
+		n->u.logic.right = require_condition(p, parse_and(p));
+		left = n->u.logic.left && n->u.logic.right ? n : NULL;
 	}
 	return left;
 }
@@ -658,7 +711,7 @@ parse_or(Parser *p)
 ExprNode *
 expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
 	ExprNode   *root;
 
 	if (len > EXPR_MAX_LENGTH)
@@ -675,7 +728,7 @@ expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *
 		error->position = 0;
 		return NULL;
 	}
-	root = parse_or(&p);
+	root = require_condition(&p, parse_or(&p));
 	if (root && p.tok.kind != TOK_EOF)
 		fail_syntax(&p);
 	return p.failed ? NULL : root;
@@ -764,7 +817,7 @@ expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *ou
 				  ExprError *error)
 {
 	static const char *const clause_names[] = {"SET", "REMOVE", "ADD", "DELETE"};
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
 	bool		seen[4] = {false, false, false, false};
 	int			cap = 8;
 
@@ -855,7 +908,7 @@ bool
 expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjection *out,
 					  ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
 	int			cap = 8;
 
 	out->npaths = 0;
@@ -902,15 +955,6 @@ expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjec
 /* The comparator's text. */
 const char *
 expr_compare_op_name(ExprCompareOp op)
-{
-	static const char *const names[] = {"=", "<>", "<", "<=", ">", ">="};
-
-	return names[op];
-}
-
-/* The comparator's symbol. */
-const char *
-expr_compare_name(ExprCompareOp op)
 {
 	static const char *const names[] = {"=", "<>", "<", "<=", ">", ">="};
 

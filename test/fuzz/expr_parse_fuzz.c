@@ -214,14 +214,14 @@ check_condition(const Input *in, const ExprNode *n, int depth)
 			CHECK(expr_compare_op_name(n->u.compare.op) != NULL);
 			check_operand(in, n->u.compare.left, depth + 1);
 			check_operand(in, n->u.compare.right, depth + 1);
-			/* a comparison sits where its left operand starts */
-			CHECK(n->position == n->u.compare.left->position);
+			/* a comparison sits where its left operand starts, or at the '(' around it */
+			CHECK(n->position <= n->u.compare.left->position);
 			break;
 		case EXPR_BETWEEN:
 			check_operand(in, n->u.between.operand, depth + 1);
 			check_operand(in, n->u.between.low, depth + 1);
 			check_operand(in, n->u.between.high, depth + 1);
-			CHECK(n->position == n->u.between.operand->position);
+			CHECK(n->position <= n->u.between.operand->position);
 			break;
 		case EXPR_IN:
 			check_operand(in, n->u.in.operand, depth + 1);
@@ -229,7 +229,7 @@ check_condition(const Input *in, const ExprNode *n, int depth)
 			CHECK(n->u.in.list != NULL);
 			for (int i = 0; i < n->u.in.nlist; i++)
 				check_operand(in, n->u.in.list[i], depth + 1);
-			CHECK(n->position == n->u.in.operand->position);
+			CHECK(n->position <= n->u.in.operand->position);
 			break;
 		case EXPR_AND:
 		case EXPR_OR:

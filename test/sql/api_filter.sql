@@ -84,6 +84,11 @@ SELECT kept('sk BETWEEN :n AND :s', '{":n": {"N": "1"}, ":s": {"S": "a"}}');
 SELECT kept('sk BETWEEN :hi AND :lo', '{":hi": {"N": "5"}, ":lo": {"N": "1.5"}}');
 SELECT kept('attribute_type(title, :n)', '{":n": {"N": "1"}}');
 SELECT kept('attribute_type(title, info)');
+-- An operand may stand in parentheses; standing alone it is no condition.
+SELECT kept('(sk) > :n AND NOT ((sk) = :m) AND sk BETWEEN (:n) AND :m', '{":n": {"N": "3"}, ":m": {"N": "5"}}') -> 'Count' AS count;
+SELECT kept('((sk)) = :n', '{":n": {"N": "3"}}');
+SELECT kept('(sk)');
+SELECT kept('(sk = :n AND title)', '{":n": {"N": "3"}}');
 -- The same operands are fine where DynamoDB allows them.
 SELECT kept('title = :b OR #y[0] = #y[1]', '{":b": {"BOOL": true}}', '{"#y": "year"}') -> 'Count' AS count;
 SELECT ddb.execute('Scan', '{"TableName": "Films", "FilterExpression": "sk > :n",
