@@ -28,6 +28,7 @@ OBJS = \
 	src/expr/expr_eval.o \
 	src/api/request.o \
 	src/api/expr_host.o \
+	src/api/expr_check.o \
 	src/api/projection.o \
 	src/api/update.o \
 	src/api/transactions.o \

@@ -292,6 +292,15 @@ CREATE FUNCTION ddb.iso8601(ts timestamptz) RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN pg_catalog.to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 
+-- Raises invalid_parameter_value (22023): the models' error for bad input.
+CREATE FUNCTION ddb.invalid_parameter(message text) RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = message;
+END $$;
+
 -- Raises a DynamoDB ValidationException (SQLSTATE YD001).
 CREATE FUNCTION ddb.validation_error(message text) RETURNS void
 LANGUAGE plpgsql

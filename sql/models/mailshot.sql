@@ -36,26 +36,17 @@ CREATE FUNCTION mailshot.ttl_after(ts timestamptz, days integer) RETURNS bigint
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN floor(date_part('epoch', ts))::bigint + days * 86400;
 
--- Raises invalid_parameter_value with a message a caller can act on.
-CREATE FUNCTION mailshot.invalid(message text) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = message;
-END $$;
-
 -- A subscriber's address as the keys hold it: trimmed and lower-cased;
 -- anything that is not an address is refused.
 CREATE FUNCTION mailshot.normalize_email(email text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     e text := lower(btrim(email, E' \t\r\n'));
 BEGIN
     IF e IS NULL OR length(e) > 254 OR e !~ '^[^@\s#]+@[^@\s.#]+(\.[^@\s.#]+)+$' THEN
-        PERFORM mailshot.invalid(format('not an email address: %L', email));
+        PERFORM ddb.invalid_parameter(format('not an email address: %L', email));
     END IF;
     RETURN e;
 END $$;
@@ -67,28 +58,27 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF ts IS NULL OR ts !~ '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$' THEN
-        PERFORM mailshot.invalid(format('%s must be an ISO 8601 UTC timestamp like 2026-03-17T10:30:00.000Z, not %s',
+        PERFORM ddb.invalid_parameter(format('%s must be an ISO 8601 UTC timestamp like 2026-03-17T10:30:00.000Z, not %s',
                                         what, coalesce(ts, 'null')));
     END IF;
     RETURN ts::timestamptz;
 EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format THEN
-    PERFORM mailshot.invalid(format('%s is not a valid timestamp: %s', what, ts));
-    RETURN NULL;
+    PERFORM ddb.invalid_parameter(format('%s is not a valid timestamp: %s', what, ts));
 END $$;
 
 -- M8: subscriberPK("user@example.com") = "SUB#user@example.com".
 CREATE FUNCTION mailshot.subscriber_pk(email text) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 RETURN 'SUB#' || mailshot.normalize_email(email);
 
 -- M8: executionSK("onboarding") = "EXEC#onboarding".
 CREATE FUNCTION mailshot.execution_sk(sequence_id text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF sequence_id IS NULL OR sequence_id !~ '^[^#\s]+$' THEN
-        PERFORM mailshot.invalid(format('a sequence id is a non-empty word without # or spaces, not %L', sequence_id));
+        PERFORM ddb.invalid_parameter(format('a sequence id is a non-empty word without # or spaces, not %L', sequence_id));
     END IF;
     RETURN 'EXEC#' || sequence_id;
 END $$;
@@ -114,7 +104,7 @@ BEGIN
     SELECT string_agg(a, ', ') INTO missing FROM unnest(attributes) a
     WHERE NOT item ? a OR jsonb_typeof(item -> a) = 'null';
     IF missing IS NOT NULL THEN
-        PERFORM mailshot.invalid(format('%s lacks %s', what, missing));
+        PERFORM ddb.invalid_parameter(format('%s lacks %s', what, missing));
     END IF;
 END $$;
 
@@ -132,44 +122,47 @@ DECLARE
     what text := format('%s %s', pk, sk);
 BEGIN
     IF left(pk, 4) <> 'SUB#' OR mailshot.normalize_email(email) <> email THEN
-        PERFORM mailshot.invalid(format('MailshotTable holds SUB#<email> items (a lower-case address), not %s', pk));
+        PERFORM ddb.invalid_parameter(format('MailshotTable holds SUB#<email> items (a lower-case address), not %s', pk));
+    END IF;
+    IF i ? 'ttl' AND sk !~ '^SENT#' THEN
+        PERFORM ddb.invalid_parameter(format('%s: only send logs expire; this item has no ttl (M9)', what));
     END IF;
     IF sk = 'PROFILE' THEN
         PERFORM mailshot.require(i, what, 'email', 'unsubscribed', 'suppressed', 'createdAt', 'updatedAt');
         IF i ->> 'email' <> email THEN
-            PERFORM mailshot.invalid(format('%s: email must be %s', what, email));
+            PERFORM ddb.invalid_parameter(format('%s: email must be %s', what, email));
         END IF;
         IF jsonb_typeof(i -> 'unsubscribed') <> 'boolean' OR jsonb_typeof(i -> 'suppressed') <> 'boolean' THEN
-            PERFORM mailshot.invalid(format('%s: unsubscribed and suppressed are booleans', what));
+            PERFORM ddb.invalid_parameter(format('%s: unsubscribed and suppressed are booleans', what));
         END IF;
         IF i ? 'attributes' AND jsonb_typeof(i -> 'attributes') <> 'object' THEN
-            PERFORM mailshot.invalid(format('%s: attributes is a map', what));
+            PERFORM ddb.invalid_parameter(format('%s: attributes is a map', what));
         END IF;
         PERFORM mailshot.parse_iso(i ->> 'createdAt', 'createdAt'), mailshot.parse_iso(i ->> 'updatedAt', 'updatedAt');
     ELSIF sk ~ '^EXEC#' THEN
         PERFORM mailshot.require(i, what, 'sequenceId', 'executionArn', 'startedAt');
         IF mailshot.execution_sk(i ->> 'sequenceId') <> sk THEN
-            PERFORM mailshot.invalid(format('%s: sequenceId must be %s', what, substr(sk, 6)));
+            PERFORM ddb.invalid_parameter(format('%s: sequenceId must be %s', what, substr(sk, 6)));
         END IF;
         PERFORM mailshot.parse_iso(i ->> 'startedAt', 'startedAt');
     ELSIF sk ~ '^SENT#' THEN
         PERFORM mailshot.require(i, what, 'templateKey', 'subject', 'sentAt', 'ttl');
         IF 'SENT#' || (i ->> 'sentAt') <> sk THEN
-            PERFORM mailshot.invalid(format('%s: sentAt must be %s', what, substr(sk, 6)));
+            PERFORM ddb.invalid_parameter(format('%s: sentAt must be %s', what, substr(sk, 6)));
         END IF;
         IF jsonb_typeof(i -> 'ttl') <> 'number' OR (i ->> 'ttl')::numeric
            <> mailshot.ttl_after(mailshot.parse_iso(i ->> 'sentAt', 'sentAt'), mailshot.send_log_ttl_days()) THEN
-            PERFORM mailshot.invalid(format('%s: ttl must be sentAt + %s days, %s', what, mailshot.send_log_ttl_days(),
+            PERFORM ddb.invalid_parameter(format('%s: ttl must be sentAt + %s days, %s', what, mailshot.send_log_ttl_days(),
                 mailshot.ttl_after(mailshot.parse_iso(i ->> 'sentAt', 'sentAt'), mailshot.send_log_ttl_days())));
         END IF;
     ELSIF sk = 'SUPPRESSION' THEN
         PERFORM mailshot.require(i, what, 'type', 'reason', 'suppressedAt');
         IF i ->> 'type' NOT IN ('Permanent', 'Complaint') THEN
-            PERFORM mailshot.invalid(format('%s: unknown suppression type %s (Permanent or Complaint)', what, i -> 'type'));
+            PERFORM ddb.invalid_parameter(format('%s: unknown suppression type %s (Permanent or Complaint)', what, i -> 'type'));
         END IF;
         PERFORM mailshot.parse_iso(i ->> 'suppressedAt', 'suppressedAt');
     ELSE
-        PERFORM mailshot.invalid(format('MailshotTable holds PROFILE, EXEC#, SENT# and SUPPRESSION items, not %s', sk));
+        PERFORM ddb.invalid_parameter(format('MailshotTable holds PROFILE, EXEC#, SENT# and SUPPRESSION items, not %s', sk));
     END IF;
     RETURN NEW;
 END $$;
@@ -190,19 +183,19 @@ DECLARE
     what text := format('%s %s', pk, sk);
 BEGIN
     IF left(pk, 4) <> 'SUB#' OR mailshot.normalize_email(email) <> email THEN
-        PERFORM mailshot.invalid(format('MailshotEventsTable holds SUB#<email> items (a lower-case address), not %s', pk));
+        PERFORM ddb.invalid_parameter(format('MailshotEventsTable holds SUB#<email> items (a lower-case address), not %s', pk));
     END IF;
     PERFORM mailshot.require(i, what, 'eventType', 'templateKey', 'timestamp', 'ttl');
     IF i ->> 'eventType' NOT IN ('delivery', 'open', 'click', 'bounce', 'complaint') THEN
-        PERFORM mailshot.invalid(format('%s: unknown event type %s (delivery, open, click, bounce or complaint)',
+        PERFORM ddb.invalid_parameter(format('%s: unknown event type %s (delivery, open, click, bounce or complaint)',
                                         what, i -> 'eventType'));
     END IF;
     IF sk <> 'EVT#' || (i ->> 'timestamp') || '#' || (i ->> 'eventType') THEN
-        PERFORM mailshot.invalid(format('%s: the sort key must be EVT#<timestamp>#<eventType>', what));
+        PERFORM ddb.invalid_parameter(format('%s: the sort key must be EVT#<timestamp>#<eventType>', what));
     END IF;
     IF jsonb_typeof(i -> 'ttl') <> 'number' OR (i ->> 'ttl')::numeric
        <> mailshot.ttl_after(mailshot.parse_iso(i ->> 'timestamp', 'timestamp'), mailshot.event_ttl_days()) THEN
-        PERFORM mailshot.invalid(format('%s: ttl must be timestamp + %s days, %s', what, mailshot.event_ttl_days(),
+        PERFORM ddb.invalid_parameter(format('%s: ttl must be timestamp + %s days, %s', what, mailshot.event_ttl_days(),
             mailshot.ttl_after(mailshot.parse_iso(i ->> 'timestamp', 'timestamp'), mailshot.event_ttl_days())));
     END IF;
     RETURN NEW;
@@ -285,18 +278,19 @@ BEGIN
     END IF;
 END $$;
 
--- Creates a subscriber, or updates its name and attributes (createdAt and
--- the flags stay as they were).
+-- Creates a subscriber, or updates its name and attributes; a NULL
+-- argument leaves its attribute as it is (createdAt and the flags stay too).
 CREATE FUNCTION mailshot.upsert_subscriber(email text, first_name text DEFAULT NULL,
-                                           attributes jsonb DEFAULT '{}', at timestamptz DEFAULT now())
+                                           attributes jsonb DEFAULT NULL, at timestamptz DEFAULT now())
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM ddb.update_item('MailshotTable', mailshot.subscriber_pk(email)::ddb.ddb_key, 'PROFILE',
-        'SET email = :e, #a = :a, unsubscribed = if_not_exists(unsubscribed, :false), '
-        'suppressed = if_not_exists(suppressed, :false), createdAt = if_not_exists(createdAt, :now), updatedAt = :now'
+        'SET email = :e, unsubscribed = if_not_exists(unsubscribed, :false), '
+        'suppressed = if_not_exists(suppressed, :false), createdAt = if_not_exists(createdAt, :now), updatedAt = :now, '
+        || CASE WHEN attributes IS NULL THEN '#a = if_not_exists(#a, :a)' ELSE '#a = :a' END
         || CASE WHEN first_name IS NULL THEN '' ELSE ', firstName = :f' END,
         names => '{"#a": "attributes"}',
         vals => jsonb_build_object(':e', mailshot.normalize_email(email), ':a', coalesce(attributes, '{}'),
@@ -348,9 +342,11 @@ BEGIN ATOMIC
     FROM ddb.query('MailshotTable', mailshot.subscriber_pk(email)::ddb.ddb_key, 'begins_with', 'EXEC#') i;
 END;
 
--- Logs a send, with the ttl of the rule (M9: sentAt + 90 days); returns its sort key.
+-- Logs a send, with the ttl of the rule (M9: sentAt + 90 days); returns its
+-- sort key.  A second send at the same millisecond is refused, never
+-- written over the first.
 CREATE FUNCTION mailshot.record_send(email text, template_key text, subject text, sequence_id text DEFAULT NULL,
-                                     sent_at timestamptz DEFAULT now())
+                                     sent_at timestamptz DEFAULT clock_timestamp())
 RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -362,8 +358,12 @@ BEGIN
     PERFORM ddb.put_item('MailshotTable', jsonb_strip_nulls(jsonb_build_object(
         'PK', mailshot.subscriber_pk(email), 'SK', sk, 'templateKey', template_key, 'subject', subject,
         'sequenceId', sequence_id, 'sentAt', ddb.iso8601(sent_at),
-        'ttl', mailshot.ttl_after(sent_at, mailshot.send_log_ttl_days()))));
+        'ttl', mailshot.ttl_after(sent_at, mailshot.send_log_ttl_days()))),
+        condition => 'attribute_not_exists(SK)');
     RETURN sk;
+EXCEPTION WHEN SQLSTATE 'YD002' THEN
+    RAISE EXCEPTION USING ERRCODE = 'unique_violation',
+        MESSAGE = format('a send to %s at %s is already logged', mailshot.normalize_email(email), ddb.iso8601(sent_at));
 END $$;
 
 -- M4: a subscriber's send history, newest first (SK begins_with SENT#); expired logs are gone.
@@ -397,8 +397,11 @@ BEGIN
         'PK', mailshot.subscriber_pk(email), 'SK', 'SUPPRESSION', 'type', type, 'reason', reason,
         'suppressedAt', ddb.iso8601(at)));
     PERFORM ddb.update_item('MailshotTable', mailshot.subscriber_pk(email)::ddb.ddb_key, 'PROFILE',
-        'SET suppressed = :true, updatedAt = :now', vals => jsonb_build_object(':true', true, ':now', ddb.iso8601(at)),
-        return_values => 'NONE');
+        'SET suppressed = :true, updatedAt = :now', condition => 'attribute_exists(PK)',
+        vals => jsonb_build_object(':true', true, ':now', ddb.iso8601(at)), return_values => 'NONE');
+EXCEPTION WHEN SQLSTATE 'YD002' THEN
+    RAISE EXCEPTION USING ERRCODE = 'no_data_found',
+        MESSAGE = format('unknown subscriber %s', mailshot.normalize_email(email));
 END $$;
 
 -- M6: a subscriber's suppression (SK = SUPPRESSION), or NULL.
@@ -430,10 +433,11 @@ BEGIN ATOMIC
 END;
 
 -- Records an engagement event, with the ttl of the rule (M9: timestamp +
--- 365 days); returns its sort key.
+-- 365 days); returns its sort key.  A second event of one type at the same
+-- millisecond is refused, never written over the first.
 CREATE FUNCTION mailshot.record_event(email text, event_type text, template_key text,
                                       sequence_id text DEFAULT NULL, subject text DEFAULT NULL,
-                                      at timestamptz DEFAULT now())
+                                      at timestamptz DEFAULT clock_timestamp())
 RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -444,8 +448,13 @@ BEGIN
     PERFORM ddb.put_item('MailshotEventsTable', jsonb_strip_nulls(jsonb_build_object(
         'PK', mailshot.subscriber_pk(email), 'SK', sk, 'eventType', event_type, 'templateKey', template_key,
         'sequenceId', sequence_id, 'subject', subject, 'timestamp', ddb.iso8601(at),
-        'ttl', mailshot.ttl_after(at, mailshot.event_ttl_days()))));
+        'ttl', mailshot.ttl_after(at, mailshot.event_ttl_days()))),
+        condition => 'attribute_not_exists(SK)');
     RETURN sk;
+EXCEPTION WHEN SQLSTATE 'YD002' THEN
+    RAISE EXCEPTION USING ERRCODE = 'unique_violation',
+        MESSAGE = format('a %s event of %s at %s is already recorded', event_type, mailshot.normalize_email(email),
+                         ddb.iso8601(at));
 END $$;
 
 -- M10: a template's events in the window [since, until), oldest first,

@@ -72,13 +72,20 @@ CREATE VIEW user_service.emails AS
     WHERE t.sk OPERATOR(pg_catalog.^@) 'EMAIL#'::ddb.ddb_key;
 COMMENT ON VIEW user_service.emails IS 'user_service: every email record, typed';
 
--- Raises invalid_parameter_value with a message a caller can act on.
-CREATE FUNCTION user_service.invalid(message text) RETURNS void
-LANGUAGE plpgsql
+-- An email address trimmed and lower-cased; raises for anything that is
+-- not an address.  What every stored address satisfies, whatever the
+-- session's settings.
+CREATE FUNCTION user_service.lower_email(email text) RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    e text := lower(btrim(email, E' \t\r\n'));
 BEGIN
-    RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = message;
+    IF e IS NULL OR length(e) > 254 OR e !~ '^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$' THEN
+        PERFORM ddb.invalid_parameter(format('not an email address: %L', email));
+    END IF;
+    RETURN e;
 END $$;
 
 -- S6: an email address normalised for storage and lookup: trimmed and
@@ -90,13 +97,10 @@ LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    e text := lower(btrim(email, E' \t\r\n'));
+    e text := user_service.lower_email(email);
     local text;
     domain text;
 BEGIN
-    IF e IS NULL OR length(e) > 254 OR e !~ '^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$' THEN
-        PERFORM user_service.invalid(format('not an email address: %L', email));
-    END IF;
     IF current_setting('user_service.fold_gmail', true) = 'on' THEN
         local := split_part(e, '@', 1);
         domain := split_part(e, '@', 2);
@@ -122,7 +126,7 @@ DECLARE
     missing text;
 BEGIN
     IF pk !~ '^USER#[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
-        PERFORM user_service.invalid(format('UserServiceTable holds USER#<userId> items (a lower-case uuid), not %s', pk));
+        PERFORM ddb.invalid_parameter(format('UserServiceTable holds USER#<userId> items (a lower-case uuid), not %s', pk));
     END IF;
     user_id := substr(pk, 6);
     IF sk = 'PROFILE' THEN
@@ -130,45 +134,46 @@ BEGIN
         FROM unnest(ARRAY['userId', 'email', 'firstName', 'lastName', 'status', 'version', 'createdAt', 'updatedAt']) a
         WHERE NOT i ? a;
         IF missing IS NOT NULL THEN
-            PERFORM user_service.invalid(format('user profile %s lacks %s', user_id, missing));
+            PERFORM ddb.invalid_parameter(format('user profile %s lacks %s', user_id, missing));
         END IF;
         IF i ->> 'userId' <> user_id THEN
-            PERFORM user_service.invalid(format('user profile %s has userId %s', user_id, i ->> 'userId'));
+            PERFORM ddb.invalid_parameter(format('user profile %s has userId %s', user_id, i ->> 'userId'));
         END IF;
         IF i ->> 'status' NOT IN ('active', 'suspended', 'deleted') OR jsonb_typeof(i -> 'status') <> 'string' THEN
-            PERFORM user_service.invalid(format('unknown user status %s (active, suspended or deleted)', i -> 'status'));
+            PERFORM ddb.invalid_parameter(format('unknown user status %s (active, suspended or deleted)', i -> 'status'));
         END IF;
         IF i ? 'phone' AND (jsonb_typeof(i -> 'phone') <> 'string' OR i ->> 'phone' !~ '^\+[1-9][0-9]{1,14}$') THEN
-            PERFORM user_service.invalid(format('phone %s is not an E.164 number (+ and up to 15 digits)', i -> 'phone'));
+            PERFORM ddb.invalid_parameter(format('phone %s is not an E.164 number (+ and up to 15 digits)', i -> 'phone'));
         END IF;
         IF jsonb_typeof(i -> 'version') <> 'number' OR (i ->> 'version')::numeric < 1
            OR (i ->> 'version')::numeric <> trunc((i ->> 'version')::numeric) THEN
-            PERFORM user_service.invalid(format('user profile %s: version must be a whole number from 1 on', user_id));
+            PERFORM ddb.invalid_parameter(format('user profile %s: version must be a whole number from 1 on', user_id));
         END IF;
         IF i ? 'GSI1PK' OR i ? 'GSI1SK' THEN
-            PERFORM user_service.invalid('a user profile is never in GSI1 (S10)');
+            PERFORM ddb.invalid_parameter('a user profile is never in GSI1 (S10)');
         END IF;
     ELSIF sk ~ '^EMAIL#' THEN
         SELECT string_agg(a, ', ') INTO missing
         FROM unnest(ARRAY['emailId', 'userId', 'email', 'isPrimary', 'isVerified', 'createdAt', 'GSI1PK', 'GSI1SK']) a
         WHERE NOT i ? a;
         IF missing IS NOT NULL THEN
-            PERFORM user_service.invalid(format('email record %s lacks %s', sk, missing));
+            PERFORM ddb.invalid_parameter(format('email record %s lacks %s', sk, missing));
         END IF;
         IF 'EMAIL#' || (i ->> 'emailId') <> sk OR i ->> 'userId' <> user_id THEN
-            PERFORM user_service.invalid(format('email record %s/%s does not match its emailId and userId', pk, sk));
+            PERFORM ddb.invalid_parameter(format('email record %s/%s does not match its emailId and userId', pk, sk));
         END IF;
-        IF i ->> 'email' <> user_service.normalize_email(i ->> 'email') THEN
-            PERFORM user_service.invalid(format('email %L is not normalised (S6)', i ->> 'email'));
+        -- the Gmail folding setting is the writer's business: only what holds either way is checked
+        IF i ->> 'email' <> user_service.lower_email(i ->> 'email') THEN
+            PERFORM ddb.invalid_parameter(format('email %L is not normalised (S6)', i ->> 'email'));
         END IF;
         IF i ->> 'GSI1PK' <> 'EMAIL#' || (i ->> 'email') OR i ->> 'GSI1SK' <> pk THEN
-            PERFORM user_service.invalid(format('email record %s: GSI1PK must be EMAIL#<email> and GSI1SK the user''s key', sk));
+            PERFORM ddb.invalid_parameter(format('email record %s: GSI1PK must be EMAIL#<email> and GSI1SK the user''s key', sk));
         END IF;
         IF jsonb_typeof(i -> 'isPrimary') <> 'boolean' OR jsonb_typeof(i -> 'isVerified') <> 'boolean' THEN
-            PERFORM user_service.invalid(format('email record %s: isPrimary and isVerified are booleans', sk));
+            PERFORM ddb.invalid_parameter(format('email record %s: isPrimary and isVerified are booleans', sk));
         END IF;
     ELSE
-        PERFORM user_service.invalid(format('UserServiceTable holds PROFILE and EMAIL#<emailId> items, not %s', sk));
+        PERFORM ddb.invalid_parameter(format('UserServiceTable holds PROFILE and EMAIL#<emailId> items, not %s', sk));
     END IF;
     RETURN NEW;
 END $$;
@@ -225,7 +230,7 @@ CREATE CONSTRAINT TRIGGER check_user AFTER INSERT OR UPDATE OR DELETE ON user_se
 -- The key of a user.
 CREATE FUNCTION user_service.user_pk(user_id uuid) RETURNS ddb.ddb_key
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-RETURN ('USER#' || user_id)::ddb.ddb_key;
+RETURN ('USER#' || user_id::text)::ddb.ddb_key;
 
 -- Raises no_data_found for a user that does not exist.
 CREATE FUNCTION user_service.require_user(user_id uuid) RETURNS jsonb
@@ -270,7 +275,7 @@ DECLARE
     pk text := 'USER#' || user_id;
 BEGIN
     IF first_name IS NULL OR last_name IS NULL THEN
-        PERFORM user_service.invalid('a user needs a first name and a last name');
+        PERFORM ddb.invalid_parameter('a user needs a first name and a last name');
     END IF;
     PERFORM ddb.put_item('UserServiceTable',
         jsonb_build_object('PK', pk, 'SK', 'PROFILE', 'userId', user_id, 'email', address,
@@ -362,6 +367,8 @@ END $$;
 
 -- S8: makes a verified address the user's primary one: the seed's
 -- transaction of three updates (old off, new on if verified, profile email).
+-- The profile's row lock is taken first, so that swaps of one user run one
+-- after the other, each reading the primary its predecessor left.
 CREATE FUNCTION user_service.set_primary_email(user_id uuid, email_id uuid, at timestamptz DEFAULT now())
 RETURNS void
 LANGUAGE plpgsql
@@ -369,10 +376,13 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     pk text := 'USER#' || user_id;
-    new_item jsonb := ddb.get_item('UserServiceTable', user_service.user_pk(user_id), ('EMAIL#' || email_id)::ddb.ddb_key);
+    new_item jsonb;
     old_item jsonb;
 BEGIN
     PERFORM user_service.require_user(user_id);
+    PERFORM FROM user_service."UserServiceTable" t
+    WHERE t.pk = user_service.user_pk(user_id) AND t.sk = 'PROFILE'::ddb.ddb_key FOR UPDATE;
+    new_item := ddb.get_item('UserServiceTable', user_service.user_pk(user_id), ('EMAIL#' || email_id)::ddb.ddb_key);
     IF new_item IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'no_data_found', MESSAGE = format('user %s has no email %s', user_id, email_id);
     END IF;
@@ -385,11 +395,7 @@ BEGIN
     END IF;
     SELECT i INTO old_item FROM ddb.query('UserServiceTable', user_service.user_pk(user_id), 'begins_with', 'EMAIL#',
                                           filter => 'isPrimary = :true', vals => '{":true": true}') i;
-    -- a concurrent change made it primary between the two reads
-    IF old_item ->> 'SK' = 'EMAIL#' || email_id THEN
-        RETURN;
-    END IF;
-    -- the conditions make it safe against a concurrent change between the reads above and here
+    -- the conditions guard against a writer that does not take the profile's lock (ddb.execute)
     PERFORM ddb.execute('TransactWriteItems', jsonb_build_object('TransactItems', jsonb_build_array(
         jsonb_build_object('Update', jsonb_build_object('TableName', 'UserServiceTable',
             'Key', jsonb_build_object('PK', jsonb_build_object('S', pk), 'SK', jsonb_build_object('S', old_item ->> 'SK')),
@@ -412,14 +418,10 @@ CREATE FUNCTION user_service.delete_email(user_id uuid, email_id uuid) RETURNS v
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    deleted jsonb;
 BEGIN
-    deleted := ddb.delete_item('UserServiceTable', user_service.user_pk(user_id), ('EMAIL#' || email_id)::ddb.ddb_key,
-                               condition => 'isPrimary = :false', vals => '{":false": false}');
-    IF deleted IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'no_data_found', MESSAGE = format('user %s has no email %s', user_id, email_id);
-    END IF;
+    -- an absent record fails the condition too: the handler tells the two apart
+    PERFORM ddb.delete_item('UserServiceTable', user_service.user_pk(user_id), ('EMAIL#' || email_id)::ddb.ddb_key,
+                            condition => 'isPrimary = :false', vals => '{":false": false}');
 EXCEPTION WHEN SQLSTATE 'YD002' THEN
     IF ddb.get_item('UserServiceTable', user_service.user_pk(user_id), ('EMAIL#' || email_id)::ddb.ddb_key) IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'no_data_found', MESSAGE = format('user %s has no email %s', user_id, email_id);

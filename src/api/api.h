@@ -42,6 +42,12 @@ extern void api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, 
  */
 extern void api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node);
 
+/* Order of two natural values of one type, S, N or B (DynamoDB's order). */
+extern int	api_compare_values(JsonbValue *a, JsonbValue *b);
+
+/* The kind an attribute_type name stands for (S = 1, ...), or -1 for a name DynamoDB does not know. */
+extern int	api_attribute_type_kind(JsonbValue *name);
+
 /* A request field; false when absent (or JSON null). */
 extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);
 
@@ -126,7 +132,10 @@ extern Jsonb *api_update_item(Jsonb *request);
 extern WriteCondition *api_write_condition(Placeholders *ph, const char *text);
 
 /* Raises ConditionalCheckFailedException (the current item in the body when return_item). */
-extern void api_condition_failed(const char *condition, bool return_item, Jsonb *current) pg_attribute_noreturn();
+extern void api_raise_condition_failed(const char *condition, bool return_item, Jsonb *current) pg_attribute_noreturn();
+
+/* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */
+extern ExprNode *api_parse_filter(Placeholders *ph, const char *text);
 
 /* A ReturnValues option of UpdateItem (NULL: NONE), checked. */
 extern const char *api_update_return_values(const char *rv);

@@ -9,7 +9,6 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
-#include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "api.h"
 
@@ -307,8 +306,8 @@ host_number(void *ctx, long n)
 }
 
 /* The kind an attribute_type name stands for (S = 1, ...), or -1 for a name DynamoDB does not know. */
-static int
-attribute_type_kind(JsonbValue *name)
+int
+api_attribute_type_kind(JsonbValue *name)
 {
 	static const char *const names[] = {"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"};
 
@@ -323,7 +322,7 @@ attribute_type_kind(JsonbValue *name)
 static int
 host_type_name(void *ctx, ExprValue name)
 {
-	return attribute_type_kind(jv(name));
+	return api_attribute_type_kind(jv(name));
 }
 
 /* Sets up an evaluator host for one request's expression. */
@@ -347,190 +346,9 @@ api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *ho
 	host->type_name = host_type_name;
 }
 
-/* Raises DynamoDB's error for an operand of the wrong type. */
-static void
-report_operand_type(const char *kind, const char *op, const char *type)
+/* Order of two natural values of one type, S, N or B (DynamoDB's order). */
+int
+api_compare_values(JsonbValue *a, JsonbValue *b)
 {
-	ddb_validation_error("Invalid %s: Incorrect operand type for operator or function; operator or function: %s, operand type: %s",
-						 kind, op, type);
-}
-
-/*
- * The type of an operand that is a value placeholder (resolving it), or -1
- * for a path or a function, whose type only an item tells.
- */
-static int
-operand_type(Placeholders *ph, const char *kind, const ExprNode *operand, JsonbValue *value)
-{
-	if (operand->kind != EXPR_VALUE)
-		return -1;
-	api_value(ph, kind, (ExprNode *) operand, value);
-	return (int) item_value_type(value);
-}
-
-/* Ordering (<, <=, >, >=, BETWEEN) is defined on strings, numbers and binaries only. */
-static void
-check_orderable(Placeholders *ph, const char *kind, const char *op, const ExprNode *operand)
-{
-	JsonbValue	v;
-	int			type = operand_type(ph, kind, operand, &v);
-
-	if (type >= 0 && type != ITEM_S && type != ITEM_N && type != ITEM_B)
-		report_operand_type(kind, op, item_type_name((ItemType) type));
-}
-
-/* A comparison or function of a path with that same path is refused. */
-static void
-check_distinct(Placeholders *ph, const char *kind, const char *op, const ExprNode *a, const ExprNode *b)
-{
-	if (a->kind != EXPR_PATH || b->kind != EXPR_PATH || a->u.path.nsteps != b->u.path.nsteps)
-		return;
-	for (int i = 0; i < a->u.path.nsteps; i++)
-	{
-		ExprPathStep *x = &a->u.path.steps[i];
-		ExprPathStep *y = &b->u.path.steps[i];
-
-		if ((x->name == NULL) != (y->name == NULL))
-			return;
-		if (x->name ? strcmp(api_step_name(ph, kind, x), api_step_name(ph, kind, y)) != 0
-			: x->index != y->index)
-			return;
-	}
-	ddb_validation_error("Invalid %s: The first operand must be distinct from the remaining operands for this operator or function; operator: %s, first operand: %s",
-						 kind, op, api_path_text(ph, kind, a, a->u.path.nsteps));
-}
-
-/* "AttributeValue: {N:5}": a BETWEEN bound as DynamoDB's messages print it (S, N or B). */
-static char *
-bound_text(JsonbValue *v, ItemType type)
-{
-	JsonbValue	inner;
-
-	if (type == ITEM_S)
-		return psprintf("AttributeValue: {S:%.*s}", v->val.string.len, v->val.string.val);
-	if (type == ITEM_N)
-		return psprintf("AttributeValue: {N:%s}",
-						DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric))));
-	getKeyJsonValueFromContainer(v->val.binary.data, "$B", 2, &inner);
-	return psprintf("AttributeValue: {B:%.*s}", inner.val.string.len, inner.val.string.val);
-}
-
-/* BETWEEN bounds that are both values must have one type, the lower first. */
-static void
-check_bounds(Placeholders *ph, const char *kind, const ExprNode *low, const ExprNode *high)
-{
-	JsonbValue	lv;
-	JsonbValue	hv;
-	int			ltype = operand_type(ph, kind, low, &lv);
-	int			htype = operand_type(ph, kind, high, &hv);
-
-	if (ltype < 0 || htype < 0)
-		return;
-	if (ltype != htype)
-		ddb_validation_error("Invalid %s: The BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: %s, upper bound operand: %s",
-							 kind, bound_text(&lv, (ItemType) ltype), bound_text(&hv, (ItemType) htype));
-	if (host_compare(NULL, natural_value(&lv), natural_value(&hv)) > 0)
-		ddb_validation_error("Invalid %s: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: %s, upper bound operand: %s",
-							 kind, bound_text(&lv, (ItemType) ltype), bound_text(&hv, (ItemType) htype));
-}
-
-/* The operands DynamoDB accepts for a function, checked before any item is read. */
-static void
-check_function(Placeholders *ph, const char *kind, const ExprNode *node)
-{
-	const char *fn = expr_function_name(node->u.func.fn);
-	ExprNode  **args = node->u.func.args;
-	JsonbValue	v;
-	int			type;
-
-	switch (node->u.func.fn)
-	{
-		case FN_BEGINS_WITH:
-			for (int i = 0; i < 2; i++)
-			{
-				type = operand_type(ph, kind, args[i], &v);
-				if (type >= 0 && type != ITEM_S && type != ITEM_B)
-					report_operand_type(kind, fn, item_type_name((ItemType) type));
-			}
-			check_distinct(ph, kind, fn, args[0], args[1]);
-			return;
-		case FN_CONTAINS:
-			check_distinct(ph, kind, fn, args[0], args[1]);
-			return;
-		case FN_ATTRIBUTE_TYPE:
-			type = operand_type(ph, kind, args[1], &v);
-			if (type < 0)
-				report_operand_type(kind, fn, "{NS,SS,L,BS,N,M,B,BOOL,NULL,S}");
-			if (type != ITEM_S)
-				report_operand_type(kind, fn, item_type_name((ItemType) type));
-			if (attribute_type_kind(&v) < 0)
-				ddb_validation_error("Invalid %s: Invalid attribute type name found; type: %.*s, valid types: { B,NULL,SS,BOOL,L,BS,N,NS,S,M }",
-									 kind, v.val.string.len, v.val.string.val);
-			return;
-		default:
-			return;
-	}
-}
-
-/*
- * Resolves every placeholder of an expression and applies DynamoDB's static
- * checks (operand types, distinct operands, BETWEEN bounds), so that a bad
- * expression fails before any item is read.
- */
-void
-api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node)
-{
-	JsonbValue	v;
-
-	switch (node->kind)
-	{
-		case EXPR_PATH:
-			for (int i = 0; i < node->u.path.nsteps; i++)
-				if (node->u.path.steps[i].name)
-					api_step_name(ph, kind, &node->u.path.steps[i]);
-			return;
-		case EXPR_VALUE:
-			api_value(ph, kind, (ExprNode *) node, &v);
-			return;
-		case EXPR_COMPARE:
-			api_check_expression(ph, kind, node->u.compare.left);
-			api_check_expression(ph, kind, node->u.compare.right);
-			if (node->u.compare.op != CMP_EQ && node->u.compare.op != CMP_NE)
-			{
-				check_orderable(ph, kind, expr_compare_op_name(node->u.compare.op), node->u.compare.left);
-				check_orderable(ph, kind, expr_compare_op_name(node->u.compare.op), node->u.compare.right);
-			}
-			check_distinct(ph, kind, expr_compare_op_name(node->u.compare.op),
-						   node->u.compare.left, node->u.compare.right);
-			return;
-		case EXPR_BETWEEN:
-			api_check_expression(ph, kind, node->u.between.operand);
-			api_check_expression(ph, kind, node->u.between.low);
-			api_check_expression(ph, kind, node->u.between.high);
-			check_orderable(ph, kind, "BETWEEN", node->u.between.operand);
-			check_orderable(ph, kind, "BETWEEN", node->u.between.low);
-			check_orderable(ph, kind, "BETWEEN", node->u.between.high);
-			check_bounds(ph, kind, node->u.between.low, node->u.between.high);
-			return;
-		case EXPR_IN:
-			api_check_expression(ph, kind, node->u.in.operand);
-			for (int i = 0; i < node->u.in.nlist; i++)
-				api_check_expression(ph, kind, node->u.in.list[i]);
-			return;
-		case EXPR_AND:
-		case EXPR_OR:
-		case EXPR_PLUS:
-		case EXPR_MINUS:
-			api_check_expression(ph, kind, node->u.logic.left);
-			api_check_expression(ph, kind, node->u.logic.right);
-			return;
-		case EXPR_NOT:
-			api_check_expression(ph, kind, node->u.logic.left);
-			return;
-		case EXPR_FUNCTION:
-			for (int i = 0; i < node->u.func.nargs; i++)
-				api_check_expression(ph, kind, node->u.func.args[i]);
-			check_function(ph, kind, node);
-			return;
-	}
+	return host_compare(NULL, natural_value(a), natural_value(b));
 }

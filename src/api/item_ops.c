@@ -148,7 +148,7 @@ request_condition(Jsonb *request, Placeholders *ph)
  * or put's own), with the current item in its body when return_item.
  */
 void
-api_condition_failed(const char *condition, bool return_item, Jsonb *current)
+api_raise_condition_failed(const char *condition, bool return_item, Jsonb *current)
 {
 	JsonbParseState *state = NULL;
 	JsonbValue	v;
@@ -183,7 +183,7 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 {
 	char	   *rv = api_string(request, "ReturnValuesOnConditionCheckFailure");
 
-	api_condition_failed(api_string(request, "ConditionExpression"),
+	api_raise_condition_failed(api_string(request, "ConditionExpression"),
 						 rv && strcmp(rv, "ALL_OLD") == 0, current);
 }
 
@@ -738,13 +738,19 @@ apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *h
 static ExprNode *
 request_filter(Jsonb *request, Placeholders *ctx)
 {
-	char	   *text = api_string(request, "FilterExpression");
+	return api_parse_filter(ctx, api_string(request, "FilterExpression"));
+}
+
+/* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */
+ExprNode *
+api_parse_filter(Placeholders *ph, const char *text)
+{
 	ExprNode   *filter;
 
 	if (text == NULL)
 		return NULL;
-	filter = api_parse_condition(ctx, "FilterExpression", text);
-	api_check_expression(ctx, "FilterExpression", filter);
+	filter = api_parse_condition(ph, "FilterExpression", text);
+	api_check_expression(ph, "FilterExpression", filter);
 	return filter;
 }
 

@@ -63,9 +63,32 @@ static void
 placeholders_arg(FunctionCallInfo fcinfo, int names_arg, int values_arg, bool has_expression,
 				 Placeholders *ph)
 {
-	if (!has_expression && !(PG_ARGISNULL(names_arg) && PG_ARGISNULL(values_arg)))
+	Jsonb	   *names = jsonb_arg(fcinfo, names_arg);
+	Jsonb	   *values = values_arg >= 0 ? jsonb_arg(fcinfo, values_arg) : NULL;
+
+	if (!has_expression && (names || values))
 		ddb_validation_error("names and vals can only be given with an expression that uses them");
-	api_sql_placeholders(ph, jsonb_arg(fcinfo, names_arg), values_arg < 0 ? NULL : jsonb_arg(fcinfo, values_arg));
+	api_sql_placeholders(ph, names, values);
+}
+
+/*
+ * The condition of a write from its condition, names and vals arguments
+ * (three in a row from cond_arg), or NULL for none.
+ */
+static WriteCondition *
+condition_arg(FunctionCallInfo fcinfo, int cond_arg)
+{
+	char	   *condition = text_arg(fcinfo, cond_arg);
+	Placeholders *ph;			/* the condition keeps it: not on this stack */
+	WriteCondition *cond;
+
+	if (condition == NULL && PG_ARGISNULL(cond_arg + 1) && PG_ARGISNULL(cond_arg + 2))
+		return NULL;
+	ph = palloc(sizeof(Placeholders));
+	placeholders_arg(fcinfo, cond_arg + 1, cond_arg + 2, condition != NULL, ph);
+	cond = api_write_condition(ph, condition);
+	api_check_unused(ph);
+	return cond;
 }
 
 /* ddb.put_item(table_name, item, return_old, condition, names, vals): writes an item, returns the old one if asked. */
@@ -74,24 +97,15 @@ ddb_put_item(PG_FUNCTION_ARGS)
 {
 	TableDef   *def = table_arg(fcinfo, 0);
 	bool		return_old = !PG_ARGISNULL(2) && PG_GETARG_BOOL(2);
-	char	   *condition = text_arg(fcinfo, 3);
-	WriteCondition *cond = NULL;
+	WriteCondition *cond = condition_arg(fcinfo, 3);
 	Jsonb	   *item;
 	Jsonb	   *old = NULL;
 
 	if (PG_ARGISNULL(1))
 		ddb_validation_error("The item must not be null");
 	item = item_canonical(&PG_GETARG_JSONB_P(1)->root);
-	if (condition || !PG_ARGISNULL(4) || !PG_ARGISNULL(5))
-	{
-		Placeholders ph;
-
-		placeholders_arg(fcinfo, 4, 5, condition != NULL, &ph);
-		cond = api_write_condition(&ph, condition);
-		api_check_unused(&ph);
-	}
 	if (!store_put(def, item, cond, (return_old || cond) ? &old : NULL))
-		api_condition_failed(condition, false, NULL);
+		api_raise_condition_failed(text_arg(fcinfo, 3), false, NULL);
 	if (!return_old || old == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(old);
@@ -150,7 +164,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 	cond = api_write_condition(&ph, condition);
 	api_check_unused(&ph);
 	if (!api_store_update(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2), update, &ph, cond, &old, &written))
-		api_condition_failed(condition, false, NULL);
+		api_raise_condition_failed(condition, false, NULL);
 	returned = api_update_returned(rv, paths, old, written);
 	if (returned == NULL)
 		PG_RETURN_NULL();
@@ -162,22 +176,14 @@ Datum
 ddb_delete_item(PG_FUNCTION_ARGS)
 {
 	TableDef   *def = table_arg(fcinfo, 0);
-	char	   *condition = text_arg(fcinfo, 3);
-	WriteCondition *cond = NULL;
+	WriteCondition *cond;
 	Jsonb	   *old;
 
 	if (PG_ARGISNULL(1))
 		ddb_validation_error("The provided key element does not match the schema");
-	if (condition || !PG_ARGISNULL(4) || !PG_ARGISNULL(5))
-	{
-		Placeholders ph;
-
-		placeholders_arg(fcinfo, 4, 5, condition != NULL, &ph);
-		cond = api_write_condition(&ph, condition);
-		api_check_unused(&ph);
-	}
+	cond = condition_arg(fcinfo, 3);
 	if (!store_delete(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2), cond, &old))
-		api_condition_failed(condition, false, NULL);
+		api_raise_condition_failed(text_arg(fcinfo, 3), false, NULL);
 	if (old == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(old);
@@ -265,12 +271,9 @@ read_into_result(FunctionCallInfo fcinfo, ReadRequest *req, int limit_arg, int f
 		Placeholders *ph = palloc(sizeof(Placeholders));
 
 		placeholders_arg(fcinfo, first_expr_arg + 2, first_expr_arg + 3, filter || projection, ph);
-		if (filter)
-		{
-			sink.filter = api_parse_condition(ph, "FilterExpression", filter);
-			api_check_expression(ph, "FilterExpression", sink.filter);
+		sink.filter = api_parse_filter(ph, filter);
+		if (sink.filter)
 			api_expr_host(&sink.host_ctx, ph, "FilterExpression", &sink.host);
-		}
 		sink.projection = api_projection(ph, projection);
 		api_check_unused(ph);
 	}
