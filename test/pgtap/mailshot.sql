@@ -1,7 +1,7 @@
 -- pgTAP: the mailshot model, every catalog id (M1-M10), through its SQL
 -- functions and through ddb.execute.
 BEGIN;
-SELECT plan(39);
+SELECT plan(43);
 
 SELECT lives_ok($$SELECT mailshot.upsert_subscriber(' User@Example.com ', 'Jane', '{"platform": "kajabi", "country": "ZA"}',
                                                     at => '2026-03-01T00:00:00Z')$$, 'a subscriber is created');
@@ -99,6 +99,20 @@ SELECT is(jsonb_array_length(ddb.execute('Query', jsonb_build_object('TableName'
           'M10: the seed''s query (PK = template, SK begins_with EVT#<day>) through ddb.execute');
 SELECT is((SELECT count(*) FROM mailshot.events WHERE email = 'bo@example.com'), 1::bigint,
           'M9: an event past its 365 days is invisible');
+
+-- Nothing is written over, nothing forgotten.
+SELECT throws_ok($$SELECT mailshot.record_send('user@example.com', 'a/b', 'A', sent_at => '2026-11-01T10:00:00Z'),
+                          mailshot.record_send('user@example.com', 'a/c', 'C', sent_at => '2026-11-01T10:00:00Z')$$,
+                 '23505', 'a send to user@example.com at 2026-11-01T10:00:00.000Z is already logged',
+                 'a second send under the same sentSK is refused, not written over the first');
+SELECT lives_ok($$SELECT mailshot.upsert_subscriber('user@example.com', 'Janet')$$, 'a profile update without attributes');
+SELECT is((mailshot.get_profile('user@example.com')).attributes ->> 'platform', 'kajabi', 'keeps the attributes it was not given');
+SELECT throws_ok($$SELECT ddb.execute('UpdateItem', '{"TableName": "MailshotTable",
+    "Key": {"PK": {"S": "SUB#user@example.com"}, "SK": {"S": "PROFILE"}},
+    "UpdateExpression": "SET #t = :t", "ExpressionAttributeNames": {"#t": "ttl"},
+    "ExpressionAttributeValues": {":t": {"N": "1800000000"}}}')$$, '22023',
+                 'SUB#user@example.com PROFILE: only send logs expire; this item has no ttl (M9)',
+                 'M9: a profile never expires: a ttl on it is refused');
 
 -- Bad input: a clear error, nothing changed.
 SELECT throws_ok($$SELECT mailshot.upsert_subscriber('user at example.com')$$, '22023',
