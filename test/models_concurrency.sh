@@ -6,6 +6,8 @@
 #
 # user_service: clients claim a small pool of shared addresses (S7), swap
 # primaries (S8) and update profiles under optimistic locking (S9) at once.
+# uds: clients write and delete app data of a few users in an app with a
+# small quota (D7).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK="$ROOT/build/models-concurrency"
@@ -92,6 +94,34 @@ check "S9: zero lost updates (each version counts the updates that committed)" "
              WHERE u.version - 1 <> (SELECT count(*) FROM updates d WHERE d.user_id = u.user_id)")"
 check "S9: every profile was last written from the version it replaced" "0" \
     "$(q -c "SELECT count(*) FROM user_service.users WHERE version > 1 AND last_name <> 'v' || version")"
+
+# uds: three users, ten keys each, values of 100 to 1500 bytes, a 6000-byte quota
+q >/dev/null <<'SQL'
+SELECT uds.register_app('conc', quota_bytes => 6000);
+CREATE TABLE refusals (user_id text);
+-- a random user writes or deletes a random key; a write over the quota is refused
+CREATE FUNCTION write_or_delete() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    u text := 'u' || (1 + floor(random() * 3));
+    k text := 'k' || (1 + floor(random() * 10));
+BEGIN
+    IF random() < 0.3 THEN
+        PERFORM uds.data_delete('json', 'conc', u, k);
+    ELSE
+        PERFORM uds.json_put('conc', u, k, to_jsonb(repeat('x', 100 + floor(random() * 1400)::int)));
+    END IF;
+EXCEPTION WHEN check_violation THEN
+    INSERT INTO refusals VALUES (u);
+END $$;
+SQL
+echo "SELECT write_or_delete();" >"$WORK/uds.sql"
+pgbench -n -c "$CLIENTS" -j 2 -T "$SECONDS_PER_RUN" -f "$WORK/uds.sql" "$DB" >"$WORK/pgbench-uds.log" 2>&1
+check "uds: $CLIENTS pgbench clients ran without an error" "0" "$(grep -c 'error\|abort' "$WORK/pgbench-uds.log")"
+check "uds: the clients wrote, deleted and met the quota" "t" \
+    "$(q -c "SELECT (SELECT count(*) FROM refusals) > 0 AND (SELECT count(*) FROM uds.app_data WHERE app = 'conc') > 0")"
+check "D7: stored usage equals usage recomputed from the data" "0" "$(q -c "SELECT count(*) FROM uds.reconcile()")"
+check "D7: no user went over the quota" "0" \
+    "$(q -c "SELECT count(*) FROM (VALUES ('u1'), ('u2'), ('u3')) v(u) WHERE uds.quota_used('conc', u) > 6000")"
 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status
