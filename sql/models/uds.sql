@@ -148,6 +148,9 @@ CREATE TRIGGER track_usage AFTER INSERT OR UPDATE OR DELETE ON uds."appDataJson"
 CREATE TRIGGER track_usage AFTER INSERT OR UPDATE OR DELETE ON uds."appDataBlob"
     FOR EACH ROW EXECUTE FUNCTION uds.track_usage();
 
+CREATE VIEW uds.calculated_behavior AS
+    SELECT t.pk::text AS user_id, t.sk::text AS key, t.item -> 'value' AS value FROM uds."calculatedBehavior" t;
+COMMENT ON VIEW uds.calculated_behavior IS 'uds: every calculated behaviour value';
 CREATE VIEW uds.app_data AS
     SELECT 'json' AS kind, t.item ->> 'appName' AS app, t.item ->> 'user' AS user_id, t.sk::text AS key,
            t.item -> 'value' AS value, t.item_size AS bytes

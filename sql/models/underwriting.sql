@@ -181,7 +181,8 @@ BEGIN
 END $$;
 
 -- Creates the table of an environment, "<environment>-underwriting", with
--- GSI1, GSI2, TTL on ttl, the item checks and the rulebook audit.
+-- GSI1, GSI2, TTL on ttl, the item checks, the rulebook audit, and typed
+-- views <environment>_profiles, _evaluations and _rulebooks.
 CREATE FUNCTION underwriting.create_environment(environment text) RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -196,6 +197,32 @@ BEGIN
                    'FOR EACH ROW EXECUTE FUNCTION underwriting.check_item()', ddb.relation_name(tbl));
     EXECUTE format('CREATE TRIGGER audit_rulebooks AFTER INSERT OR UPDATE OR DELETE ON underwriting.%I '
                    'FOR EACH ROW EXECUTE FUNCTION underwriting.audit_rulebooks(%L)', ddb.relation_name(tbl), tbl);
+    -- typed views of the environment, expired items left out (W18)
+    EXECUTE format($v$CREATE VIEW underwriting.%I AS
+        SELECT substr(t.pk::text, 6) AS user_id, t.item ->> 'item_type' AS item_type,
+               coalesce(t.item ->> 'created_on', t.item ->> 'expires_on') AS created_on, t.item ->> 'expires_on' AS expires_on,
+               (t.item ->> 'is_float_enabled')::boolean AS is_float_enabled, (t.item ->> 'is_loan_enabled')::boolean AS is_loan_enabled,
+               t.item -> 'floats' AS floats, t.item -> 'loans' AS loans, t.item ->> 'reason' AS reason
+        FROM underwriting.%I t
+        WHERE (t.sk OPERATOR(pg_catalog.^@) 'PROFILE#'::ddb.ddb_key OR t.sk OPERATOR(pg_catalog.^@) 'TEMP_FLOAT_PROFILE#'::ddb.ddb_key)
+          AND ddb.ttl_visible(t.expires_at)$v$, environment || '_profiles', ddb.relation_name(tbl));
+    EXECUTE format($v$CREATE VIEW underwriting.%I AS
+        SELECT t.item ->> 'result_id' AS result_id, substr(t.pk::text, 6) AS user_id, t.item ->> 'item_type' AS item_type,
+               t.item ->> 'item_id' AS item_id, t.item ->> 'account_id' AS account_id,
+               (t.item -> 'float_results' ->> 'approved')::boolean AS float_approved,
+               (t.item -> 'float_results' ->> 'amount')::bigint AS float_amount_cents,
+               (t.item -> 'loan_results' ->> 'approved')::boolean AS loan_approved,
+               (t.item ->> 'amount')::bigint AS taken_amount_cents, (t.item ->> 'created_date')::timestamptz AS created_date
+        FROM underwriting.%I t
+        WHERE (t.sk OPERATOR(pg_catalog.^@) 'EVAL_RESULTS#'::ddb.ddb_key OR t.sk OPERATOR(pg_catalog.^@) 'HISTORICAL_EVALUATION#'::ddb.ddb_key)
+          AND ddb.ttl_visible(t.expires_at)$v$, environment || '_evaluations', ddb.relation_name(tbl));
+    EXECUTE format($v$CREATE VIEW underwriting.%I AS
+        SELECT t.item ->> 'rulebook_id' AS rulebook_id, t.item ->> 'rulebook_name' AS rulebook_name, t.item ->> 'type' AS type,
+               (t.item ->> 'priority')::integer AS priority, (t.item ->> 'apply_to')::integer AS apply_to,
+               (t.item ->> 'superseding')::boolean AS superseding, jsonb_array_length(t.item -> 'rules') AS rules,
+               t.item ->> 'last_updated' AS last_updated
+        FROM underwriting.%I t WHERE t.pk OPERATOR(pg_catalog.=) 'RULEBOOK'::ddb.ddb_key$v$,
+        environment || '_rulebooks', ddb.relation_name(tbl));
     RETURN tbl;
 END $$;
 

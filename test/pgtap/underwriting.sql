@@ -1,7 +1,7 @@
 -- pgTAP: the underwriting model, every catalog id (W1-W18), through its SQL
 -- functions and through ddb.execute.
 BEGIN;
-SELECT plan(36);
+SELECT plan(37);
 
 SELECT is(underwriting.create_environment('prod'), 'prod-underwriting', 'an environment''s table is one call');
 SELECT is(underwriting.create_environment('test'), 'test-underwriting', 'and prod and test live side by side');
@@ -92,6 +92,9 @@ SELECT results_eq($$SELECT i ->> 'update_user', jsonb_array_length(i -> 'ruleboo
                   'W14, W17: every change left who, when and a snapshot of all rulebooks, oldest first');
 SELECT results_eq($$SELECT i ->> 'update_user' FROM underwriting.rulebook_updates('prod', newest_first => true, n => 1) i$$,
                   ARRAY[session_user::text COLLATE "default"], 'W14: newest first with a limit');
+
+SELECT results_eq($$SELECT rulebook_id, type FROM underwriting.prod_rulebooks$$, $$VALUES ('core_v2', 'floats')$$,
+                  'a typed view per environment');
 
 -- Bad input, whatever the path
 SELECT throws_ok($$SELECT underwriting.put_float_profile('prod', 'u-2', '{"floats": [{"id": "1", "amount": 10.5}]}')$$, '22023', NULL,
