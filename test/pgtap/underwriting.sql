@@ -89,7 +89,7 @@ SELECT lives_ok($$SELECT ddb.execute('DeleteItem', '{"TableName": "prod-underwri
                     "Key": {"PK": {"S": "RULEBOOK"}, "SK": {"S": "RULEBOOK#loan_v1"}}}')$$, 'a rulebook deleted through ddb.execute');
 SELECT results_eq($$SELECT i ->> 'update_user', jsonb_array_length(i -> 'rulebooks') FROM underwriting.rulebook_updates('prod') i$$,
                   $$VALUES ('admin@example.com', 1), ('ann', 2), (session_user::text COLLATE "default", 1)$$,
-                  'W14, W17: every change left who, when and a snapshot of all rulebooks, oldest first');
+                  'W17: every change, through the functions or ddb.execute, left who, when and a snapshot of all rulebooks (W14: oldest first)');
 SELECT results_eq($$SELECT i ->> 'update_user' FROM underwriting.rulebook_updates('prod', newest_first => true, n => 1) i$$,
                   ARRAY[session_user::text COLLATE "default"], 'W14: newest first with a limit');
 
