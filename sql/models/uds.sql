@@ -101,7 +101,12 @@ BEGIN
     IF i ->> 'appName' <> uds.created_content_app() AND ddb.get_item('apps', (i ->> 'appName')::ddb.ddb_key) IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'no_data_found', MESSAGE = format('unknown app %s', i ->> 'appName');
     END IF;
-    IF TG_TABLE_NAME = 'appDataBlob' AND (jsonb_typeof(i -> 'value') <> 'object' OR NOT i -> 'value' ? '$B') THEN
+    IF octet_length(i ->> 'appKey') > 1024 THEN
+        PERFORM ddb.invalid_parameter(format('%s item %s/%s: the app name and the key together exceed 1024 bytes',
+                                             TG_TABLE_NAME, NEW.pk, NEW.sk));
+    END IF;
+    IF TG_TABLE_NAME = 'appDataBlob' AND (jsonb_typeof(i -> 'value') <> 'object' OR NOT i -> 'value' ? '$B'
+                                          OR (SELECT count(*) FROM jsonb_object_keys(i -> 'value')) <> 1) THEN
         PERFORM ddb.invalid_parameter(format('appDataBlob item %s/%s: value must be a binary', NEW.pk, NEW.sk));
     END IF;
     RETURN NEW;
@@ -139,6 +144,39 @@ EXCEPTION WHEN SQLSTATE 'YD002' THEN
                          item ->> 'user', quota, item ->> 'appName');
 END $$;
 
+-- Checks an apps item: a valid name, not hmh, a quota of whole bytes.
+CREATE FUNCTION uds.check_app() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF uds.checked_app(NEW.pk::text) = uds.created_content_app() THEN
+        PERFORM ddb.invalid_parameter(format('the app name %s is reserved for created content', NEW.pk));
+    END IF;
+    IF NEW.item ? 'quotaBytes' AND (jsonb_typeof(NEW.item -> 'quotaBytes') <> 'number'
+       OR (NEW.item ->> 'quotaBytes')::numeric < 0 OR (NEW.item ->> 'quotaBytes')::numeric <> trunc((NEW.item ->> 'quotaBytes')::numeric)) THEN
+        PERFORM ddb.invalid_parameter(format('app %s: quotaBytes is a whole number of bytes, 0 or more', NEW.pk));
+    END IF;
+    RETURN NEW;
+END $$;
+
+-- D7: appUsage is written by the usage trigger and by reconcile only, so
+-- that no write path can move a user's figure away from the data.
+CREATE FUNCTION uds.guard_usage() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF pg_trigger_depth() < 2 AND current_setting('uds.reconciling', true) IS DISTINCT FROM 'on' THEN
+        PERFORM ddb.invalid_parameter('appUsage is kept by the extension from the app data (D7); it is not written directly');
+    END IF;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $$;
+
+CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON uds."apps"
+    FOR EACH ROW EXECUTE FUNCTION uds.check_app();
+CREATE TRIGGER guard_usage BEFORE INSERT OR UPDATE OR DELETE ON uds."appUsage"
+    FOR EACH ROW EXECUTE FUNCTION uds.guard_usage();
 CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON uds."appDataJson"
     FOR EACH ROW EXECUTE FUNCTION uds.check_app_data();
 CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON uds."appDataBlob"
@@ -294,7 +332,8 @@ END;
 CREATE FUNCTION uds.quota_used(app text, user_id text) RETURNS bigint
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN (SELECT coalesce(sum(bytes), 0)::bigint FROM uds.quota_pages(app, user_id));
+RETURN (SELECT coalesce(sum(t.item_size), 0)::bigint FROM uds."appDataJson" t WHERE t.pk = uds.app_user(app, user_id)::ddb.ddb_key)
+     + (SELECT coalesce(sum(t.item_size), 0)::bigint FROM uds."appDataBlob" t WHERE t.pk = uds.app_user(app, user_id)::ddb.ddb_key);
 
 -- D5 data.admin.users: the users storing data for an app, across both
 -- tables, keys only, a page of at most page_size after after_user.
@@ -303,11 +342,11 @@ RETURNS SETOF text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-    SELECT DISTINCT substr(k, length(app) + 2) AS user_id
+    SELECT DISTINCT substr(k, length(app) + 2) COLLATE "C" AS user_id
     FROM (SELECT t.pk::text AS k FROM uds."appDataJson" t WHERE t.pk ^@ (uds.checked_app(app) || '#')::ddb.ddb_key
           UNION ALL
           SELECT t.pk::text FROM uds."appDataBlob" t WHERE t.pk ^@ (uds.checked_app(app) || '#')::ddb.ddb_key) keys
-    WHERE after_user IS NULL OR substr(k, length(app) + 2) > after_user
+    WHERE after_user IS NULL OR substr(k, length(app) + 2) COLLATE "C" > after_user COLLATE "C"
     ORDER BY 1 LIMIT page_size;
 END;
 
@@ -318,13 +357,13 @@ RETURNS SETOF text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-    SELECT DISTINCT split_part(k, '#', 1) AS app
+    SELECT DISTINCT split_part(k, '#', 1) COLLATE "C" AS app
     FROM (SELECT i ->> 'appKey' AS k FROM ddb.query('appDataJson', uds.checked_user(user_id)::ddb.ddb_key,
                                                      index_name => 'userIndex') i
           UNION ALL
           SELECT i ->> 'appKey' FROM ddb.query('appDataBlob', uds.checked_user(user_id)::ddb.ddb_key,
                                                index_name => 'userIndex') i) keys
-    WHERE after_app IS NULL OR split_part(k, '#', 1) > after_app
+    WHERE after_app IS NULL OR split_part(k, '#', 1) COLLATE "C" > after_app COLLATE "C"
     ORDER BY 1 LIMIT page_size;
 END;
 
@@ -359,9 +398,16 @@ BEGIN
         actual_items := drift.actual_items;
         RETURN NEXT;
         IF repair THEN
+            -- writers of this (app, user) hold the usage item's lock until they commit: wait for them,
+            -- then count again, so that no write is left out of the figure
+            PERFORM FROM uds."appUsage" t WHERE t.pk = (drift.app || '#' || drift.user_id)::ddb.ddb_key FOR UPDATE;
+            PERFORM set_config('uds.reconciling', 'on', true);
             PERFORM ddb.put_item('appUsage', jsonb_build_object('appUser', drift.app || '#' || drift.user_id,
-                                 'appName', drift.app, 'user', drift.user_id, 'bytes', drift.actual_bytes,
-                                 'items', drift.actual_items));
+                                 'appName', drift.app, 'user', drift.user_id,
+                                 'bytes', uds.quota_used(drift.app, drift.user_id),
+                                 'items', (SELECT count(*) FROM uds.app_data d
+                                           WHERE d.app = drift.app AND d.user_id = drift.user_id)));
+            PERFORM set_config('uds.reconciling', 'off', true);
         END IF;
     END LOOP;
 END $$;

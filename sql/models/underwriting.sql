@@ -25,8 +25,8 @@ LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF environment IS NULL OR environment !~ '^[a-z0-9][a-z0-9_.-]{0,100}$' THEN
-        PERFORM ddb.invalid_parameter(format('an environment is lower-case letters, digits, _ . -, not %L', environment));
+    IF environment IS NULL OR environment !~ '^[a-z0-9][a-z0-9_.-]{0,39}$' THEN
+        PERFORM ddb.invalid_parameter(format('an environment is 1 to 40 lower-case letters, digits, _ . -, not %L', environment));
     END IF;
     RETURN environment || '-underwriting';
 END $$;
@@ -37,7 +37,8 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF ts IS NULL OR ts !~ '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$' THEN
+    -- to the second, as the seed writes them: keys then sort as time does
+    IF ts IS NULL OR ts !~ '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$' THEN
         PERFORM ddb.invalid_parameter(format('%s must be an RFC 3339 UTC timestamp like 2024-02-10T14:30:00Z, not %s',
                                              what, coalesce(ts, 'null')));
     END IF;
@@ -75,13 +76,27 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    i jsonb := NEW.item;
-    pk text := NEW.pk::text;
-    sk text := NEW.sk::text;
-    what text := format('%s %s', pk, sk);
+    i jsonb;
+    pk text;
+    sk text;
+    what text;
     kind text;
     want_ttl bigint;
 BEGIN
+    -- W17: the audit trail is written by its trigger only, and never changed
+    IF TG_OP = 'DELETE' THEN
+        IF OLD.pk::text = 'RULEBOOKCONFIGUPDATE' THEN
+            PERFORM ddb.invalid_parameter('the rulebook audit trail cannot be deleted (W17)');
+        END IF;
+        RETURN OLD;
+    END IF;
+    i := NEW.item;
+    pk := NEW.pk::text;
+    sk := NEW.sk::text;
+    what := format('%s %s', pk, sk);
+    IF pk = 'RULEBOOKCONFIGUPDATE' AND (TG_OP = 'UPDATE' OR pg_trigger_depth() < 2) THEN
+        PERFORM ddb.invalid_parameter('the rulebook audit trail is written by the extension on every rulebook change, and never changed (W17)');
+    END IF;
     kind := CASE
         WHEN pk ~ '^USER#' AND sk ~ '^PROFILE#' THEN 'float_profile'
         WHEN pk ~ '^USER#' AND sk ~ '^TEMP_FLOAT_PROFILE#EXPIRES#' THEN 'temp_float_profile'
@@ -102,37 +117,45 @@ BEGIN
     END IF;
     CASE kind
         WHEN 'float_profile' THEN
-            IF 'PROFILE#' || (i ->> 'created_on') <> sk THEN
+            IF 'PROFILE#' || (i ->> 'created_on') IS DISTINCT FROM sk THEN
                 PERFORM ddb.invalid_parameter(format('%s: created_on must be %s', what, substr(sk, 9)));
             END IF;
             PERFORM underwriting.parse_time(i ->> 'created_on', 'created_on');
         WHEN 'temp_float_profile' THEN
-            IF 'TEMP_FLOAT_PROFILE#EXPIRES#' || (i ->> 'expires_on') <> sk THEN
+            IF 'TEMP_FLOAT_PROFILE#EXPIRES#' || (i ->> 'expires_on') IS DISTINCT FROM sk THEN
                 PERFORM ddb.invalid_parameter(format('%s: expires_on must be %s', what, substr(sk, 28)));
             END IF;
             want_ttl := floor(date_part('epoch', underwriting.parse_time(i ->> 'expires_on', 'expires_on')))::bigint;
         WHEN 'rule_outcome' THEN
-            IF 'RULE_OUTCOME#' || (i ->> 'rule_name') <> sk OR jsonb_typeof(i -> 'loan') <> 'number' THEN
+            IF 'RULE_OUTCOME#' || (i ->> 'rule_name') IS DISTINCT FROM sk OR jsonb_typeof(i -> 'loan') IS DISTINCT FROM 'number' THEN
                 PERFORM ddb.invalid_parameter(format('%s: needs rule_name matching its key and loan', what));
             END IF;
             want_ttl := floor(date_part('epoch', underwriting.parse_time(i ->> 'updated_date', 'updated_date')))::bigint
                         + underwriting.result_ttl_days() * 86400;
         WHEN 'evaluation_result' THEN
-            IF format('EVAL_RESULTS#%s#%s#%s', i ->> 'item_id', i ->> 'account_id', i ->> 'created_date') <> sk
+            IF NOT (i ? 'item_id' AND i ? 'account_id' AND i ? 'created_date' AND i ? 'result_id')
+               OR format('EVAL_RESULTS#%s#%s#%s', i ->> 'item_id', i ->> 'account_id', i ->> 'created_date') <> sk
                OR i ->> 'GSI1PK' IS DISTINCT FROM pk OR i ->> 'GSI1SK' IS DISTINCT FROM 'EVAL_RESULTS#' || (i ->> 'result_id') THEN
                 PERFORM ddb.invalid_parameter(format('%s: item_id, account_id, created_date and result_id must match its keys', what));
             END IF;
             want_ttl := floor(date_part('epoch', underwriting.parse_time(i ->> 'created_date', 'created_date')))::bigint
                         + underwriting.result_ttl_days() * 86400;
         WHEN 'historical_evaluation' THEN
-            IF format('HISTORICAL_EVALUATION#%s#%s#%s', i ->> 'item_id', i ->> 'account_id', i ->> 'created_date') <> sk
-               OR NOT i ? 'result_id' THEN
+            IF NOT (i ? 'item_id' AND i ? 'account_id' AND i ? 'created_date' AND i ? 'result_id')
+               OR format('HISTORICAL_EVALUATION#%s#%s#%s', i ->> 'item_id', i ->> 'account_id', i ->> 'created_date') <> sk THEN
                 PERFORM ddb.invalid_parameter(format('%s: result_id, item_id, account_id and created_date must match its key', what));
             END IF;
+            PERFORM underwriting.parse_time(i ->> 'created_date', 'created_date');
         WHEN 'rulebook' THEN
-            IF 'RULEBOOK#' || (i ->> 'rulebook_id') <> sk OR i ->> 'type' NOT IN ('floats', 'loan')
+            IF 'RULEBOOK#' || (i ->> 'rulebook_id') IS DISTINCT FROM sk OR (i ->> 'type') IS DISTINCT FROM 'floats'
+               AND (i ->> 'type') IS DISTINCT FROM 'loan'
                OR i ->> 'GSI1PK' IS DISTINCT FROM 'RULEBOOK_TYPE#' || (i ->> 'type') OR i ->> 'GSI1SK' IS DISTINCT FROM sk THEN
                 PERFORM ddb.invalid_parameter(format('%s: needs rulebook_id matching its key, type floats or loan, and GSI1 keys', what));
+            END IF;
+            IF jsonb_typeof(coalesce(i -> 'rules', '[]')) <> 'array'
+               OR EXISTS (SELECT FROM unnest(ARRAY['priority', 'apply_to']) a
+                          WHERE i ? a AND (jsonb_typeof(i -> a) <> 'number' OR (i ->> a)::numeric <> trunc((i ->> a)::numeric))) THEN
+                PERFORM ddb.invalid_parameter(format('%s: rules is a list, priority and apply_to whole numbers', what));
             END IF;
         ELSE
             NULL;
@@ -143,8 +166,10 @@ BEGIN
     IF want_ttl IS NOT NULL AND (jsonb_typeof(i -> 'ttl') IS DISTINCT FROM 'number' OR (i ->> 'ttl')::numeric <> want_ttl) THEN
         PERFORM ddb.invalid_parameter(format('%s: ttl must be %s', what, want_ttl));
     END IF;
-    PERFORM underwriting.check_cents(i, what, '$.floats[*].amount', '$.loans[*].amount_cents', '$.amount',
-                                     '$.float_results.amount', '$.loan_results.amount');
+    PERFORM underwriting.check_cents(i, what, '$.floats[*].amount', '$.loans[*].amount_cents', '$.amount', '$.loan',
+                                     '$.float_results.amount', '$.loan_results.amount',
+                                     '$.float_results.results[*].result', '$.loan_results.results[*].result',
+                                     '$.cfi_state.current_limit', '$.cfi_state.account_balance', '$.cfi_state.highest_float');
     RETURN NEW;
 END $$;
 
@@ -159,12 +184,16 @@ AS $$
 DECLARE
     tbl text := TG_ARGV[0];
     who text := coalesce(nullif(current_setting('underwriting.update_user', true), ''), session_user::text);
-    at timestamptz := clock_timestamp();
+    at timestamptz;
     snapshot jsonb;
 BEGIN
     IF (CASE WHEN TG_OP = 'DELETE' THEN OLD.pk ELSE NEW.pk END)::text <> 'RULEBOOK' THEN
         RETURN NULL;
     END IF;
+    -- rulebook changes of one environment are audited one transaction at a
+    -- time, so that each snapshot holds every change committed before it
+    PERFORM pg_advisory_xact_lock(hashtext('underwriting audit ' || tbl));
+    at := clock_timestamp();
     SELECT coalesce(jsonb_agg(i ORDER BY i ->> 'rulebook_id'), '[]') INTO snapshot
     FROM ddb.query(tbl, 'RULEBOOK') i;
     LOOP
@@ -193,10 +222,14 @@ BEGIN
     PERFORM ddb.create_table(tbl, 'PK', 'S', 'SK', 'S', schema_name => 'underwriting', ttl_attribute => 'ttl');
     PERFORM ddb.create_index(tbl, 'GSI1', 'GSI1PK', 'S', 'GSI1SK', 'S');
     PERFORM ddb.create_index(tbl, 'GSI2', 'GSI2PK', 'S', 'GSI2SK', 'S');
-    EXECUTE format('CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON underwriting.%I '
+    EXECUTE format('CREATE TRIGGER check_item BEFORE INSERT OR UPDATE OR DELETE ON underwriting.%I '
                    'FOR EACH ROW EXECUTE FUNCTION underwriting.check_item()', ddb.relation_name(tbl));
     EXECUTE format('CREATE TRIGGER audit_rulebooks AFTER INSERT OR UPDATE OR DELETE ON underwriting.%I '
                    'FOR EACH ROW EXECUTE FUNCTION underwriting.audit_rulebooks(%L)', ddb.relation_name(tbl), tbl);
+    -- a result id names one evaluation result of a user (W7)
+    EXECUTE format($i$CREATE UNIQUE INDEX %I ON underwriting.%I (pk, (item OPERATOR(pg_catalog.->>) 'GSI1SK'))
+                      WHERE item OPERATOR(pg_catalog.->>) 'item_type' OPERATOR(pg_catalog.=) 'evaluation_result'$i$,
+                   ddb.relation_name(tbl || '$result_id'), ddb.relation_name(tbl));
     -- typed views of the environment, expired items left out (W18)
     EXECUTE format($v$CREATE VIEW underwriting.%I AS
         SELECT substr(t.pk::text, 6) AS user_id, t.item ->> 'item_type' AS item_type,
@@ -224,6 +257,19 @@ BEGIN
         FROM underwriting.%I t WHERE t.pk OPERATOR(pg_catalog.=) 'RULEBOOK'::ddb.ddb_key$v$,
         environment || '_rulebooks', ddb.relation_name(tbl));
     RETURN tbl;
+END $$;
+
+-- Drops an environment: its views, then its table (ddb.delete_table).
+CREATE FUNCTION underwriting.drop_environment(environment text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tbl text := underwriting.table_name(environment);
+BEGIN
+    EXECUTE format('DROP VIEW IF EXISTS underwriting.%I, underwriting.%I, underwriting.%I',
+                   environment || '_profiles', environment || '_evaluations', environment || '_rulebooks');
+    PERFORM ddb.delete_table(tbl);
 END $$;
 
 -- The partition key of a user.
@@ -316,13 +362,17 @@ BEGIN ATOMIC
                             'TEMP_FLOAT_PROFILE#') i;
 END;
 
--- W15: the profile in effect: the active temporary profile created last, else the latest float profile.
+-- W15: the profile in effect: the latest float profile with the settings
+-- of the active temporary profile created last laid over it (a temporary
+-- profile overrides what it sets, floats say, and leaves the rest).
 CREATE FUNCTION underwriting.effective_profile(environment text, user_id text) RETURNS jsonb
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT i FROM underwriting.active_temporary_profiles(environment, user_id) i
-                 ORDER BY i ->> 'created_on' COLLATE "C" DESC, (i ->> 'SK')::ddb.ddb_key DESC LIMIT 1),
-                underwriting.latest_profile(environment, user_id));
+RETURN (SELECT CASE WHEN latest IS NULL AND temp IS NULL THEN NULL
+                    ELSE coalesce(latest, '{}') || coalesce(temp, '{}') END
+        FROM (SELECT underwriting.latest_profile(environment, user_id) AS latest,
+                     (SELECT i FROM underwriting.active_temporary_profiles(environment, user_id) i
+                      ORDER BY i ->> 'created_on' COLLATE "C" DESC, (i ->> 'SK')::ddb.ddb_key DESC LIMIT 1) AS temp) p);
 
 -- Writes the outcome of one rule for a user (ttl: updated_date + 32 days).
 CREATE FUNCTION underwriting.put_rule_outcome(environment text, user_id text, rule_name text, loan integer,
@@ -364,7 +414,7 @@ DECLARE
     created text := underwriting.rfc3339(created_date);
     id text := coalesce(result_id, floor(date_part('epoch', created_date))::bigint || '_' || gen_random_uuid());
 BEGIN
-    IF item_id !~ '^[^#\s]+$' OR account_id !~ '^[^#\s]+$' THEN
+    IF item_id IS NULL OR account_id IS NULL OR item_id !~ '^[^#\s]+$' OR account_id !~ '^[^#\s]+$' THEN
         PERFORM ddb.invalid_parameter('item and account ids are words without # or spaces');
     END IF;
     PERFORM ddb.put_item(underwriting.table_name(environment), coalesce(result, '{}') || jsonb_build_object(
@@ -393,7 +443,7 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT ddb.get_item(underwriting.table_name(environment), (i ->> 'PK')::ddb.ddb_key, (i ->> 'SK')::ddb.ddb_key)
         FROM ddb.query(underwriting.table_name(environment), underwriting.user_pk(user_id), '=',
-                       ('EVAL_RESULTS#' || result_id)::ddb.ddb_key, index_name => 'GSI1') i);
+                       ('EVAL_RESULTS#' || result_id)::ddb.ddb_key, index_name => 'GSI1', max_items => 1) i);
 
 -- W8: a user's unexpired evaluation results (ttl > now), the newest n.
 CREATE FUNCTION underwriting.recent_results(environment text, user_id text, n integer DEFAULT 10) RETURNS SETOF jsonb
@@ -429,8 +479,12 @@ BEGIN
         'amount', amount, 'float_id', float_id, 'loan_id', loan_id, 'created_date', result ->> 'created_date')
         || jsonb_strip_nulls(jsonb_build_object('float_results', result -> 'float_results',
                                                 'loan_results', result -> 'loan_results',
-                                                'cfi_state', result -> 'cfi_state')));
+                                                'cfi_state', result -> 'cfi_state')),
+        condition => 'attribute_not_exists(SK)');
     RETURN sk;
+EXCEPTION WHEN SQLSTATE 'YD002' THEN
+    RAISE EXCEPTION USING ERRCODE = 'unique_violation',
+        MESSAGE = format('evaluation %s of user %s was already taken (%s)', result_id, user_id, sk);
 END $$;
 
 -- W9: a historical evaluation by its key, or NULL.

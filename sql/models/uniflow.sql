@@ -38,7 +38,7 @@ END $$;
 
 -- The sha256 hex digest of a write key: what sourcesTable stores instead of the key.
 CREATE FUNCTION uniflow.write_key_hash(write_key text) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
 RETURN encode(sha256(convert_to(write_key, 'UTF8')), 'hex');
 
 -- Checks the shape of a profilesTable item (BEFORE INSERT OR UPDATE).
@@ -55,6 +55,7 @@ BEGIN
         IF jsonb_typeof(i -> 'traits') IS DISTINCT FROM 'object' OR NOT i ? 'createdAt' OR NOT i ? 'updatedAt' THEN
             PERFORM ddb.invalid_parameter(format('the META item of %s needs traits (a map), createdAt and updatedAt', NEW.pk));
         END IF;
+        PERFORM (i ->> 'createdAt')::timestamptz, (i ->> 'updatedAt')::timestamptz;
     ELSIF sk ~ '^EVENT#\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[^#\s]+$' THEN
         IF jsonb_typeof(i -> 'event') IS DISTINCT FROM 'string' OR NOT i ? 'timestamp' OR NOT i ? 'messageId'
            OR sk <> 'EVENT#' || (i ->> 'timestamp') || '#' || (i ->> 'messageId') THEN
@@ -89,6 +90,41 @@ END $$;
 
 CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON uniflow."sourcesTable"
     FOR EACH ROW EXECUTE FUNCTION uniflow.check_source_item();
+
+-- U4: one source per write key, whoever writes.
+CREATE UNIQUE INDEX "sourcesTable: one source per write key (U4)"
+    ON uniflow."sourcesTable" ((item OPERATOR(pg_catalog.->>) 'writeKeyHash'));
+
+-- Checks an identityTable item: ids of the model, and a link that never
+-- moves to another user (U3), whoever writes.
+CREATE FUNCTION uniflow.check_identity_item() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM uniflow.checked_id(NEW.pk::text, 'anonymousId'), uniflow.checked_id(NEW.item ->> 'userId', 'userId');
+    IF TG_OP = 'UPDATE' AND OLD.item ->> 'userId' IS DISTINCT FROM NEW.item ->> 'userId' THEN
+        RAISE EXCEPTION USING ERRCODE = 'unique_violation',
+            MESSAGE = format('anonymousId %s is already linked to another user', NEW.pk);
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON uniflow."identityTable"
+    FOR EACH ROW EXECUTE FUNCTION uniflow.check_identity_item();
+
+-- Checks a segmentMembersTable item: ids of the model.
+CREATE FUNCTION uniflow.check_member_item() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM uniflow.checked_id(NEW.pk::text, 'segmentId'), uniflow.checked_id(NEW.sk::text, 'userId');
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON uniflow."segmentMembersTable"
+    FOR EACH ROW EXECUTE FUNCTION uniflow.check_member_item();
 
 -- Typed rows.
 CREATE TYPE uniflow.profile AS (user_id text, traits jsonb, created_at timestamptz, updated_at timestamptz);

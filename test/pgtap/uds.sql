@@ -1,7 +1,7 @@
 -- pgTAP: the uds model, every catalog id (D1-D7), through its SQL functions
 -- and through ddb.execute.
 BEGIN;
-SELECT plan(27);
+SELECT plan(32);
 
 SELECT lives_ok($$SELECT uds.register_app('reader', quota_bytes => 2000), uds.register_app('mathtutor')$$, 'apps are registered');
 
@@ -71,6 +71,18 @@ SELECT ok(uds.data_delete('json', 'reader', 'u-100', 'settings')
           AND (SELECT bytes FROM uds.usage WHERE app = 'reader' AND user_id = 'u-100') = uds.quota_used('reader', 'u-100'),
           'D7: a delete gives the bytes back');
 SELECT is((SELECT count(*) FROM uds.reconcile()), 0::bigint, 'D7: reconciliation finds no drift');
+
+SELECT throws_ok($$SELECT ddb.execute('PutItem', '{"TableName": "appUsage", "Item": {"appUser": {"S": "reader#u-100"},
+    "bytes": {"N": "-1000000"}}}')$$, '22023', NULL, 'D7: the usage figures cannot be written directly');
+SELECT throws_ok($$SELECT ddb.execute('PutItem', '{"TableName": "apps", "Item": {"appName": {"S": "hmh"}}}')$$, '22023', NULL,
+                 'D2: nor can hmh be registered through ddb.execute');
+SET LOCAL uds.reconciling = on;
+SELECT ddb.put_item('appUsage', '{"appUser": "reader#u-200", "appName": "reader", "user": "u-200", "bytes": 1, "items": 1}') IS NULL AS drift_made;
+SET LOCAL uds.reconciling = off;
+SELECT results_eq($$SELECT user_id, stored_bytes FROM uds.reconcile()$$, $$VALUES ('u-200', 1::bigint)$$,
+                  'D7: reconciliation reports a drift');
+SELECT is((SELECT count(*) FROM uds.reconcile(repair => true)), 1::bigint, 'D7: and repairs it');
+SELECT is((SELECT count(*) FROM uds.reconcile()), 0::bigint, 'D7: after which nothing drifts');
 
 -- Bad input
 SELECT throws_ok($$SELECT uds.json_put('no-such-app', 'u-1', 'k', '1')$$, 'P0002', 'unknown app no-such-app',

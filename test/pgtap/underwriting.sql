@@ -1,7 +1,7 @@
 -- pgTAP: the underwriting model, every catalog id (W1-W18), through its SQL
 -- functions and through ddb.execute.
 BEGIN;
-SELECT plan(37);
+SELECT plan(42);
 
 SELECT is(underwriting.create_environment('prod'), 'prod-underwriting', 'an environment''s table is one call');
 SELECT is(underwriting.create_environment('test'), 'test-underwriting', 'and prod and test live side by side');
@@ -95,6 +95,19 @@ SELECT results_eq($$SELECT i ->> 'update_user' FROM underwriting.rulebook_update
 
 SELECT results_eq($$SELECT rulebook_id, type FROM underwriting.prod_rulebooks$$, $$VALUES ('core_v2', 'floats')$$,
                   'a typed view per environment');
+
+SELECT throws_ok($$SELECT ddb.execute('DeleteItem', jsonb_build_object('TableName', 'prod-underwriting', 'Key',
+    jsonb_build_object('PK', '{"S": "RULEBOOKCONFIGUPDATE"}'::jsonb,
+                       'SK', jsonb_build_object('S', (SELECT sk::text FROM underwriting."prod-underwriting" WHERE pk = 'RULEBOOKCONFIGUPDATE' LIMIT 1)))))$$,
+                 '22023', 'the rulebook audit trail cannot be deleted (W17)', 'W17: the audit trail cannot be deleted');
+SELECT throws_ok($$SELECT ddb.execute('PutItem', '{"TableName": "prod-underwriting", "Item": {"PK": {"S": "RULEBOOKCONFIGUPDATE"},
+    "SK": {"S": "USER#2020-01-01T00:00:00.000000Z#mallory"}, "item_type": {"S": "rulebook_update"}}}')$$, '22023', NULL,
+                 'W17: nor written but by the extension');
+SELECT throws_ok($$SELECT underwriting.take_float('prod', 'u-2', 'r-new', 2000, 'float-2')$$, '23505', NULL,
+                 'W16: an evaluation is taken once; its historical record is never written over');
+SELECT is(underwriting.effective_profile('prod', 'user-12345') -> 'loans' -> 0 ->> 'amount_cents', '20000',
+          'W15: the temporary profile overrides what it sets and keeps the rest (loans)');
+SELECT lives_ok($$SELECT underwriting.drop_environment('test')$$, 'an environment is dropped with its views');
 
 -- Bad input, whatever the path
 SELECT throws_ok($$SELECT underwriting.put_float_profile('prod', 'u-2', '{"floats": [{"id": "1", "amount": 10.5}]}')$$, '22023', NULL,

@@ -1,7 +1,7 @@
 -- pgTAP: the uniflow model, every catalog id (U1-U7), through its SQL
 -- functions and through ddb.execute.
 BEGIN;
-SELECT plan(26);
+SELECT plan(28);
 
 SELECT ok((SELECT count(*) = 6 FROM ddb.tables WHERE model = 'uniflow'), 'the six tables are installed');
 SELECT is(ddb.execute('DescribeTimeToLive', '{"TableName": "profilesTable"}') -> 'TimeToLiveDescription' ->> 'TimeToLiveStatus',
@@ -36,6 +36,10 @@ SELECT is(uniflow.resolve_identity('nobody'), NULL, 'U3: an unknown visitor reso
 SELECT throws_ok($$SELECT uniflow.identify('user_999', '{}', 'abc-123')$$, '23505',
                  'anonymousId abc-123 is already linked to another user', 'U3: an anonymousId never moves to another user');
 
+SELECT throws_ok($$SELECT ddb.execute('PutItem', '{"TableName": "identityTable", "Item": {"anonymousId": {"S": "abc-123"},
+    "userId": {"S": "user_999"}}}')$$, '23505', 'anonymousId abc-123 is already linked to another user',
+                 'U3: also through ddb.execute');
+
 -- U4: write keys
 SELECT lives_ok($$CREATE TEMP TABLE new_source AS SELECT * FROM uniflow.create_source('website', id => 'src_web')$$,
                 'a source is created, its write key shown once');
@@ -48,6 +52,11 @@ SELECT throws_ok($$SELECT ddb.execute('PutItem', '{"TableName": "sourcesTable", 
     "name": {"S": "bad"}, "writeKey": {"S": "wk_plain"}, "writeKeyHash": {"S": "0000000000000000000000000000000000000000000000000000000000000000"}}}')$$,
                  '22023', 'a source never stores its write key, only writeKeyHash (its sha256 digest)',
                  'U4: a write key in clear is refused, whatever the path');
+
+SELECT throws_ok($$SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'sourcesTable', 'Item', jsonb_build_object(
+    'id', '{"S": "src_copy"}'::jsonb, 'name', '{"S": "copy"}'::jsonb,
+    'writeKeyHash', jsonb_build_object('S', (SELECT write_key_hash FROM uniflow.sources WHERE id = 'src_web')))))$$,
+                 '23505', NULL, 'U4: one source per write key, whoever writes');
 
 -- U5, U6
 SELECT lives_ok($$SELECT uniflow.put_segment('seg_456', 'Pro users', '{"trait": "plan", "equals": "pro"}'),
