@@ -53,3 +53,14 @@ build-regress-dir:
 
 ddb_model--$(EXTVERSION).sql: sql/ddb_model.sql $(sort $(wildcard sql/models/*.sql))
 	cat $^ > $@
+
+# ddb-gateway, the HTTP daemon (docs/gateway.md): its own binary.
+GATEWAY_SRCS = $(wildcard src/gateway/*.c)
+GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror -pthread \
+	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags libmicrohttpd jansson)
+GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs libmicrohttpd jansson zlib) -pthread
+
+all: ddb-gateway
+ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h)
+	$(CC) $(GATEWAY_CFLAGS) -o $@ $(GATEWAY_SRCS) $(GATEWAY_LIBS)
+EXTRA_CLEAN += ddb-gateway

@@ -76,6 +76,15 @@ cat "$LOG_DIR/concurrency.log"
 passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/concurrency.log" || true)))
 failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/concurrency.log" || true)))
 
+# ddb-gateway over HTTP: one count per check.
+echo "== gateway"
+set +e
+bash "$ROOT/test/gateway.sh" >"$LOG_DIR/gateway.log" 2>&1
+set -e
+cat "$LOG_DIR/gateway.log"
+passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/gateway.log" || true)))
+failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/gateway.log" || true)))
+
 # The SQL examples of docs/: one count per page.
 echo "== docs examples"
 set +e

@@ -1,0 +1,118 @@
+/*
+ * gateway.c — ddb-gateway, DynamoDB's HTTP protocol in front of ddb.execute.
+ *
+ *   ddb-gateway [--listen 127.0.0.1:8000] --dsn "host=... dbname=..." [--pool 4]
+ *
+ * Listens on loopback unless told otherwise, serves each request on one of
+ * the pool's connections (as many requests in parallel as the pool has
+ * connections), and stops on SIGINT or SIGTERM.  docs/gateway.md.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "handler.h"
+#include "pool.h"
+
+static volatile sig_atomic_t stopping = 0;
+
+/* Signal handler: asks the main loop to stop. */
+static void
+stop(int signo)
+{
+	stopping = 1;
+}
+
+/* Prints the usage and exits with status. */
+static void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+			"usage: ddb-gateway [--listen HOST:PORT] --dsn CONNINFO [--pool N]\n"
+			"  --listen  IPv4 address and port (default 127.0.0.1:8000)\n"
+			"  --dsn     libpq connection string of the database with ddb_model\n"
+			"  --pool    connections, and requests served at once (default 4)\n");
+	exit(status);
+}
+
+/* Parses HOST:PORT into an IPv4 socket address; 0 on success. */
+static int
+parse_listen(const char *text, struct sockaddr_in *addr)
+{
+	const char *colon = strrchr(text, ':');
+	char		host[64];
+	long		port;
+
+	if (colon == NULL || colon - text >= (long) sizeof(host))
+		return -1;
+	memcpy(host, text, colon - text);
+	host[colon - text] = '\0';
+	port = strtol(colon + 1, NULL, 10);
+	if (port <= 0 || port > 65535)
+		return -1;
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_port = htons((uint16_t) port);
+	return inet_pton(AF_INET, host, &addr->sin_addr) == 1 ? 0 : -1;
+}
+
+/* Runs the gateway until a signal stops it. */
+int
+main(int argc, char **argv)
+{
+	const char *listen_on = "127.0.0.1:8000";
+	const char *dsn = NULL;
+	int			pool_size = 4;
+	struct sockaddr_in addr;
+	ConnPool   *pool;
+	struct MHD_Daemon *daemon;
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--help") == 0)
+			usage(0);
+		else if (i + 1 < argc && strcmp(argv[i], "--listen") == 0)
+			listen_on = argv[++i];
+		else if (i + 1 < argc && strcmp(argv[i], "--dsn") == 0)
+			dsn = argv[++i];
+		else if (i + 1 < argc && strcmp(argv[i], "--pool") == 0)
+			pool_size = atoi(argv[++i]);
+		else
+			usage(2);
+	}
+	if (dsn == NULL || pool_size < 1 || pool_size > 256)
+		usage(2);
+	if (parse_listen(listen_on, &addr) != 0)
+	{
+		fprintf(stderr, "ddb-gateway: --listen takes an IPv4 HOST:PORT, not %s\n", listen_on);
+		return 2;
+	}
+	pool = pool_open(dsn, pool_size);
+	if (pool == NULL)
+		return 1;
+	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+							  gateway_handle, pool,
+							  MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
+							  MHD_OPTION_THREAD_POOL_SIZE, (unsigned int) pool_size,
+							  MHD_OPTION_NOTIFY_COMPLETED, gateway_request_done, NULL,
+							  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 60,
+							  MHD_OPTION_END);
+	if (daemon == NULL)
+	{
+		fprintf(stderr, "ddb-gateway: cannot listen on %s\n", listen_on);
+		pool_close(pool);
+		return 1;
+	}
+	signal(SIGINT, stop);
+	signal(SIGTERM, stop);
+	fprintf(stderr, "ddb-gateway: listening on %s with %d connections\n", listen_on, pool_size);
+	while (!stopping)
+		pause();
+	MHD_stop_daemon(daemon);
+	pool_close(pool);
+	return 0;
+}

@@ -1,0 +1,179 @@
+/*
+ * handler.c — serves one DynamoDB request: POST with
+ * X-Amz-Target: DynamoDB_20120810.<Action> and a JSON body, answered by
+ * ddb.execute on a pooled connection.  Errors of the extension's SQLSTATE
+ * class YD carry DynamoDB's error body as DETAIL: that body is the HTTP
+ * body, with status 400; anything else is DynamoDB's InternalServerError,
+ * status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.
+ */
+#include "handler.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define TARGET_PREFIX "DynamoDB_20120810."
+
+/* A request body in the making. */
+typedef struct RequestBody
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+	int			too_large;		/* over GATEWAY_MAX_BODY: not kept */
+} RequestBody;
+
+/* Queues a response with DynamoDB's headers. */
+static enum MHD_Result
+respond(struct MHD_Connection *connection, unsigned int status, const char *body)
+{
+	size_t		len = strlen(body);
+	struct MHD_Response *response = MHD_create_response_from_buffer(len, (void *) body, MHD_RESPMEM_MUST_COPY);
+	char		crc[16];
+	char		request_id[40];
+	enum MHD_Result result;
+
+	snprintf(crc, sizeof(crc), "%lu", crc32(0L, (const Bytef *) body, (uInt) len));
+	snprintf(request_id, sizeof(request_id), "%08x%08x%08x%08x", (unsigned) random(), (unsigned) random(),
+			 (unsigned) random(), (unsigned) random());
+	MHD_add_response_header(response, "Content-Type", "application/x-amz-json-1.0");
+	MHD_add_response_header(response, "x-amz-crc32", crc);
+	MHD_add_response_header(response, "x-amzn-RequestId", request_id);
+	result = MHD_queue_response(connection, status, response);
+	MHD_destroy_response(response);
+	return result;
+}
+
+/* Queues DynamoDB's error body for an error type and message. */
+static enum MHD_Result
+respond_error(struct MHD_Connection *connection, unsigned int status, const char *type, const char *message)
+{
+	json_t	   *error = json_pack("{s:s, s:s}", "__type", type, "message", message ? message : "");
+	char	   *body = json_dumps(error, JSON_COMPACT);
+	enum MHD_Result result = respond(connection, status, body ? body : "{}");
+
+	free(body);
+	json_decref(error);
+	return result;
+}
+
+/* The first line of a libpq error message (without the "ERROR:  " and the newline). */
+static char *
+first_line(const char *message)
+{
+	const char *start = message ? message : "";
+	size_t		n = strcspn(start, "\n");
+
+	return strndup(start, n);
+}
+
+/* Runs the operation through ddb.execute and queues its response. */
+static enum MHD_Result
+execute(struct MHD_Connection *connection, ConnPool *pool, const char *operation, const char *body)
+{
+	const char *params[2] = {operation, body};
+	PGconn	   *conn = pool_take(pool);
+	PGresult   *res = PQexecParams(conn, "SELECT ddb.execute($1, $2::jsonb)::text", 2, NULL, params, NULL, NULL, 0);
+	enum MHD_Result result;
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		result = respond(connection, MHD_HTTP_OK, PQgetvalue(res, 0, 0));
+	else
+	{
+		const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+		char	   *message = first_line(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+
+		if (sqlstate && strncmp(sqlstate, "YD", 2) == 0 && detail && detail[0] == '{')
+			result = respond(connection, MHD_HTTP_BAD_REQUEST, detail);
+		else if (sqlstate && strncmp(sqlstate, "22P02", 5) == 0)
+			/* the body is not JSON at all */
+			result = respond_error(connection, MHD_HTTP_BAD_REQUEST,
+								   "com.amazon.coral.service#SerializationException", message);
+		else
+			result = respond_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR,
+								   "com.amazonaws.dynamodb.v20120810#InternalServerError", message);
+		free(message);
+	}
+	PQclear(res);
+	pool_give(pool, conn);
+	return result;
+}
+
+/* The MHD access handler; cls is the ConnPool. */
+enum MHD_Result
+gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
+			   const char *version, const char *upload_data, size_t *upload_data_size, void **request_state)
+{
+	RequestBody *body = *request_state;
+	const char *target;
+	const char *length;
+
+	if (body == NULL)
+	{
+		/* first call, headers only: refuse what cannot be served before reading the body */
+		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (strcmp(method, "POST") != 0)
+			return respond_error(connection, MHD_HTTP_METHOD_NOT_ALLOWED,
+								 "com.amazon.coral.service#UnknownOperationException", "DynamoDB takes POST requests");
+		if (length && strtoull(length, NULL, 10) > GATEWAY_MAX_BODY)
+			return respond_error(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+								 "com.amazon.coral.validate#ValidationException", "Request size exceeds 16777216 bytes");
+		body = calloc(1, sizeof(RequestBody));
+		if (body == NULL)
+			return MHD_NO;
+		*request_state = body;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0)
+	{
+		if (body->len + *upload_data_size > GATEWAY_MAX_BODY)
+			body->too_large = 1;
+		else
+		{
+			if (body->len + *upload_data_size + 1 > body->cap)
+			{
+				size_t		cap = (body->len + *upload_data_size + 1) * 2;
+				char	   *data = realloc(body->data, cap);
+
+				if (data == NULL)
+					return MHD_NO;
+				body->data = data;
+				body->cap = cap;
+			}
+			memcpy(body->data + body->len, upload_data, *upload_data_size);
+			body->len += *upload_data_size;
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (body->too_large)
+		return respond_error(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+							 "com.amazon.coral.validate#ValidationException", "Request size exceeds 16777216 bytes");
+	target = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "X-Amz-Target");
+	if (target == NULL || strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) != 0)
+		return respond_error(connection, MHD_HTTP_BAD_REQUEST, "com.amazon.coral.service#UnknownOperationException",
+							 "X-Amz-Target must name a DynamoDB_20120810 operation");
+	if (body->data == NULL)
+		body->data = strdup("{}");
+	else
+		body->data[body->len] = '\0';
+	return execute(connection, (ConnPool *) cls, target + strlen(TARGET_PREFIX), body->data);
+}
+
+/* The MHD completion callback: frees a request's state. */
+void
+gateway_request_done(void *cls, struct MHD_Connection *connection, void **request_state,
+					 enum MHD_RequestTerminationCode code)
+{
+	RequestBody *body = *request_state;
+
+	if (body)
+	{
+		free(body->data);
+		free(body);
+	}
+	*request_state = NULL;
+}

@@ -1,0 +1,90 @@
+/*
+ * pool.c — a fixed pool of libpq connections: a stack of idle connections
+ * under a mutex, and a condition variable for the threads that wait.
+ */
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct ConnPool
+{
+	pthread_mutex_t lock;
+	pthread_cond_t available;
+	PGconn	  **idle;			/* the connections not in use */
+	int			nidle;
+	PGconn	  **all;
+	int			size;
+};
+
+/* Opens size connections to dsn; NULL (with the reason on stderr) when one fails. */
+ConnPool *
+pool_open(const char *dsn, int size)
+{
+	ConnPool   *pool = calloc(1, sizeof(ConnPool));
+
+	if (pool == NULL)
+		return NULL;
+	pool->idle = calloc(size, sizeof(PGconn *));
+	pool->all = calloc(size, sizeof(PGconn *));
+	if (pool->idle == NULL || pool->all == NULL)
+		return NULL;
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->available, NULL);
+	for (int i = 0; i < size; i++)
+	{
+		PGconn	   *conn = PQconnectdb(dsn);
+
+		if (PQstatus(conn) != CONNECTION_OK)
+		{
+			fprintf(stderr, "ddb-gateway: cannot connect: %s", PQerrorMessage(conn));
+			PQfinish(conn);
+			pool->size = i;
+			pool_close(pool);
+			return NULL;
+		}
+		pool->all[i] = conn;
+		pool->idle[i] = conn;
+	}
+	pool->size = size;
+	pool->nidle = size;
+	return pool;
+}
+
+/* Takes a connection, waiting while all are in use. */
+PGconn *
+pool_take(ConnPool *pool)
+{
+	PGconn	   *conn;
+
+	pthread_mutex_lock(&pool->lock);
+	while (pool->nidle == 0)
+		pthread_cond_wait(&pool->available, &pool->lock);
+	conn = pool->idle[--pool->nidle];
+	pthread_mutex_unlock(&pool->lock);
+	return conn;
+}
+
+/* Gives a connection back (reset first when it broke). */
+void
+pool_give(ConnPool *pool, PGconn *conn)
+{
+	if (PQstatus(conn) != CONNECTION_OK)
+		PQreset(conn);
+	pthread_mutex_lock(&pool->lock);
+	pool->idle[pool->nidle++] = conn;
+	pthread_cond_signal(&pool->available);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Closes every connection. */
+void
+pool_close(ConnPool *pool)
+{
+	for (int i = 0; i < pool->size; i++)
+		PQfinish(pool->all[i]);
+	free(pool->idle);
+	free(pool->all);
+	free(pool);
+}

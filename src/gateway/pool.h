@@ -1,0 +1,24 @@
+/*
+ * pool.h — a fixed pool of libpq connections shared by the gateway's
+ * request threads.
+ */
+#ifndef DDB_GATEWAY_POOL_H
+#define DDB_GATEWAY_POOL_H
+
+#include <libpq-fe.h>
+
+typedef struct ConnPool ConnPool;
+
+/* Opens size connections to dsn; NULL (with the reason on stderr) when one fails. */
+extern ConnPool *pool_open(const char *dsn, int size);
+
+/* Takes a connection, waiting while all are in use. */
+extern PGconn *pool_take(ConnPool *pool);
+
+/* Gives a connection back (reset first when it broke). */
+extern void pool_give(ConnPool *pool, PGconn *conn);
+
+/* Closes every connection. */
+extern void pool_close(ConnPool *pool);
+
+#endif
