@@ -57,8 +57,8 @@ ddb_model--$(EXTVERSION).sql: sql/ddb_model.sql $(sort $(wildcard sql/models/*.s
 # ddb-gateway, the HTTP daemon (docs/gateway.md): its own binary.
 GATEWAY_SRCS = $(wildcard src/gateway/*.c)
 GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror -pthread \
-	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags libmicrohttpd jansson)
-GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs libmicrohttpd jansson zlib) -pthread
+	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags libmicrohttpd jansson libcrypto)
+GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs libmicrohttpd jansson zlib libcrypto) -pthread
 
 all: ddb-gateway
 ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h)

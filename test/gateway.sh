@@ -24,8 +24,10 @@ header() { grep -i "^$1:" "$WORK/headers" | cut -d' ' -f2- | tr -d '\r'; }
 
 psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 psql -X -q -d "$DB" -c "CREATE EXTENSION ddb_model"
+# the protocol checks run without signatures (--no-auth, loopback only); the
+# signature checks below run against a second gateway that requires them
 "$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway.log" &
+    --no-auth 2>"$WORK/gateway.log" &
 gateway_pid=$!
 trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
 for _ in $(seq 50); do
@@ -60,6 +62,50 @@ check "keep-alive: two requests, one connection" "1" \
 kill "$gateway_pid"
 wait "$gateway_pid" 2>/dev/null
 check "the gateway stops on SIGTERM" "0" "$(kill -0 "$gateway_pid" 2>/dev/null && echo 1 || echo 0)"
+
+# SigV4: keys in ddb.access_keys, signed the way the AWS SDKs sign
+AUTH_PORT=$((PORT + 1))
+AUTH_URL="http://127.0.0.1:$AUTH_PORT/"
+"$ROOT/ddb-gateway" --listen "127.0.0.1:$AUTH_PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
+    2>"$WORK/gateway-auth.log" &
+gateway_pid=$!
+trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
+for _ in $(seq 50); do
+    curl -s -o /dev/null "$AUTH_URL" && break
+    sleep 0.1
+done
+read -r key_id secret <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
+read -r limited_id limited_secret <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key(ARRAY['Gateway'])")"
+psql -X -q -d "$DB" -c "SELECT ddb.create_table('Other', 'pk')" >/dev/null
+# signed KEY_ID SECRET ACTION BODY [CLOCK_OFFSET]: signs into $WORK/signed, sends; prints "status __type"
+sign() { perl "$ROOT/test/sigv4_headers.pl" "$1" "$2" "127.0.0.1:$AUTH_PORT" "DynamoDB_20120810.$3" "$4" "${5:-0}" >"$WORK/signed"; }
+send() {
+    local code
+    code=$(curl -s -o "$WORK/body" -w '%{http_code}' -X POST "$AUTH_URL" -H "X-Amz-Target: DynamoDB_20120810.$1" \
+        -H 'Content-Type: application/x-amz-json-1.0' -H @"$WORK/signed" --data-binary "$2")
+    echo "$code $(grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4 | sed 's/.*#//')"
+}
+signed() { sign "$@"; send "$3" "$4"; }
+get='{"TableName": "Gateway", "Key": {"pk": {"S": "a"}}}'
+: >"$WORK/signed"
+check "an unsigned request is MissingAuthenticationTokenException" "400 MissingAuthenticationTokenException" "$(send GetItem "$get")"
+check "a signed request is served" "200 " "$(signed "$key_id" "$secret" GetItem "$get")"
+check "the same signed request again is refused (replay)" "400 InvalidSignatureException" "$(send GetItem "$get")"
+check "a wrong secret is InvalidSignatureException" "400 InvalidSignatureException" "$(signed "$key_id" "wrong$secret" GetItem "$get")"
+check "an unknown key is UnrecognizedClientException" "400 UnrecognizedClientException" "$(signed AKDDBNOSUCHKEY "$secret" GetItem "$get")"
+check "a signature 20 minutes old is expired" "400 InvalidSignatureException" "$(signed "$key_id" "$secret" GetItem "$get" -1200)"
+sign "$key_id" "$secret" GetItem "$get"
+check "a body changed after signing is refused" "400 InvalidSignatureException" \
+    "$(send GetItem '{"TableName": "Gateway", "Key": {"pk": {"S": "b"}}}')"
+check "a key limited to a table may use it" "200 " "$(signed "$limited_id" "$limited_secret" GetItem "$get")"
+check "and no other" "400 AccessDeniedException" \
+    "$(signed "$limited_id" "$limited_secret" GetItem '{"TableName": "Other", "Key": {"pk": {"S": "a"}}}')"
+psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key_id')" >/dev/null
+check "a revoked key is UnrecognizedClientException" "400 UnrecognizedClientException" "$(signed "$key_id" "$secret" GetItem "$get")"
+kill "$gateway_pid"
+wait "$gateway_pid" 2>/dev/null
 trap - EXIT
+"$ROOT/ddb-gateway" --listen 0.0.0.0:$((PORT + 2)) --no-auth --dsn "dbname=$DB" 2>/dev/null
+check "--no-auth is refused beyond loopback" "2" "$?"
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status

@@ -4,7 +4,8 @@
  * ddb.execute on a pooled connection.  Errors of the extension's SQLSTATE
  * class YD carry DynamoDB's error body as DETAIL: that body is the HTTP
  * body, with status 400; anything else is DynamoDB's InternalServerError,
- * status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.
+ * status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.  A
+ * request must be signed (SigV4, sigv4.c) by a key that may use its tables.
  */
 #include "handler.h"
 
@@ -14,7 +15,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "sigv4.h"
+
 #define TARGET_PREFIX "DynamoDB_20120810."
+
+int			gateway_require_auth = 1;
 
 /* A request body in the making. */
 typedef struct RequestBody
@@ -69,15 +74,85 @@ first_line(const char *message)
 	return strndup(start, n);
 }
 
+/* Adds the DynamoDB table names a request names (TableName, RequestItems, TransactItems) to a JSON array. */
+static void
+collect_tables(json_t *request, json_t *names)
+{
+	json_t	   *value;
+	const char *key;
+	size_t		i;
+	json_t	   *item;
+
+	if (json_is_string(json_object_get(request, "TableName")))
+		json_array_append(names, json_object_get(request, "TableName"));
+	json_object_foreach(json_object_get(request, "RequestItems"), key, value)
+		json_array_append_new(names, json_string(key));
+	json_array_foreach(json_object_get(request, "TransactItems"), i, item)
+	{
+		json_object_foreach(item, key, value)
+			if (json_is_string(json_object_get(value, "TableName")))
+				json_array_append(names, json_object_get(value, "TableName"));
+	}
+}
+
+/* True when a key limited to some tables may use every table the request names. */
+static int
+tables_allowed(PGconn *conn, const char *access_key_id, const char *body)
+{
+	json_t	   *request = json_loads(body, 0, NULL);
+	json_t	   *names = json_array();
+	char	   *names_text;
+	const char *params[2];
+	PGresult   *res;
+	int			allowed;
+
+	if (request)
+		collect_tables(request, names);
+	names_text = json_dumps(names, JSON_COMPACT);
+	params[0] = access_key_id;
+	params[1] = names_text;
+	/* no table named (ListTables, say): a limited key may not */
+	res = PQexecParams(conn, "SELECT jsonb_array_length($2::jsonb) > 0 AND NOT EXISTS ("
+					   "SELECT FROM jsonb_array_elements_text($2::jsonb) n WHERE n <> ALL "
+					   "(SELECT unnest(tables) FROM ddb.access_keys WHERE access_key_id = $1))",
+					   2, NULL, params, NULL, NULL, 0);
+	allowed = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	free(names_text);
+	json_decref(names);
+	json_decref(request);
+	return allowed;
+}
+
 /* Runs the operation through ddb.execute and queues its response. */
 static enum MHD_Result
-execute(struct MHD_Connection *connection, ConnPool *pool, const char *operation, const char *body)
+execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, const char *operation,
+		const char *body, size_t body_len)
 {
 	const char *params[2] = {operation, body};
 	PGconn	   *conn = pool_take(pool);
-	PGresult   *res = PQexecParams(conn, "SELECT ddb.execute($1, $2::jsonb)::text", 2, NULL, params, NULL, NULL, 0);
+	PGresult   *res;
 	enum MHD_Result result;
 
+	if (gateway_require_auth)
+	{
+		AuthResult	auth;
+
+		sigv4_verify(connection, "POST", url, body, body_len, conn, &auth);
+		if (auth.type == NULL && !auth.all_tables && !tables_allowed(conn, auth.access_key_id, body))
+		{
+			auth.type = "com.amazon.coral.service#AccessDeniedException";
+			snprintf(auth.message, sizeof(auth.message),
+					 "User: %s is not authorized to perform: dynamodb:%s on the tables of this request",
+					 auth.access_key_id, operation);
+		}
+		if (auth.type)
+		{
+			pool_give(pool, conn);
+			return respond_error(connection, MHD_HTTP_BAD_REQUEST, auth.type, auth.message);
+		}
+	}
+	res = PQexecParams(conn, "SELECT ddb.execute($1, $2::jsonb)::text", 2, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
 		result = respond(connection, MHD_HTTP_OK, PQgetvalue(res, 0, 0));
 	else
@@ -160,7 +235,7 @@ gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, co
 		body->data = strdup("{}");
 	else
 		body->data[body->len] = '\0';
-	return execute(connection, (ConnPool *) cls, target + strlen(TARGET_PREFIX), body->data);
+	return execute(connection, (ConnPool *) cls, url, target + strlen(TARGET_PREFIX), body->data, body->len);
 }
 
 /* The MHD completion callback: frees a request's state. */

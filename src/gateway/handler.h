@@ -12,6 +12,9 @@
 /* DynamoDB's limit on a request body: larger ones are refused before they are read. */
 #define GATEWAY_MAX_BODY (16 * 1024 * 1024)
 
+/* Whether requests must carry a valid SigV4 signature (off only with --no-auth, on loopback). */
+extern int	gateway_require_auth;
+
 /* The MHD access handler; cls is the ConnPool. */
 extern enum MHD_Result gateway_handle(void *cls, struct MHD_Connection *connection, const char *url,
 									  const char *method, const char *version, const char *upload_data,

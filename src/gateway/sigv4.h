@@ -1,0 +1,28 @@
+/*
+ * sigv4.h — AWS Signature Version 4 of a DynamoDB request, verified against
+ * the access keys in ddb.access_keys.
+ */
+#ifndef DDB_GATEWAY_SIGV4_H
+#define DDB_GATEWAY_SIGV4_H
+
+#include <libpq-fe.h>
+#include <microhttpd.h>
+
+/* Why a request is refused: DynamoDB's error type and message, or type NULL when it is signed well. */
+typedef struct AuthResult
+{
+	const char *type;
+	char		message[256];
+	char		access_key_id[129];
+	int			all_tables;		/* the key may use every table */
+} AuthResult;
+
+/*
+ * Verifies the request's Authorization header (SigV4 over the method, path,
+ * signed headers and body), the key (known, not revoked), the date (within
+ * 15 minutes) and that the signature was not used before.
+ */
+extern void sigv4_verify(struct MHD_Connection *connection, const char *method, const char *url,
+						 const char *body, size_t body_len, PGconn *conn, AuthResult *result);
+
+#endif
