@@ -24,10 +24,11 @@ PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-p
           libtap-parser-sourcehandler-pgtap-perl libjansson-dev clang-14 libclang-rt-14-dev
           libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev pkg-config curl)
 
-# Installs the Debian packages that are missing (one apt-get update, one install).
+# Installs the Debian packages that are missing (one apt-get update, one
+# install): the project's, and any named as arguments.
 install_packages() {
     local missing=()
-    for p in "${PACKAGES[@]}"; do
+    for p in "${PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -75,6 +76,11 @@ start_cluster() {
 
 # Stops the cluster this checkout started, if it runs.
 stop_cluster() {
+    # the demo's gateway goes first (tools/demo.sh)
+    if [ -f "$CLUSTER_DIR/gateway.pid" ]; then
+        kill "$(cat "$CLUSTER_DIR/gateway.pid")" 2>/dev/null || true
+        rm -f "$CLUSTER_DIR/gateway.pid"
+    fi
     if [ -f "$PGDATA_DIR/postmaster.pid" ]; then
         as_postgres "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null || true
     fi

@@ -6,7 +6,8 @@
 CLUSTER_NAME=demo
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
-install_packages
+# awscli: a real DynamoDB client for the gateway
+install_packages awscli
 build_and_install
 start_cluster
 cluster_psql -q -c "CREATE DATABASE ddb_demo"
@@ -17,9 +18,35 @@ for model_demo in "$ROOT"/tools/demo/*.sql; do
     cluster_psql -q -v ON_ERROR_STOP=1 -d ddb_demo -f "$model_demo"
 done
 
+# ddb-gateway on loopback, and the AWS CLI talking to it with a key of the database
+GATEWAY_PORT=${DDB_GATEWAY_PORT:-55490}
+GATEWAY_PID_FILE="$CLUSTER_DIR/gateway.pid"
+[ -f "$GATEWAY_PID_FILE" ] && kill "$(cat "$GATEWAY_PID_FILE")" 2>/dev/null
+read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_demo -c "SELECT * FROM ddb.create_access_key()")"
+"$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" \
+    --dsn "host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_demo" 2>"$CLUSTER_DIR/gateway.log" &
+echo $! >"$GATEWAY_PID_FILE"
+sleep 0.5
+aws_demo() {
+    AWS_ACCESS_KEY_ID=$KEY_ID AWS_SECRET_ACCESS_KEY=$KEY_SECRET AWS_DEFAULT_REGION=us-east-1 AWS_PAGER= \
+        /usr/bin/aws dynamodb --endpoint-url "http://127.0.0.1:$GATEWAY_PORT" --output json "$@"
+}
+echo
+echo "==== ddb-gateway on 127.0.0.1:$GATEWAY_PORT: the AWS CLI, signed with a key from ddb.create_access_key()"
+echo "== aws dynamodb get-item --table-name UserServiceTable (the seed's example user)"
+aws_demo get-item --table-name UserServiceTable \
+    --key '{"PK": {"S": "USER#abc12300-0000-4000-8000-000000000123"}, "SK": {"S": "PROFILE"}}' \
+    --projection-expression "firstName, email, version"
+echo "== aws dynamodb query --table-name UserServiceTable --index-name GSI1 (login lookup, S3)"
+aws_demo query --table-name UserServiceTable --index-name GSI1 \
+    --key-condition-expression "GSI1PK = :e" --expression-attribute-values '{":e": {"S": "EMAIL#jane.doe@example.com"}}' \
+    --projection-expression "userId, email"
+
 cat <<MSG
 
-The demo cluster is running.
+The demo cluster is running, and ddb-gateway in front of it.
   connect:  psql -h $SOCKET_DIR -p $PGPORT_NUM -U postgres ddb_demo
-  stop:     runuser -u postgres -- $PGBIN/pg_ctl -D $PGDATA_DIR stop
+  gateway:  AWS_ACCESS_KEY_ID=$KEY_ID AWS_SECRET_ACCESS_KEY=$KEY_SECRET AWS_DEFAULT_REGION=us-east-1 \\
+              aws dynamodb list-tables --endpoint-url http://127.0.0.1:$GATEWAY_PORT
+  stop:     kill \$(cat $GATEWAY_PID_FILE); runuser -u postgres -- $PGBIN/pg_ctl -D $PGDATA_DIR stop
 MSG
