@@ -241,6 +241,7 @@ CREATE TABLE ddb.indexes (
     range_key text,
     projection_type text NOT NULL CHECK (projection_type IN ('KEYS_ONLY', 'INCLUDE', 'ALL')),
     non_key_attributes text[],
+    local boolean NOT NULL DEFAULT false,   -- a local secondary index (kept as a GSI on the table's hash key)
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (table_name, index_name)
 );
@@ -414,7 +415,8 @@ BEGIN
     VALUES (table_name, schema_name, rel, hash_key, range_key, types, partitions, ttl_attribute);
 END $$;
 
--- Adds a global secondary index to a table; existing items are indexed.
+-- Adds a global secondary index to a table (with local, a local one: the
+-- table's hash key and another range key); existing items are indexed.
 CREATE FUNCTION ddb.create_index(
     table_name text,
     index_name text,
@@ -423,7 +425,8 @@ CREATE FUNCTION ddb.create_index(
     range_key text DEFAULT NULL,
     range_key_type text DEFAULT 'S',
     projection_type text DEFAULT 'ALL',
-    non_key_attributes text[] DEFAULT NULL
+    non_key_attributes text[] DEFAULT NULL,
+    local boolean DEFAULT false
 ) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -486,9 +489,14 @@ BEGIN
                    'Global secondary index ' || index_name || ' of DynamoDB table ' || t.table_name
                    || ' (ddb_model); kept by a trigger, do not write');
 
+    IF local AND (hash_key IS DISTINCT FROM t.hash_key OR range_key IS NULL OR t.range_key IS NULL) THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: a local secondary index needs the table''s hash key and a range key (index %s)',
+            index_name));
+    END IF;
     INSERT INTO ddb.indexes (table_name, index_name, relation_name, hash_key, range_key,
-                             projection_type, non_key_attributes)
-    VALUES (t.table_name, index_name, rel, hash_key, range_key, projection_type, non_key_attributes);
+                             projection_type, non_key_attributes, local)
+    VALUES (t.table_name, index_name, rel, hash_key, range_key, projection_type, non_key_attributes, coalesce(local, false));
     UPDATE ddb.tables SET attribute_types = attribute_types || types WHERE tables.table_name = t.table_name;
 
     -- the maintenance trigger exists once per table, from its first index on
@@ -789,6 +797,7 @@ DECLARE
     t ddb.tables;
     stats record;
     indexes jsonb;
+    local_indexes jsonb;
     arn text;
 BEGIN
     SELECT * INTO t FROM ddb.tables WHERE tables.table_name = describe_table.table_name;
@@ -809,12 +818,23 @@ BEGIN
                              || CASE WHEN i.non_key_attributes IS NOT NULL
                                 THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
                                 ELSE '{}'::jsonb END,
-               'IndexStatus', 'ACTIVE',
-               'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
-                                                           'NumberOfDecreasesToday', 0),
                'IndexArn', arn || '/index/' || i.index_name,
-               'ItemCount', 0, 'IndexSizeBytes', 0) ORDER BY i.index_name)
-    INTO indexes FROM ddb.indexes i WHERE i.table_name = t.table_name;
+               'ItemCount', 0, 'IndexSizeBytes', 0)
+               || CASE WHEN i.local THEN '{}'::jsonb ELSE jsonb_build_object('IndexStatus', 'ACTIVE',
+                      'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
+                                                                  'NumberOfDecreasesToday', 0)) END
+               ORDER BY i.index_name) FILTER (WHERE NOT i.local),
+           jsonb_agg(jsonb_build_object(
+               'IndexName', i.index_name,
+               'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', i.hash_key, 'KeyType', 'HASH'),
+                                              jsonb_build_object('AttributeName', i.range_key, 'KeyType', 'RANGE')),
+               'Projection', jsonb_build_object('ProjectionType', i.projection_type)
+                             || CASE WHEN i.non_key_attributes IS NOT NULL
+                                THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
+                                ELSE '{}'::jsonb END,
+               'IndexArn', arn || '/index/' || i.index_name,
+               'ItemCount', 0, 'IndexSizeBytes', 0) ORDER BY i.index_name) FILTER (WHERE i.local)
+    INTO indexes, local_indexes FROM ddb.indexes i WHERE i.table_name = t.table_name;
     RETURN jsonb_build_object(
         'TableName', t.table_name,
         'TableStatus', 'ACTIVE',
@@ -834,6 +854,8 @@ BEGIN
                                                     'NumberOfDecreasesToday', 0),
         'BillingModeSummary', jsonb_build_object('BillingMode', 'PAY_PER_REQUEST'))
         || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
+           ELSE '{}'::jsonb END
+        || CASE WHEN local_indexes IS NOT NULL THEN jsonb_build_object('LocalSecondaryIndexes', local_indexes)
            ELSE '{}'::jsonb END;
 END $$;
 
@@ -899,9 +921,6 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.check_name('tableName', name);
-    IF request ? 'LocalSecondaryIndexes' THEN
-        PERFORM ddb.validation_error('LocalSecondaryIndexes is not supported yet by ddb_model');
-    END IF;
     keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
     IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');
@@ -918,6 +937,19 @@ BEGIN
         gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
         used := used || gkeys.hash_key || CASE WHEN gkeys.range_key IS NOT NULL THEN ARRAY[gkeys.range_key] ELSE '{}' END;
     END LOOP;
+    -- a local secondary index: the table's hash key, another range key, on a table that has one
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        IF keys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex');
+        END IF;
+        IF gkeys.hash_key IS DISTINCT FROM keys.hash_key OR gkeys.range_key IS NULL THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s',
+                g->>'IndexName', gkeys.hash_key, keys.hash_key));
+        END IF;
+        used := used || gkeys.range_key;
+    END LOOP;
     IF EXISTS (SELECT FROM unnest(used) u WHERE NOT types ? u) THEN
         PERFORM ddb.validation_error(format(
             'One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]',
@@ -926,9 +958,12 @@ BEGIN
     IF EXISTS (SELECT FROM jsonb_object_keys(types) k WHERE k <> ALL (used)) THEN
         PERFORM ddb.validation_error('One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions');
     END IF;
-    IF (SELECT count(DISTINCT value->>'IndexName') <> count(*) FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]'))) THEN
+    IF (SELECT count(DISTINCT value->>'IndexName') <> count(*)
+        FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                  || coalesce(request->'LocalSecondaryIndexes', '[]'))) THEN
         PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: '
-            || (SELECT value->>'IndexName' FROM jsonb_array_elements(request->'GlobalSecondaryIndexes')
+            || (SELECT value->>'IndexName' FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                                                     || coalesce(request->'LocalSecondaryIndexes', '[]'))
                 GROUP BY 1 HAVING count(*) > 1 LIMIT 1));
     END IF;
 
@@ -943,6 +978,15 @@ BEGIN
                                  gkeys.range_key, coalesce(types->>gkeys.range_key, 'S'),
                                  coalesce(projection->>'ProjectionType', 'ALL'),
                                  (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v));
+    END LOOP;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        projection := coalesce(g->'Projection', '{}');
+        PERFORM ddb.create_index(name, g->>'IndexName', gkeys.hash_key, types->>gkeys.hash_key,
+                                 gkeys.range_key, types->>gkeys.range_key,
+                                 coalesce(projection->>'ProjectionType', 'ALL'),
+                                 (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v),
+                                 local => true);
     END LOOP;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;

@@ -587,7 +587,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 		ddb_validation_error("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get %s", select);
 	if (!projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0)
 		ddb_validation_error("Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
-	if (api_bool(request, "ConsistentRead", false) && req->index)
+	if (api_bool(request, "ConsistentRead", false) && req->index && !req->index->local)
 		ddb_validation_error("Consistent reads are not supported on global secondary indexes");
 	if (start)
 		read_start_key(req, start);

@@ -216,7 +216,8 @@ load_def(const char *table_name)
 	catalog_query("SELECT i.index_name, i.relation_name, i.hash_key, i.range_key, "
 				  "t.attribute_types OPERATOR(pg_catalog.->>) i.hash_key, "
 				  "t.attribute_types OPERATOR(pg_catalog.->>) i.range_key, "
-				  "i.projection_type, pg_catalog.array_to_string(i.non_key_attributes, pg_catalog.chr(1)) "
+				  "i.projection_type, pg_catalog.array_to_string(i.non_key_attributes, pg_catalog.chr(1)), "
+				  "i.local::pg_catalog.text "
 				  "FROM ddb.indexes i JOIN ddb.tables t USING (table_name) "
 				  "WHERE i.table_name OPERATOR(pg_catalog.=) $1 ORDER BY i.index_name", args);
 	def->nindexes = (int) SPI_processed;
@@ -236,6 +237,7 @@ load_def(const char *table_name)
 		index->projection = strcmp(projection, "ALL") == 0 ? PROJECT_ALL :
 			strcmp(projection, "INCLUDE") == 0 ? PROJECT_INCLUDE : PROJECT_KEYS_ONLY;
 		index->relid = relation_oid(def->schema_name, index->relation_name);
+		index->local = strcmp(spi_string(r, 9, cxt), "true") == 0;
 		if (include && include[0])
 		{
 			/* the names were joined with chr(1), which no name contains */

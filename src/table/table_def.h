@@ -38,6 +38,7 @@ typedef struct IndexDef
 	Projection	projection;
 	int			n_include;		/* INCLUDE's NonKeyAttributes */
 	char	  **include;
+	bool		local;			/* a local secondary index: the table's hash key, reads may be consistent */
 	SPIPlanPtr	plans[TABLE_MAX_PLANS];
 } IndexDef;
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/conformance.sh — runs the public DynamoDB conformance suite
+# (nubo-db/dynamodb-conformance, about 600 tests recorded against real
+# DynamoDB) against ddb-gateway, and prints pass/fail per tier.
+#
+#   bash bench/conformance.sh [SUITE]     # SUITE: a checkout, or a git dir of one
+#
+# The suite is not part of this project and never committed: the script
+# copies it into build/conformance/suite (from the git dir the search
+# tool's fetch leaves, by default), installs it with npm (`npm ci` fails on
+# a locked version the registry lacks, so --no-package-lock), and always
+# sets DYNAMODB_ENDPOINT to the loopback gateway (unset, it would target
+# real AWS).  It runs tiers by path (the suite's test:tier scripts break on
+# vitest 3.2).  The suite drops every _conformance_* table of the endpoint.
+# Results: build/conformance/tier<N>.json and the summary printed at the end.
+set -euo pipefail
+export CLUSTER_NAME=conformance DDB_PGPORT=${DDB_PGPORT:-55436}
+source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
+
+SUITE=${1:-/work/.mirror/nubo-db+dynamodb-conformance/repo}
+OUT="$ROOT/build/conformance"
+GATEWAY_PORT=${CONFORMANCE_GATEWAY_PORT:-55491}
+rm -rf "$OUT/suite" && mkdir -p "$OUT/suite"
+if [ -d "$SUITE/.git" ] || [ ! -e "$SUITE/package.json" ]; then
+    git --git-dir="${SUITE%/}/$( [ -d "$SUITE/.git" ] && echo .git )" archive HEAD | tar -x -C "$OUT/suite"
+else
+    cp -r "$SUITE/." "$OUT/suite"
+fi
+(cd "$OUT/suite" && npm install --no-package-lock --no-audit --no-fund --silent >"$OUT/npm.log" 2>&1)
+
+install_packages
+build_and_install
+start_cluster
+trap 'kill "${gateway_pid:-0}" 2>/dev/null; stop_cluster' EXIT
+cluster_psql -q -c "DROP DATABASE IF EXISTS ddb_conformance" -c "CREATE DATABASE ddb_conformance"
+cluster_psql -q -d ddb_conformance -c "CREATE EXTENSION ddb_model"
+read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_conformance -c "SELECT * FROM ddb.create_access_key()")"
+"$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --pool 4 \
+    --dsn "host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_conformance" 2>"$OUT/gateway.log" &
+gateway_pid=$!
+sleep 0.5
+
+for tier in 1 2 3; do
+    echo "== tier $tier"
+    (cd "$OUT/suite" && DYNAMODB_ENDPOINT="http://127.0.0.1:$GATEWAY_PORT" AWS_REGION=us-east-1 \
+        AWS_ACCESS_KEY_ID="$KEY_ID" AWS_SECRET_ACCESS_KEY="$KEY_SECRET" \
+        npx vitest run "tests/tier$tier" --reporter=json --outputFile="$OUT/tier$tier.json" >"$OUT/tier$tier.log" 2>&1) || true
+done
+
+node -e '
+const fs = require("fs");
+for (const tier of [1, 2, 3]) {
+  const file = process.argv[1] + "/tier" + tier + ".json";
+  if (!fs.existsSync(file)) { console.log("tier " + tier + ": no result"); continue; }
+  const r = JSON.parse(fs.readFileSync(file, "utf8"));
+  const pct = r.numTotalTests ? (100 * r.numPassedTests / r.numTotalTests).toFixed(1) : "0";
+  console.log("tier " + tier + ": " + r.numPassedTests + " of " + r.numTotalTests + " passed (" + pct + "%), " +
+              r.numFailedTests + " failed, " + r.numPendingTests + " skipped");
+}' "$OUT" | tee "$OUT/summary.txt"
