@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +18,6 @@
 
 #include "handler.h"
 #include "pool.h"
-
-static volatile sig_atomic_t stopping = 0;
-
-/* Signal handler: asks the main loop to stop. */
-static void
-stop(int signo)
-{
-	stopping = 1;
-}
 
 /* Prints the usage and exits with status. */
 static void
@@ -71,6 +63,8 @@ main(int argc, char **argv)
 	struct sockaddr_in addr;
 	ConnPool   *pool;
 	struct MHD_Daemon *daemon;
+	sigset_t	stop_signals;
+	int			signo;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -102,6 +96,11 @@ main(int argc, char **argv)
 	pool = pool_open(dsn, pool_size);
 	if (pool == NULL)
 		return 1;
+	/* blocked in every thread (MHD's inherit the mask): the main thread waits for them */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 							  gateway_handle, pool,
 							  MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
@@ -115,11 +114,8 @@ main(int argc, char **argv)
 		pool_close(pool);
 		return 1;
 	}
-	signal(SIGINT, stop);
-	signal(SIGTERM, stop);
 	fprintf(stderr, "ddb-gateway: listening on %s with %d connections\n", listen_on, pool_size);
-	while (!stopping)
-		pause();
+	sigwait(&stop_signals, &signo);
 	MHD_stop_daemon(daemon);
 	pool_close(pool);
 	return 0;

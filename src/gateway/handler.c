@@ -149,7 +149,8 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 		if (auth.type)
 		{
 			pool_give(pool, conn);
-			return respond_error(connection, MHD_HTTP_BAD_REQUEST, auth.type, auth.message);
+			return respond_error(connection, auth.server_error ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST,
+								 auth.type, auth.message);
 		}
 	}
 	res = PQexecParams(conn, "SELECT ddb.execute($1, $2::jsonb)::text", 2, NULL, params, NULL, NULL, 0);

@@ -181,6 +181,14 @@ parse_amz_date(const char *text)
 	return timegm(&tm);
 }
 
+/* The secret of an active access key, and whether it may use every table (read-only, so it may be retried). */
+static PGresult *
+lookup_key(PGconn *conn, const char **params)
+{
+	return PQexecParams(conn, "SELECT secret_access_key, tables IS NULL FROM ddb.access_keys "
+						"WHERE access_key_id = $1 AND revoked_at IS NULL", 1, NULL, params, NULL, NULL, 0);
+}
+
 /* True when the signature was seen within the window; records it otherwise. */
 static int
 replayed(const char *signature, time_t now)
@@ -245,9 +253,22 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 		REFUSE(TYPE_INVALID, "Signature expired: the request's date is more than 15 minutes from now");
 
 	params[0] = parts[0];
-	res = PQexecParams(conn, "SELECT secret_access_key, tables IS NULL FROM ddb.access_keys "
-					   "WHERE access_key_id = $1 AND revoked_at IS NULL", 1, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	res = lookup_key(conn, params);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQstatus(conn) == CONNECTION_BAD)
+	{
+		/* the server went away since the connection's last use (a restart, say): once more on a new one */
+		PQclear(res);
+		PQreset(conn);
+		res = lookup_key(conn, params);
+	}
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		result->server_error = 1;
+		refuse(result, "com.amazonaws.dynamodb.v20120810#InternalServerError", PQerrorMessage(conn));
+		PQclear(res);
+		return;
+	}
+	if (PQntuples(res) != 1)
 	{
 		PQclear(res);
 		REFUSE(TYPE_UNRECOGNIZED, "The security token included in the request is invalid.");

@@ -15,6 +15,7 @@ typedef struct AuthResult
 	char		message[256];
 	char		access_key_id[129];
 	int			all_tables;		/* the key may use every table */
+	int			server_error;	/* the key could not be looked up: status 500, not the client's fault */
 } AuthResult;
 
 /*
