@@ -115,13 +115,18 @@ table_cache_init(void)
 	RegisterXactCallback(table_cache_xact_callback, NULL);
 }
 
-/* Raises DynamoDB's ResourceNotFoundException for a table. */
+/*
+ * Raises DynamoDB's ResourceNotFoundException for a table an item operation
+ * names: DynamoDB's message does not name the table (DescribeTable's and
+ * DeleteTable's do), so the HINT does.
+ */
 void
 table_def_report_missing(const char *table_name)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DDB_RESOURCE_NOT_FOUND),
-			 errmsg("Requested resource not found: Table: %s not found", table_name)));
+			 errmsg("Requested resource not found"),
+			 errhint("There is no DynamoDB table %s (SELECT table_name FROM ddb.tables lists them).", table_name)));
 }
 
 /* Column n (1-based) of SPI row r as a string copied into cxt, or NULL. */
