@@ -194,11 +194,12 @@ DECLARE
     primaries jsonb[];
     emails integer;
 BEGIN
-    SELECT item INTO profile FROM user_service."UserServiceTable"
-    WHERE pk = user_key AND sk = 'PROFILE'::ddb.ddb_key;
-    SELECT count(*), array_agg(item) FILTER (WHERE (item ->> 'isPrimary')::boolean)
-    INTO emails, primaries
-    FROM user_service."UserServiceTable" WHERE pk = user_key AND sk ^@ 'EMAIL#'::ddb.ddb_key;
+    -- one statement, so one snapshot: the profile and the emails as one committed state shows them
+    SELECT (SELECT t.item FROM user_service."UserServiceTable" t
+            WHERE t.pk = user_key AND t.sk = 'PROFILE'::ddb.ddb_key),
+           count(*), array_agg(e.item) FILTER (WHERE (e.item ->> 'isPrimary')::boolean)
+    INTO profile, emails, primaries
+    FROM user_service."UserServiceTable" e WHERE e.pk = user_key AND e.sk ^@ 'EMAIL#'::ddb.ddb_key;
     IF profile IS NULL THEN
         IF emails > 0 THEN
             RAISE EXCEPTION USING ERRCODE = 'check_violation',
