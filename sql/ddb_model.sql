@@ -227,6 +227,7 @@ CREATE TABLE ddb.tables (
     partitions integer NOT NULL,
     ttl_attribute text,
     model text,                 -- the model that installed it with the extension, or NULL
+    tags jsonb NOT NULL DEFAULT '{}',   -- TagResource's tags, key to value
     created_at timestamptz NOT NULL DEFAULT now(),
     UNIQUE (schema_name, relation_name),
     CHECK (partitions >= 0)
@@ -1122,3 +1123,82 @@ BEGIN ATOMIC
         WHERE k.access_key_id = revoke_access_key.access_key_id AND k.revoked_at IS NULL RETURNING 1)
     SELECT EXISTS (SELECT FROM revoked);
 END;
+
+-- ---------------------------------------------------------------------------
+-- Tags (TagResource, UntagResource, ListTagsOfResource)
+-- ---------------------------------------------------------------------------
+
+-- The table a resource ARN names (arn:aws:dynamodb:<region>:<account>:table/<name>),
+-- raising ValidationException for a malformed ARN and AccessDeniedException,
+-- as DynamoDB does, for one that names no table here.
+CREATE FUNCTION ddb.table_of_arn(arn text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([a-zA-Z0-9_.-]{3,255})$');
+    t ddb.tables;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error(format('Invalid TableArn: Invalid ResourceArn provided as input %s', arn));
+    END IF;
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD010',
+            MESSAGE = format('User is not authorized to perform: dynamodb:ListTagsOfResource on resource: %s', arn);
+    END IF;
+    RETURN t;
+END $$;
+
+-- TagResource: adds or replaces tags (at most 50 per table).
+CREATE FUNCTION ddb.api_tag_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+    added jsonb;
+BEGIN
+    IF jsonb_typeof(request->'Tags') IS DISTINCT FROM 'array' OR jsonb_array_length(request->'Tags') = 0 THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tags'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    SELECT jsonb_object_agg(e->>'Key', e->>'Value') INTO added FROM jsonb_array_elements(request->'Tags') e;
+    IF EXISTS (SELECT FROM jsonb_array_elements(request->'Tags') e
+               WHERE coalesce(length(e->>'Key'), 0) NOT BETWEEN 1 AND 128 OR e->>'Value' IS NULL
+                  OR length(e->>'Value') > 256) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: a tag key is 1 to 128 characters and its value at most 256');
+    END IF;
+    IF (SELECT count(*) FROM jsonb_object_keys(t.tags || added)) > 50 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = 'The number of tags exceeds the limit of 50 tags per resource';
+    END IF;
+    UPDATE ddb.tables SET tags = tags || added WHERE tables.table_name = t.table_name;
+    RETURN '{}';
+END $$;
+
+-- UntagResource: removes tags by key.
+CREATE FUNCTION ddb.api_untag_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+BEGIN
+    IF jsonb_typeof(request->'TagKeys') IS DISTINCT FROM 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tagKeys'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    UPDATE ddb.tables SET tags = tags - ARRAY(SELECT jsonb_array_elements_text(request->'TagKeys'))
+    WHERE tables.table_name = t.table_name;
+    RETURN '{}';
+END $$;
+
+-- ListTagsOfResource: the tags of a table, by key.
+CREATE FUNCTION ddb.api_list_tags_of_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+BEGIN
+    RETURN jsonb_build_object('Tags', coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
+                                                FROM jsonb_each_text(t.tags)), '[]'));
+END $$;

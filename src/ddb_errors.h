@@ -25,6 +25,8 @@
 #define ERRCODE_DDB_IDEMPOTENT_MISMATCH MAKE_SQLSTATE('Y','D','0','0','8')
 /* LimitExceededException */
 #define ERRCODE_DDB_LIMIT_EXCEEDED MAKE_SQLSTATE('Y','D','0','0','9')
+/* AccessDeniedException: a resource ARN that names no table of this database. */
+#define ERRCODE_DDB_ACCESS_DENIED MAKE_SQLSTATE('Y','D','0','1','0')
 
 /* Raises a ValidationException with a formatted message. */
 #define ddb_validation_error(...) \

@@ -63,13 +63,15 @@ static const struct
 	{"DeleteTable", "ddb.api_delete_table"},
 	{"UpdateTimeToLive", "ddb.api_update_time_to_live"},
 	{"DescribeTimeToLive", "ddb.api_describe_time_to_live"},
+	{"TagResource", "ddb.api_tag_resource"},
+	{"UntagResource", "ddb.api_untag_resource"},
+	{"ListTagsOfResource", "ddb.api_list_tags_of_resource"},
 };
 
 /* DynamoDB actions this version does not serve yet (refused, not "unknown"). */
 static const char *const pending_operations[] = {
 	"UpdateTable",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
-	"TagResource", "UntagResource", "ListTagsOfResource",
 };
 
 /* DynamoDB's __type for a SQLSTATE of class YD, or NULL for other errors. */
@@ -94,6 +96,8 @@ error_type(int sqlerrcode)
 		return "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException";
 	if (sqlerrcode == ERRCODE_DDB_LIMIT_EXCEEDED)
 		return "com.amazonaws.dynamodb.v20120810#LimitExceededException";
+	if (sqlerrcode == ERRCODE_DDB_ACCESS_DENIED)
+		return "com.amazon.coral.service#AccessDeniedException";
 	return NULL;
 }
 
