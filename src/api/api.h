@@ -54,6 +54,9 @@ extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);
 /* A string field, or NULL when absent; raises when present with another type. */
 extern char *api_string(Jsonb *request, const char *name);
 
+/* A TableName checked as DynamoDB checks it before looking the table up (3 to 255 of [a-zA-Z0-9_.-]). */
+extern char *api_table_name(char *name);
+
 /* A string field that must be present. */
 extern char *api_required_string(Jsonb *request, const char *name, const char *member);
 

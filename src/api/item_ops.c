@@ -47,7 +47,7 @@ item_response(const char *key, Jsonb *item)
 static TableDef *
 request_table(Jsonb *request)
 {
-	return table_def_get(api_required_string(request, "TableName", "tableName"));
+	return table_def_get(api_table_name(api_required_string(request, "TableName", "tableName")));
 }
 
 /* Raises for a parameter this version does not serve yet (never ignored silently). */

@@ -200,6 +200,35 @@ api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step)
 	return pnstrdup(v.val.string.val, v.val.string.len);
 }
 
+/*
+ * A TableName checked as DynamoDB checks it before it looks the table up:
+ * 3 to 255 characters of [a-zA-Z0-9_.-], every broken constraint reported.
+ */
+char *
+api_table_name(char *name)
+{
+	const char *broken[3];
+	int			n = 0;
+	size_t		len = strlen(name);
+	StringInfoData message;
+
+	if (len < 3)
+		broken[n++] = "Member must have length greater than or equal to 3";
+	if (len > 255)
+		broken[n++] = "Member must have length less than or equal to 255";
+	if (len == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len)
+		broken[n++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
+	if (n == 0)
+		return name;
+	initStringInfo(&message);
+	appendStringInfo(&message, "%d validation error%s detected: ", n, n > 1 ? "s" : "");
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&message, "%sValue '%s' at 'tableName' failed to satisfy constraint: %s",
+						 i > 0 ? "; " : "", name, broken[i]);
+	ddb_validation_error("%s", message.data);
+	return NULL;
+}
+
 /* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
 char *
 api_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps)

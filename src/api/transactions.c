@@ -99,7 +99,7 @@ read_actions(Jsonb *request, const ActionKind *kinds, int nkinds, int *n)
 static void
 action_key(TransactAction *a)
 {
-	a->def = table_def_get(api_required_string(a->request, "TableName", "tableName"));
+	a->def = table_def_get(api_table_name(api_required_string(a->request, "TableName", "tableName")));
 	if (a->kind->run == api_put_item)
 	{
 		JsonbContainer *item = api_object(a->request, "Item");

@@ -156,6 +156,9 @@ SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"Attrib
     "LocalSecondaryIndexes": [{"IndexName": "L1", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
                                "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT ddb.execute('PutItem', '[]');
+-- the name is checked before the table is looked up, every broken constraint reported
+SELECT ddb.execute('GetItem', '{"TableName": "", "Key": {"pk": {"S": "x"}}}');
+SELECT ddb.execute('DeleteItem', '{"TableName": "x!", "Key": {"pk": {"S": "x"}}}');
 SELECT count(*) AS items_after_errors FROM public."Orders";
 
 -- UpdateTimeToLive / DescribeTimeToLive, and expiry through ddb.execute.
