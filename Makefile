@@ -31,6 +31,7 @@ OBJS = \
 	src/api/expr_check.o \
 	src/api/projection.o \
 	src/api/update.o \
+	src/api/capacity.o \
 	src/api/transactions.o \
 	src/api/item_ops.o \
 	src/api/item_sql.o \

@@ -137,6 +137,13 @@ extern WriteCondition *api_write_condition(Placeholders *ph, const char *text);
 /* Raises ConditionalCheckFailedException (the current item in the body when return_item). */
 extern void api_raise_condition_failed(const char *condition, bool return_item, Jsonb *current) pg_attribute_noreturn();
 
+/* ConsumedCapacity (capacity.c): recording a request's reads and writes, and the response with them. */
+extern void api_capacity_reset(void);
+extern void api_capacity_check(Jsonb *request);
+extern void api_capacity_read(const char *table, int64 bytes, bool consistent);
+extern void api_capacity_write(const char *table, int64 bytes);
+extern Jsonb *api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list);
+
 /* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */
 extern ExprNode *api_parse_filter(Placeholders *ph, const char *text);
 

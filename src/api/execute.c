@@ -141,7 +141,13 @@ dispatch(const char *operation, Jsonb *request)
 {
 	for (size_t i = 0; i < lengthof(item_operations); i++)
 		if (strcmp(operation, item_operations[i].name) == 0)
-			return item_operations[i].run(request);
+		{
+			/* the batch and transaction operations report ConsumedCapacity per table, in a list */
+			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0;
+
+			api_capacity_check(request);
+			return api_capacity_response(request, item_operations[i].run(request), per_table);
+		}
 	for (size_t i = 0; i < lengthof(table_operations); i++)
 		if (strcmp(operation, table_operations[i].name) == 0)
 			return run_sql_operation(table_operations[i].function, request);
@@ -184,6 +190,7 @@ ddb_execute(PG_FUNCTION_ARGS)
 	{
 		MemoryContextReset(work);
 		execute_context_busy = true;
+		api_capacity_reset();
 	}
 
 	PG_TRY();

@@ -207,6 +207,7 @@ api_put_item(Jsonb *request)
 	bool		all_old = return_all_old(request);
 	Placeholders ph;
 	WriteCondition *cond;
+	Jsonb	   *natural;
 	Jsonb	   *old = NULL;
 
 	if (item == NULL)
@@ -218,8 +219,10 @@ api_put_item(Jsonb *request)
 	if (cond == NULL)
 		reject_placeholders_without_expression(request);
 	api_check_unused(&ph);
-	if (!store_put(def, item_from_dynamodb(item), cond, (all_old || cond) ? &old : NULL))
+	natural = item_from_dynamodb(item);
+	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
 		report_condition_failed(request, old);
+	api_capacity_write(def->name, item_size(&natural->root));
 	return item_response("Attributes", all_old ? old : NULL);
 }
 
@@ -234,6 +237,7 @@ api_get_item(Jsonb *request)
 	Placeholders ph;
 	ProjectionNode *projection;
 	Jsonb	   *item;
+	bool		consistent;
 
 	reject_legacy(request);
 	api_expr_context(request, &ph);
@@ -241,9 +245,10 @@ api_get_item(Jsonb *request)
 	if (projection == NULL)
 		reject_placeholders_without_expression(request);
 	api_check_unused(&ph);
-	api_bool(request, "ConsistentRead", false);
+	consistent = api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	item = store_get(def, pk, sk);
+	api_capacity_read(def->name, item ? item_size(&item->root) : 0, consistent);
 	if (item && projection)
 		item = api_project(projection, item);
 	return item_response("Item", item);
@@ -271,6 +276,7 @@ api_delete_item(Jsonb *request)
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);
+	api_capacity_write(def->name, old ? item_size(&old->root) : 0);
 	return all_old ? item_response("Attributes", old) : api_empty_response();
 }
 
@@ -450,6 +456,7 @@ api_update_item(Jsonb *request)
 
 	if (!api_store_update(def, pk, sk, update, &ph, cond, &old, &written))
 		report_condition_failed(request, old);
+	api_capacity_write(def->name, Max(old ? item_size(&old->root) : 0, written ? item_size(&written->root) : 0));
 	if (strcmp(rv, "NONE") == 0)
 		return api_empty_response();
 	return item_response("Attributes", api_update_returned(rv, paths, old, written));
@@ -600,6 +607,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
 	}
 	store_read(req, page_row, &page);
+	api_capacity_read(req->def->name, page.bytes, api_bool(request, "ConsistentRead", false));
 	if (!page.count_only)
 		pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
 	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
@@ -942,9 +950,16 @@ api_batch_write_item(Jsonb *request)
 	for (int i = 0; i < n; i++)
 	{
 		if (writes[i].item)
+		{
 			store_put(writes[i].def, writes[i].item, NULL, NULL);
+			api_capacity_write(writes[i].def->name, item_size(&writes[i].item->root));
+		}
 		else
+		{
+			/* the deleted item is not read back: one unit, DynamoDB's least */
 			store_delete(writes[i].def, writes[i].pk, writes[i].sk, NULL, NULL);
+			api_capacity_write(writes[i].def->name, 0);
+		}
 	}
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	api_push_key(&state, "UnprocessedItems");
@@ -1030,6 +1045,7 @@ api_batch_get_item(Jsonb *request)
 					ddb_validation_error("Provided list of item keys contains duplicates");
 			seen = lappend(lappend(seen, DatumGetPointer(pk)), DatumGetPointer(sk));
 			item = store_get(def, pk, sk);
+			api_capacity_read(def->name, item ? item_size(&item->root) : 0, false);
 			if (item && projection)
 				item = api_project(projection, item);
 			if (item)
