@@ -60,15 +60,33 @@ reject_unsupported(Jsonb *request, const char *field)
 		ddb_validation_error("%s is not supported yet by ddb_model", field);
 }
 
-/* Raises for the legacy parameters (Expected, AttributesToGet, ...), not served yet. */
+/*
+ * Raises for the legacy parameters (Expected, AttributesToGet, ...), not
+ * served yet; mixed with expression parameters they are DynamoDB's own
+ * error first.
+ */
 static void
 reject_legacy(Jsonb *request)
 {
 	static const char *const legacy[] = {"Expected", "ConditionalOperator", "AttributesToGet",
 	"KeyConditions", "QueryFilter", "ScanFilter", "AttributeUpdates"};
+	static const char *const expression[] = {"ConditionExpression", "FilterExpression", "KeyConditionExpression",
+	"ProjectionExpression", "UpdateExpression"};
+	const char *legacy_used = NULL;
+	const char *expression_used = NULL;
+	JsonbValue	v;
 
-	for (size_t i = 0; i < lengthof(legacy); i++)
-		reject_unsupported(request, legacy[i]);
+	for (size_t i = 0; i < lengthof(legacy) && !legacy_used; i++)
+		if (api_field(request, legacy[i], &v))
+			legacy_used = legacy[i];
+	for (size_t i = 0; i < lengthof(expression) && !expression_used; i++)
+		if (api_field(request, expression[i], &v))
+			expression_used = expression[i];
+	if (legacy_used && expression_used)
+		ddb_validation_error("Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {%s} Expression parameters: {%s}",
+							 legacy_used, expression_used);
+	if (legacy_used)
+		reject_unsupported(request, legacy_used);
 }
 
 /* Raises when placeholders come with an operation that has no expression using them. */

@@ -156,6 +156,8 @@ SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"Attrib
     "LocalSecondaryIndexes": [{"IndexName": "L1", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
                                "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT ddb.execute('PutItem', '[]');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "9"}},
+    "Expected": {"pk": {"Exists": false}}, "ConditionExpression": "attribute_not_exists(pk)"}');
 -- the name is checked before the table is looked up, every broken constraint reported
 SELECT ddb.execute('GetItem', '{"TableName": "", "Key": {"pk": {"S": "x"}}}');
 SELECT ddb.execute('DeleteItem', '{"TableName": "x!", "Key": {"pk": {"S": "x"}}}');
