@@ -228,6 +228,9 @@ CREATE TABLE ddb.tables (
     ttl_attribute text,
     model text,                 -- the model that installed it with the extension, or NULL
     tags jsonb NOT NULL DEFAULT '{}',   -- TagResource's tags, key to value
+    billing_mode text NOT NULL DEFAULT 'PAY_PER_REQUEST' CHECK (billing_mode IN ('PAY_PER_REQUEST', 'PROVISIONED')),
+    read_capacity integer NOT NULL DEFAULT 0,   -- ProvisionedThroughput, as declared (nothing is throttled)
+    write_capacity integer NOT NULL DEFAULT 0,
     created_at timestamptz NOT NULL DEFAULT now(),
     UNIQUE (schema_name, relation_name),
     CHECK (partitions >= 0)
@@ -851,9 +854,10 @@ BEGIN
         'TableSizeBytes', stats.bytes,
         'TableArn', arn,
         'TableId', md5(t.table_name || t.created_at::text)::uuid,
-        'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
+        'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', t.read_capacity,
+                                                    'WriteCapacityUnits', t.write_capacity,
                                                     'NumberOfDecreasesToday', 0),
-        'BillingModeSummary', jsonb_build_object('BillingMode', 'PAY_PER_REQUEST'))
+        'BillingModeSummary', jsonb_build_object('BillingMode', t.billing_mode))
         || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
            ELSE '{}'::jsonb END
         || CASE WHEN local_indexes IS NOT NULL THEN jsonb_build_object('LocalSecondaryIndexes', local_indexes)
@@ -972,6 +976,10 @@ BEGIN
                              coalesce(types->>keys.range_key, 'S'),
                              coalesce(nullif(current_setting('ddb.default_schema', true), ''), 'public'),
                              coalesce(nullif(current_setting('ddb.default_partitions', true), '')::int, 0));
+    -- without either, on-demand (DynamoDB would ask for ProvisionedThroughput: docs/tables.md)
+    PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode',
+                                           CASE WHEN request ? 'ProvisionedThroughput' THEN 'PROVISIONED' ELSE 'PAY_PER_REQUEST' END),
+                            request->'ProvisionedThroughput');
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
         gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
         projection := coalesce(g->'Projection', '{}');
@@ -1201,4 +1209,127 @@ DECLARE
 BEGIN
     RETURN jsonb_build_object('Tags', coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
                                                 FROM jsonb_each_text(t.tags)), '[]'));
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Billing mode and throughput (CreateTable, UpdateTable): declared and
+-- described as DynamoDB does; nothing is throttled.
+-- ---------------------------------------------------------------------------
+
+-- Sets a table's billing mode and throughput with DynamoDB's checks.
+CREATE FUNCTION ddb.set_billing(table_name text, mode text, throughput jsonb) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    reads integer;
+    writes integer;
+BEGIN
+    IF mode NOT IN ('PAY_PER_REQUEST', 'PROVISIONED') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''billingMode'' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]', mode));
+    END IF;
+    IF mode = 'PAY_PER_REQUEST' AND throughput IS NOT NULL AND jsonb_typeof(throughput) = 'object' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST');
+    END IF;
+    IF mode = 'PROVISIONED' THEN
+        IF throughput IS NULL OR jsonb_typeof(throughput) <> 'object' THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED');
+        END IF;
+        reads := (throughput->>'ReadCapacityUnits')::integer;
+        writes := (throughput->>'WriteCapacityUnits')::integer;
+        IF reads IS NULL OR writes IS NULL OR reads < 1 OR writes < 1 THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be at least 1');
+        END IF;
+    END IF;
+    UPDATE ddb.tables SET billing_mode = mode, read_capacity = coalesce(reads, 0), write_capacity = coalesce(writes, 0)
+    WHERE tables.table_name = set_billing.table_name;
+END $$;
+
+-- Drops a global secondary index of a table.
+CREATE FUNCTION ddb.drop_index(table_name text, index_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i ddb.indexes;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = drop_index.table_name FOR UPDATE;
+    SELECT * INTO i FROM ddb.indexes WHERE indexes.table_name = drop_index.table_name AND indexes.index_name = drop_index.index_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = format('Requested resource not found: Index: %s not found', index_name);
+    END IF;
+    IF i.local THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: a local secondary index cannot be deleted');
+    END IF;
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    DELETE FROM ddb.indexes WHERE indexes.table_name = drop_index.table_name AND indexes.index_name = drop_index.index_name;
+END $$;
+
+-- UpdateTable: billing mode and throughput, and GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput, Delete).
+CREATE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: Table: ' || name || ' not found';
+    END IF;
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+    END IF;
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema');
+            IF NOT types ? gkeys.hash_key OR (gkeys.range_key IS NOT NULL AND NOT types ? gkeys.range_key) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_index(name, c->>'IndexName', gkeys.hash_key, types->>gkeys.hash_key,
+                                     gkeys.range_key, coalesce(types->>gkeys.range_key, 'S'),
+                                     coalesce(c->'Projection'->>'ProjectionType', 'ALL'),
+                                     (SELECT array_agg(v) FROM jsonb_array_elements_text(c->'Projection'->'NonKeyAttributes') v));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF NOT u ? 'Update' THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;

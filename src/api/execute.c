@@ -66,11 +66,11 @@ static const struct
 	{"TagResource", "ddb.api_tag_resource"},
 	{"UntagResource", "ddb.api_untag_resource"},
 	{"ListTagsOfResource", "ddb.api_list_tags_of_resource"},
+	{"UpdateTable", "ddb.api_update_table"},
 };
 
 /* DynamoDB actions this version does not serve yet (refused, not "unknown"). */
 static const char *const pending_operations[] = {
-	"UpdateTable",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 };
 
