@@ -131,6 +131,12 @@ extern Jsonb *api_get_item(Jsonb *request);
 extern Jsonb *api_delete_item(Jsonb *request);
 extern Jsonb *api_update_item(Jsonb *request);
 
+/* ReturnItemCollectionMetrics: true for SIZE, false for NONE; others are refused. */
+extern bool api_collection_metrics_wanted(Jsonb *request);
+
+/* Pushes ItemCollectionMetrics for the item collections a batch or transaction wrote (tables with LSIs only). */
+extern void api_push_collection_metrics_map(JsonbParseState **state, TableDef **defs, Datum *pks, int n);
+
 /* A ConditionExpression as a WriteCondition checked under the row lock; NULL for a NULL text. */
 extern WriteCondition *api_write_condition(Placeholders *ph, const char *text);
 

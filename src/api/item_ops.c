@@ -5,6 +5,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -99,6 +101,126 @@ reject_placeholders_without_expression(Jsonb *request)
 		ddb_validation_error("ExpressionAttributeNames can only be specified when using expressions");
 	if (api_field(request, "ExpressionAttributeValues", &v))
 		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions");
+}
+
+/* ReturnItemCollectionMetrics: true for SIZE, false for NONE; others are refused before anything runs. */
+bool
+api_collection_metrics_wanted(Jsonb *request)
+{
+	char	   *mode = api_string(request, "ReturnItemCollectionMetrics");
+
+	if (mode == NULL || strcmp(mode, "NONE") == 0)
+		return false;
+	if (strcmp(mode, "SIZE") != 0)
+		ddb_validation_error("1 validation error detected: Value '%s' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]",
+							 mode);
+	return true;
+}
+
+/* True when the table has a local secondary index: only then does DynamoDB report item collections. */
+static bool
+has_local_index(TableDef *def)
+{
+	for (int i = 0; i < def->nindexes; i++)
+		if (def->indexes[i].local)
+			return true;
+	return false;
+}
+
+/*
+ * Pushes one item collection's metrics as DynamoDB reports them: the
+ * collection's hash key and its size in GB as a range [whole GB, next GB],
+ * from the items stored under that hash key.
+ */
+static void
+push_collection_metrics(JsonbParseState **state, TableDef *def, Datum pk)
+{
+	Oid			argtypes[1] = {ddb_key_type_oid()};
+	Datum		args[1] = {pk};
+	bool		isnull;
+	double		gb;
+	JsonbValue	v;
+
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("SELECT COALESCE(pg_catalog.sum(item_size), 0)::pg_catalog.float8 FROM %s "
+									   "WHERE pk OPERATOR(pg_catalog.=) $1",
+									   quote_qualified_identifier(def->schema_name, def->relation_name)),
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not size an item collection");
+	gb = floor(DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) / 1073741824.0);
+	SPI_finish();
+
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	api_push_key(state, "ItemCollectionKey");
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	api_push_key(state, def->keys.hash_key);
+	item_key_to_value(pk, &v);
+	item_push_dynamodb_value(state, &v);
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+	api_push_key(state, "SizeEstimateRangeGB");
+	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+	v.type = jbvNumeric;
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(gb)));
+	pushJsonbValue(state, WJB_ELEM, &v);
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(gb + 1.0)));
+	pushJsonbValue(state, WJB_ELEM, &v);
+	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/* The response with ItemCollectionMetrics added when the table has local secondary indexes. */
+static Jsonb *
+with_collection_metrics(TableDef *def, Datum pk, Jsonb *response)
+{
+	JsonbParseState *state = NULL;
+
+	if (!has_local_index(def))
+		return response;
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	api_push_key(&state, "ItemCollectionMetrics");
+	push_collection_metrics(&state, def, pk);
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(response),
+											  JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)))));
+}
+
+/*
+ * The ItemCollectionMetrics of a batch or transaction: per table with local
+ * secondary indexes, one entry for each item collection written to.
+ */
+void
+api_push_collection_metrics_map(JsonbParseState **state, TableDef **defs, Datum *pks, int n)
+{
+	bool		opened = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		first_of_table = true;
+
+		for (int j = 0; j < i; j++)
+			first_of_table &= defs[j] != defs[i];
+		if (!first_of_table || !has_local_index(defs[i]))
+			continue;
+		if (!opened)
+		{
+			api_push_key(state, "ItemCollectionMetrics");
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			opened = true;
+		}
+		api_push_key(state, defs[i]->name);
+		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		for (int k = i; k < n; k++)
+		{
+			bool		first_of_collection = defs[k] == defs[i];
+
+			for (int j = i; j < k && first_of_collection; j++)
+				first_of_collection = defs[j] != defs[k] || key_datum_compare(pks[j], pks[k]) != 0;
+			if (first_of_collection)
+				push_collection_metrics(state, defs[k], pks[k]);
+		}
+		pushJsonbValue(state, WJB_END_ARRAY, NULL);
+	}
+	if (opened)
+		pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
 /* ReturnValues: true for ALL_OLD, false for NONE; others are refused. */
@@ -227,6 +349,9 @@ api_put_item(Jsonb *request)
 	WriteCondition *cond;
 	Jsonb	   *natural;
 	Jsonb	   *old = NULL;
+	bool		metrics = api_collection_metrics_wanted(request);
+	Datum		pk;
+	Datum		sk;
 
 	if (item == NULL)
 		api_missing("item");
@@ -241,7 +366,10 @@ api_put_item(Jsonb *request)
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
 		report_condition_failed(request, old);
 	api_capacity_write(def->name, item_size(&natural->root));
-	return item_response("Attributes", all_old ? old : NULL);
+	if (!metrics)
+		return item_response("Attributes", all_old ? old : NULL);
+	store_item_keys(def, natural, &pk, &sk);
+	return with_collection_metrics(def, pk, item_response("Attributes", all_old ? old : NULL));
 }
 
 /* GetItem. */
@@ -283,6 +411,8 @@ api_delete_item(Jsonb *request)
 	Datum		pk;
 	Datum		sk;
 	Jsonb	   *old = NULL;
+	bool		metrics = api_collection_metrics_wanted(request);
+	Jsonb	   *response;
 
 	reject_legacy(request);
 	check_return_on_failure(request);
@@ -295,7 +425,8 @@ api_delete_item(Jsonb *request)
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);
 	api_capacity_write(def->name, old ? item_size(&old->root) : 0);
-	return all_old ? item_response("Attributes", old) : api_empty_response();
+	response = all_old ? item_response("Attributes", old) : api_empty_response();
+	return metrics ? with_collection_metrics(def, pk, response) : response;
 }
 
 /* ConditionCheck (TransactWriteItems only): the condition against the item, writing nothing. */
@@ -460,6 +591,8 @@ api_update_item(Jsonb *request)
 	Datum		sk;
 	Jsonb	   *old = NULL;
 	Jsonb	   *written = NULL;
+	bool		metrics = api_collection_metrics_wanted(request);
+	Jsonb	   *response;
 
 	reject_legacy(request);
 	check_return_on_failure(request);
@@ -475,9 +608,9 @@ api_update_item(Jsonb *request)
 	if (!api_store_update(def, pk, sk, update, &ph, cond, &old, &written))
 		report_condition_failed(request, old);
 	api_capacity_write(def->name, Max(old ? item_size(&old->root) : 0, written ? item_size(&written->root) : 0));
-	if (strcmp(rv, "NONE") == 0)
-		return api_empty_response();
-	return item_response("Attributes", api_update_returned(rv, paths, old, written));
+	response = strcmp(rv, "NONE") == 0 ? api_empty_response()
+		: item_response("Attributes", api_update_returned(rv, paths, old, written));
+	return metrics ? with_collection_metrics(def, pk, response) : response;
 }
 
 /* Reads an ExclusiveStartKey for a read (table keys, plus index keys for an index). */
@@ -904,6 +1037,7 @@ api_batch_write_item(Jsonb *request)
 	JsonbValue	v;
 	JsonbIteratorToken tok;
 	JsonbParseState *state = NULL;
+	bool		metrics;
 
 	if (tables == NULL)
 		api_missing("requestItems");
@@ -965,6 +1099,7 @@ api_batch_write_item(Jsonb *request)
 	}
 	if (n == 0)
 		ddb_validation_error("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+	metrics = api_collection_metrics_wanted(request);
 	for (int i = 0; i < n; i++)
 	{
 		if (writes[i].item)
@@ -983,6 +1118,18 @@ api_batch_write_item(Jsonb *request)
 	api_push_key(&state, "UnprocessedItems");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	if (metrics)
+	{
+		TableDef  **defs = palloc(sizeof(TableDef *) * n);
+		Datum	   *pks = palloc(sizeof(Datum) * n);
+
+		for (int i = 0; i < n; i++)
+		{
+			defs[i] = writes[i].def;
+			pks[i] = writes[i].pk;
+		}
+		api_push_collection_metrics_map(&state, defs, pks, n);
+	}
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 

@@ -195,6 +195,27 @@ token_claim(const char *token, const char *digest)
 	return false;
 }
 
+/* The response of a TransactWriteItems asking for ItemCollectionMetrics. */
+static Jsonb *
+collection_metrics_response(TransactAction *actions, int n)
+{
+	TableDef  **defs = palloc(sizeof(TableDef *) * n);
+	Datum	   *pks = palloc(sizeof(Datum) * n);
+	JsonbParseState *state = NULL;
+	int			nwritten = 0;
+
+	/* a ConditionCheck writes nothing */
+	for (int i = 0; i < n; i++)
+		if (actions[i].kind->run != api_condition_check)
+		{
+			defs[nwritten] = actions[i].def;
+			pks[nwritten++] = actions[i].pk;
+		}
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	api_push_collection_metrics_map(&state, defs, pks, nwritten);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
 /* TransactWriteItems. */
 Jsonb *
 api_transact_write_items(Jsonb *request)
@@ -208,6 +229,7 @@ api_transact_write_items(Jsonb *request)
 	const char **codes = palloc0(sizeof(char *) * n);
 	Jsonb	  **items = palloc0(sizeof(Jsonb *) * n);
 	bool		cancelled = false;
+	bool		metrics = api_collection_metrics_wanted(request);
 	JsonbParseState *state = NULL;
 	StringInfoData summary;
 
@@ -273,7 +295,7 @@ api_transact_write_items(Jsonb *request)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		return api_empty_response();
+		return metrics ? collection_metrics_response(actions, n) : api_empty_response();
 	}
 	RollbackAndReleaseCurrentSubTransaction();
 	MemoryContextSwitchTo(cxt);

@@ -15,6 +15,32 @@ SELECT ddb.execute('Query', '{"TableName": "Threads", "IndexName": "ByPosted", "
   "KeyConditionExpression": "forum = :f AND posted > :p",
   "ExpressionAttributeValues": {":f": {"S": "db"}, ":p": {"N": "15"}}}');
 SELECT ddb.execute('DescribeTable', '{"TableName": "Threads"}') -> 'Table' ? 'GlobalSecondaryIndexes' AS has_gsis;
+-- ReturnItemCollectionMetrics SIZE: the item collection's key and size range in GB
+SELECT ddb.execute('PutItem', '{"TableName": "Threads", "Item": {"forum": {"S": "db"}, "subject": {"S": "f"}},
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "Threads", "Key": {"forum": {"S": "db"}, "subject": {"S": "f"}},
+  "UpdateExpression": "SET posted = :p", "ExpressionAttributeValues": {":p": {"N": "5"}},
+  "ReturnItemCollectionMetrics": "SIZE", "ReturnValues": "UPDATED_NEW"}');
+SELECT ddb.execute('DeleteItem', '{"TableName": "Threads", "Key": {"forum": {"S": "db"}, "subject": {"S": "f"}},
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb.execute('DeleteItem', '{"TableName": "Threads", "Key": {"forum": {"S": "db"}, "subject": {"S": "f"}},
+  "ReturnItemCollectionMetrics": "NONE"}');
+SELECT ddb.execute('PutItem', '{"TableName": "Threads", "Item": {"forum": {"S": "db"}, "subject": {"S": "f"}},
+  "ReturnItemCollectionMetrics": "ALL"}');
+-- batches and transactions: per table with LSIs, one entry per item collection written
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"Threads": [
+  {"PutRequest": {"Item": {"forum": {"S": "db"}, "subject": {"S": "g"}}}},
+  {"PutRequest": {"Item": {"forum": {"S": "db"}, "subject": {"S": "h"}}}},
+  {"PutRequest": {"Item": {"forum": {"S": "os"}, "subject": {"S": "g"}}}}]},
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Delete": {"TableName": "Threads", "Key": {"forum": {"S": "os"}, "subject": {"S": "g"}}}},
+  {"ConditionCheck": {"TableName": "Threads", "Key": {"forum": {"S": "db"}, "subject": {"S": "g"}},
+                      "ConditionExpression": "attribute_exists(forum)"}}],
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Delete": {"TableName": "Threads", "Key": {"forum": {"S": "db"}, "subject": {"S": "g"}}}}],
+  "ReturnItemCollectionMetrics": "BOTH"}');
 -- errors: an LSI on another hash key, an LSI key of the wrong type
 SELECT ddb.execute('CreateTable', '{"TableName": "Bad1",
   "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
