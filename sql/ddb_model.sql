@@ -641,6 +641,16 @@ COMMENT ON FUNCTION ddb.scan(text, text, integer, text, text, jsonb, jsonb) IS
 -- TTL (docs/ttl.md)
 -- ---------------------------------------------------------------------------
 
+CREATE FUNCTION ddb.from_dynamodb(item jsonb) RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_from_dynamodb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION ddb.from_dynamodb(jsonb) IS
+    'A DynamoDB-JSON item ({"a": {"S": "x"}}) as a natural item ({"a": "x"})';
+
+CREATE FUNCTION ddb.to_dynamodb(item jsonb) RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_to_dynamodb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION ddb.to_dynamodb(jsonb) IS
+    'A natural item as DynamoDB JSON: the twin of ddb.from_dynamodb';
+
 CREATE FUNCTION ddb.item_expiry(table_name text, item jsonb) RETURNS bigint
     AS 'MODULE_PATHNAME', 'ddb_item_expiry' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION ddb.item_expiry(text, jsonb) IS

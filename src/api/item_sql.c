@@ -1,7 +1,8 @@
 /*
  * item_sql.c — the SQL functions over items, for people who write SQL:
  * ddb.put_item, ddb.get_item, ddb.update_item, ddb.delete_item, ddb.query,
- * ddb.scan and ddb.item_expiry (docs/items.md).  Items and placeholder values
+ * ddb.scan and ddb.item_expiry, and ddb.from_dynamodb / ddb.to_dynamodb
+ * between natural items and DynamoDB JSON (docs/items.md).  Items and placeholder values
  * are natural jsonb.  Expressions (condition, update, filter, projection) are
  * the ones ddb.execute serves, with its checks and errors; without them a
  * call takes the short path straight to the store.
@@ -24,6 +25,8 @@ PG_FUNCTION_INFO_V1(ddb_delete_item);
 PG_FUNCTION_INFO_V1(ddb_query);
 PG_FUNCTION_INFO_V1(ddb_scan);
 PG_FUNCTION_INFO_V1(ddb_item_expiry);
+PG_FUNCTION_INFO_V1(ddb_from_dynamodb);
+PG_FUNCTION_INFO_V1(ddb_to_dynamodb);
 
 /* The table definition named by a text argument. */
 static TableDef *
@@ -343,4 +346,38 @@ ddb_item_expiry(PG_FUNCTION_ARGS)
 	if (expiry < 0)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(expiry);
+}
+
+/* The object a conversion function was given; anything else is refused. */
+static JsonbContainer *
+item_object_arg(FunctionCallInfo fcinfo)
+{
+	Jsonb	   *item = PG_GETARG_JSONB_P(0);
+
+	if (!JB_ROOT_IS_OBJECT(item) || JB_ROOT_IS_SCALAR(item))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_SERIALIZATION),
+				 errmsg("An item must be a JSON object of attributes")));
+	return &item->root;
+}
+
+/* ddb.from_dynamodb(item): a DynamoDB-JSON item ({"a": {"S": "x"}}) as a natural item. */
+Datum
+ddb_from_dynamodb(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_JSONB_P(item_from_dynamodb(item_object_arg(fcinfo)));
+}
+
+/* ddb.to_dynamodb(item): a natural item as DynamoDB JSON. */
+Datum
+ddb_to_dynamodb(PG_FUNCTION_ARGS)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *wrapper;
+
+	/* pushed inside an array, so that the finished object is not dropped */
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	item_push_dynamodb(&state, &item_canonical(item_object_arg(fcinfo))->root);
+	wrapper = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	PG_RETURN_JSONB_P(JsonbValueToJsonb(&wrapper->val.array.elems[0]));
 }
