@@ -33,6 +33,7 @@ OBJS = \
 	src/api/update.o \
 	src/api/capacity.o \
 	src/api/transactions.o \
+	src/api/legacy.o \
 	src/api/item_ops.o \
 	src/api/item_sql.o \
 	src/api/execute.o

@@ -131,6 +131,17 @@ extern Jsonb *api_get_item(Jsonb *request);
 extern Jsonb *api_delete_item(Jsonb *request);
 extern Jsonb *api_update_item(Jsonb *request);
 
+/* The legacy parameters an operation takes (legacy.c), by what they rewrite to. */
+#define LEGACY_EXPECTED				0x01	/* Expected (and ConditionalOperator): ConditionExpression */
+#define LEGACY_ATTRIBUTE_UPDATES	0x02	/* AttributeUpdates: UpdateExpression */
+#define LEGACY_ATTRIBUTES_TO_GET	0x04	/* AttributesToGet: ProjectionExpression */
+#define LEGACY_KEY_CONDITIONS		0x08	/* KeyConditions: KeyConditionExpression */
+#define LEGACY_QUERY_FILTER			0x10	/* QueryFilter (and ConditionalOperator): FilterExpression */
+#define LEGACY_SCAN_FILTER			0x20	/* ScanFilter (and ConditionalOperator): FilterExpression */
+
+/* The request with the legacy parameters an operation accepts rewritten into expressions (DynamoDB's mixing rules first). */
+extern Jsonb *api_legacy_to_expressions(Jsonb *request, int accepted, const char *value_expressions_null);
+
 /* ReturnItemCollectionMetrics: true for SIZE, false for NONE; others are refused. */
 extern bool api_collection_metrics_wanted(Jsonb *request);
 

@@ -52,55 +52,25 @@ request_table(Jsonb *request)
 	return table_def_get(api_table_name(api_required_string(request, "TableName", "tableName")));
 }
 
-/* Raises for a parameter this version does not serve yet (never ignored silently). */
-static void
-reject_unsupported(Jsonb *request, const char *field)
-{
-	JsonbValue	v;
-
-	if (api_field(request, field, &v))
-		ddb_validation_error("%s is not supported yet by ddb_model", field);
-}
-
 /*
- * Raises for the legacy parameters (Expected, AttributesToGet, ...), not
- * served yet; mixed with expression parameters they are DynamoDB's own
- * error first.
+ * Raises when placeholders come with an operation that has no expression
+ * using them; value_expressions_null ends the message for values
+ * ("ConditionExpression is null"), NULL where DynamoDB has no such message.
  */
 static void
-reject_legacy(Jsonb *request)
-{
-	static const char *const legacy[] = {"Expected", "ConditionalOperator", "AttributesToGet",
-	"KeyConditions", "QueryFilter", "ScanFilter", "AttributeUpdates"};
-	static const char *const expression[] = {"ConditionExpression", "FilterExpression", "KeyConditionExpression",
-	"ProjectionExpression", "UpdateExpression"};
-	const char *legacy_used = NULL;
-	const char *expression_used = NULL;
-	JsonbValue	v;
-
-	for (size_t i = 0; i < lengthof(legacy) && !legacy_used; i++)
-		if (api_field(request, legacy[i], &v))
-			legacy_used = legacy[i];
-	for (size_t i = 0; i < lengthof(expression) && !expression_used; i++)
-		if (api_field(request, expression[i], &v))
-			expression_used = expression[i];
-	if (legacy_used && expression_used)
-		ddb_validation_error("Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {%s} Expression parameters: {%s}",
-							 legacy_used, expression_used);
-	if (legacy_used)
-		reject_unsupported(request, legacy_used);
-}
-
-/* Raises when placeholders come with an operation that has no expression using them. */
-static void
-reject_placeholders_without_expression(Jsonb *request)
+reject_placeholders_without_expression(Jsonb *request, const char *value_expressions_null)
 {
 	JsonbValue	v;
 
 	if (api_field(request, "ExpressionAttributeNames", &v))
 		ddb_validation_error("ExpressionAttributeNames can only be specified when using expressions");
 	if (api_field(request, "ExpressionAttributeValues", &v))
+	{
+		if (value_expressions_null)
+			ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions: %s",
+								 value_expressions_null);
 		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions");
+	}
 }
 
 /* ReturnItemCollectionMetrics: true for SIZE, false for NONE; others are refused before anything runs. */
@@ -355,12 +325,12 @@ api_put_item(Jsonb *request)
 
 	if (item == NULL)
 		api_missing("item");
-	reject_legacy(request);
+	request = api_legacy_to_expressions(request, LEGACY_EXPECTED, "ConditionExpression is null");
 	check_return_on_failure(request);
 	api_expr_context(request, &ph);
 	cond = request_condition(request, &ph);
 	if (cond == NULL)
-		reject_placeholders_without_expression(request);
+		reject_placeholders_without_expression(request, "ConditionExpression is null");
 	api_check_unused(&ph);
 	natural = item_from_dynamodb(item);
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
@@ -385,11 +355,11 @@ api_get_item(Jsonb *request)
 	Jsonb	   *item;
 	bool		consistent;
 
-	reject_legacy(request);
+	request = api_legacy_to_expressions(request, LEGACY_ATTRIBUTES_TO_GET, NULL);
 	api_expr_context(request, &ph);
 	projection = api_projection(&ph, api_string(request, "ProjectionExpression"));
 	if (projection == NULL)
-		reject_placeholders_without_expression(request);
+		reject_placeholders_without_expression(request, NULL);
 	api_check_unused(&ph);
 	consistent = api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
@@ -414,12 +384,12 @@ api_delete_item(Jsonb *request)
 	bool		metrics = api_collection_metrics_wanted(request);
 	Jsonb	   *response;
 
-	reject_legacy(request);
+	request = api_legacy_to_expressions(request, LEGACY_EXPECTED, "ConditionExpression is null");
 	check_return_on_failure(request);
 	api_expr_context(request, &ph);
 	cond = request_condition(request, &ph);
 	if (cond == NULL)
-		reject_placeholders_without_expression(request);
+		reject_placeholders_without_expression(request, "ConditionExpression is null");
 	api_check_unused(&ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_delete(def, pk, sk, cond, &old))
@@ -582,7 +552,7 @@ api_update_item(Jsonb *request)
 {
 	TableDef   *def = request_table(request);
 	const char *rv = api_update_return_values(api_string(request, "ReturnValues"));
-	char	   *text = api_string(request, "UpdateExpression");
+	char	   *text;
 	Placeholders ph;
 	WriteCondition *cond;
 	ExprUpdate *update = NULL;
@@ -594,7 +564,9 @@ api_update_item(Jsonb *request)
 	bool		metrics = api_collection_metrics_wanted(request);
 	Jsonb	   *response;
 
-	reject_legacy(request);
+	request = api_legacy_to_expressions(request, LEGACY_EXPECTED | LEGACY_ATTRIBUTE_UPDATES,
+										"UpdateExpression and ConditionExpression are null");
+	text = api_string(request, "UpdateExpression");
 	check_return_on_failure(request);
 	api_expr_context(request, &ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
@@ -602,7 +574,7 @@ api_update_item(Jsonb *request)
 		update = api_parse_update(def, &ph, text, &paths);
 	cond = request_condition(request, &ph);
 	if (text == NULL && cond == NULL)
-		reject_placeholders_without_expression(request);
+		reject_placeholders_without_expression(request, "UpdateExpression and ConditionExpression are null");
 	api_check_unused(&ph);
 
 	if (!api_store_update(def, pk, sk, update, &ph, cond, &old, &written))
@@ -920,7 +892,7 @@ api_query(Jsonb *request)
 	ReadRequest req = {0};
 	Placeholders ctx;
 	char	   *index_name = api_string(request, "IndexName");
-	char	   *text = api_string(request, "KeyConditionExpression");
+	char	   *text;
 	ExprNode   *cond;
 	ExprNode   *filter;
 	ProjectionNode *projection;
@@ -929,7 +901,9 @@ api_query(Jsonb *request)
 	req.def = request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.forward = api_bool(request, "ScanIndexForward", true);
-	reject_legacy(request);
+	request = api_legacy_to_expressions(request, LEGACY_KEY_CONDITIONS | LEGACY_QUERY_FILTER | LEGACY_ATTRIBUTES_TO_GET,
+										"FilterExpression and KeyConditionExpression are null");
+	text = api_string(request, "KeyConditionExpression");
 	if (text == NULL)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
 	api_expr_context(request, &ctx);
@@ -969,12 +943,12 @@ api_scan(Jsonb *request)
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.scan = true;
 	req.forward = true;
-	reject_legacy(request);
+	request = api_legacy_to_expressions(request, LEGACY_SCAN_FILTER | LEGACY_ATTRIBUTES_TO_GET, "FilterExpression is null");
 	api_expr_context(request, &ctx);
 	filter = request_filter(request, &ctx);
 	projection = api_projection(&ctx, api_string(request, "ProjectionExpression"));
 	if (filter == NULL && projection == NULL)
-		reject_placeholders_without_expression(request);
+		reject_placeholders_without_expression(request, "FilterExpression is null");
 	if ((segment >= 0) != (total >= 0))
 		ddb_validation_error(segment >= 0 ?
 							 "The TotalSegments parameter is required but was not present in the request when Segment parameter is present" :
@@ -1175,11 +1149,11 @@ api_batch_get_item(Jsonb *request)
 			ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
 							errmsg("KeysAndAttributes must be an object")));
 		spec = JsonbValueToJsonb(&v);
-		reject_legacy(spec);
+		spec = api_legacy_to_expressions(spec, LEGACY_ATTRIBUTES_TO_GET, NULL);
 		api_expr_context(spec, &ph);
 		projection = api_projection(&ph, api_string(spec, "ProjectionExpression"));
 		if (projection == NULL)
-			reject_placeholders_without_expression(spec);
+			reject_placeholders_without_expression(spec, NULL);
 		api_check_unused(&ph);
 		if (!api_field(spec, "Keys", &keys))
 			api_missing("keys");

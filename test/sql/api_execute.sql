@@ -145,10 +145,6 @@ FROM (SELECT (repeat('{"L": [', 40) || '{"S": "x"}' || repeat(']}', 40))::jsonb 
 SELECT ddb.execute('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "deep"}, "sk": {"N": "1"}}}');
 SELECT ddb.execute('Frobnicate', '{}');
 SELECT ddb.execute('ExecuteTransaction', '{"TransactStatements": []}');
-SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}},
-                                "Expected": {"pk": {"Exists": false}}}');
-SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"N": "1"}},
-                                "AttributesToGet": ["pk"]}');
 SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"N": "1"}},
                                 "ExpressionAttributeValues": {":v": {"S": "x"}}}');
 SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
