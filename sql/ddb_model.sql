@@ -315,27 +315,49 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'YD001', MESSAGE = message;
 END $$;
 
--- Checks a DynamoDB table or index name: 3 to 255 characters of [a-zA-Z0-9_.-].
+-- Checks a DynamoDB table or index name: 3 to 255 characters of
+-- [a-zA-Z0-9_.-], each broken constraint reported as DynamoDB does.
 CREATE FUNCTION ddb.check_name(kind text, name text) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    broken text[] := '{}';
 BEGIN
-    IF name IS NULL OR length(name) < 3 OR length(name) > 255 OR name !~ '^[a-zA-Z0-9_.-]+$' THEN
+    IF name IS NULL THEN
         PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: '
-            'Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255',
-            name, kind));
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', kind));
+    END IF;
+    IF length(name) < 3 THEN
+        broken := broken || 'Member must have length greater than or equal to 3'::text;
+    END IF;
+    IF length(name) > 255 THEN
+        broken := broken || 'Member must have length less than or equal to 255'::text;
+    END IF;
+    IF name !~ '^[a-zA-Z0-9_.-]+$' THEN
+        broken := broken || 'Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+'::text;
+    END IF;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END,
+            (SELECT string_agg(format('Value ''%s'' at ''%s'' failed to satisfy constraint: %s', name, kind, b), '; ')
+             FROM unnest(broken) b)));
     END IF;
 END $$;
 
--- Checks a key attribute type.
-CREATE FUNCTION ddb.check_key_type(attribute text, key_type text) RETURNS void
+-- Checks a key attribute type; member is where the request gave it
+-- ('attributeDefinitions.1.member.attributeType'), NULL for a SQL call.
+CREATE FUNCTION ddb.check_key_type(attribute text, key_type text, member text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF key_type IS NULL OR key_type NOT IN ('S', 'N', 'B') THEN
+        IF member IS NOT NULL THEN
+            PERFORM ddb.validation_error(format(
+                '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: '
+                'Member must satisfy enum value set: [B, N, S]', key_type, member));
+        END IF;
         PERFORM ddb.validation_error(format(
             'Member must satisfy enum value set: [B, N, S] (attribute %s has type %s)', attribute, key_type));
     END IF;
@@ -886,11 +908,20 @@ BEGIN
         PERFORM ddb.validation_error(format(
             '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
     END IF;
-    IF jsonb_typeof(key_schema) <> 'array' OR jsonb_array_length(key_schema) NOT BETWEEN 1 AND 2 THEN
+    IF jsonb_typeof(key_schema) <> 'array' THEN
         PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: '
-            'Member must have length less than or equal to 2, Member must have length greater than or equal to 1',
-            key_schema, member));
+            'Unexpected value type in payload for %s: expected a list', member));
+    END IF;
+    IF jsonb_array_length(key_schema) NOT BETWEEN 1 AND 2 THEN
+        -- the elements as DynamoDB's service prints them
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''[%s]'' at ''%s'' failed to satisfy constraint: %s',
+            (SELECT string_agg(format('KeySchemaElement(attributeName=%s, keyType=%s)', x->>'AttributeName', x->>'KeyType'),
+                               ', ' ORDER BY n)
+             FROM jsonb_array_elements(key_schema) WITH ORDINALITY AS a(x, n)),
+            member,
+            CASE WHEN jsonb_array_length(key_schema) = 0 THEN 'Member must have length greater than or equal to 1'
+                 ELSE 'Member must have length less than or equal to 2' END));
     END IF;
     FOR e IN SELECT value FROM jsonb_array_elements(key_schema) LOOP
         IF e->>'AttributeName' IS NULL OR e->>'AttributeName' = '' THEN
@@ -913,7 +944,7 @@ BEGIN
         END IF;
     END LOOP;
     IF hash_key = range_key THEN
-        PERFORM ddb.validation_error('Both the Hash Key and the Range Key element in the KeySchema have the same name');
+        PERFORM ddb.validation_error('Invalid KeySchema: Some index key attribute have no definition');
     END IF;
 END $$;
 
@@ -928,23 +959,25 @@ DECLARE
     types jsonb := '{}';
     used text[] := '{}';
     d jsonb;
+    position bigint;
     g jsonb;
     gkeys record;
     projection jsonb;
 BEGIN
     IF name IS NULL THEN
-        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+        PERFORM ddb.validation_error('The parameter ''TableName'' is required but was not present in the request');
     END IF;
     PERFORM ddb.check_name('tableName', name);
     keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
     IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');
     END IF;
-    FOR d IN SELECT value FROM jsonb_array_elements(request->'AttributeDefinitions') LOOP
+    FOR d, position IN SELECT value, ordinality FROM jsonb_array_elements(request->'AttributeDefinitions') WITH ORDINALITY LOOP
         IF types ? (d->>'AttributeName') THEN
             PERFORM ddb.validation_error('Cannot have two attributes with the same name');
         END IF;
-        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType',
+                                   format('attributeDefinitions.%s.member.attributeType', position));
         types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
     END LOOP;
     used := ARRAY[keys.hash_key] || CASE WHEN keys.range_key IS NOT NULL THEN ARRAY[keys.range_key] ELSE '{}' END;

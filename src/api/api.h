@@ -54,7 +54,14 @@ extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);
 /* A string field, or NULL when absent; raises when present with another type. */
 extern char *api_string(Jsonb *request, const char *name);
 
-/* A TableName checked as DynamoDB checks it before looking the table up (3 to 255 of [a-zA-Z0-9_.-]). */
+/*
+ * DynamoDB's first checks of an item operation's request: the TableName
+ * alone, then the enum members (ReturnConsumedCapacity,
+ * ReturnItemCollectionMetrics, ReturnValues) reported together.
+ */
+extern void api_check_request_members(Jsonb *request);
+
+/* A TableName of an item operation checked as DynamoDB checks it before looking the table up (1 to 255 of [a-zA-Z0-9_.-]). */
 extern char *api_table_name(char *name);
 
 /* A string field that must be present. */
@@ -142,7 +149,7 @@ extern Jsonb *api_update_item(Jsonb *request);
 /* The request with the legacy parameters an operation accepts rewritten into expressions (DynamoDB's mixing rules first). */
 extern Jsonb *api_legacy_to_expressions(Jsonb *request, int accepted, const char *value_expressions_null);
 
-/* ReturnItemCollectionMetrics: true for SIZE, false for NONE; others are refused. */
+/* ReturnItemCollectionMetrics: true for SIZE (checked up front by api_check_request_members). */
 extern bool api_collection_metrics_wanted(Jsonb *request);
 
 /* Pushes ItemCollectionMetrics for the item collections a batch or transaction wrote (tables with LSIs only). */
@@ -156,7 +163,6 @@ extern void api_raise_condition_failed(const char *condition, bool return_item, 
 
 /* ConsumedCapacity (capacity.c): recording a request's reads and writes, and the response with them. */
 extern void api_capacity_reset(void);
-extern void api_capacity_check(Jsonb *request);
 extern void api_capacity_read(const char *table, int64 bytes, bool consistent);
 extern void api_capacity_write(const char *table, int64 bytes);
 extern Jsonb *api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list);

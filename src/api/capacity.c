@@ -126,17 +126,6 @@ push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
-/* Checks ReturnConsumedCapacity (NONE, TOTAL or INDEXES) before the operation runs. */
-void
-api_capacity_check(Jsonb *request)
-{
-	char	   *mode = api_string(request, "ReturnConsumedCapacity");
-
-	if (mode && strcmp(mode, "NONE") != 0 && strcmp(mode, "TOTAL") != 0 && strcmp(mode, "INDEXES") != 0)
-		ddb_validation_error("1 validation error detected: Value '%s' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]",
-							 mode);
-}
-
 /*
  * The response with ConsumedCapacity added when the request's
  * ReturnConsumedCapacity is TOTAL or INDEXES: one object for a single-table

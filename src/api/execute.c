@@ -145,7 +145,7 @@ dispatch(const char *operation, Jsonb *request)
 			/* the batch and transaction operations report ConsumedCapacity per table, in a list */
 			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0;
 
-			api_capacity_check(request);
+			api_check_request_members(request);
 			return api_capacity_response(request, item_operations[i].run(request), per_table);
 		}
 	for (size_t i = 0; i < lengthof(table_operations); i++)

@@ -73,18 +73,13 @@ reject_placeholders_without_expression(Jsonb *request, const char *value_express
 	}
 }
 
-/* ReturnItemCollectionMetrics: true for SIZE, false for NONE; others are refused before anything runs. */
+/* ReturnItemCollectionMetrics: true for SIZE (the value was checked up front, api_check_request_members). */
 bool
 api_collection_metrics_wanted(Jsonb *request)
 {
 	char	   *mode = api_string(request, "ReturnItemCollectionMetrics");
 
-	if (mode == NULL || strcmp(mode, "NONE") == 0)
-		return false;
-	if (strcmp(mode, "SIZE") != 0)
-		ddb_validation_error("1 validation error detected: Value '%s' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]",
-							 mode);
-	return true;
+	return mode != NULL && strcmp(mode, "SIZE") == 0;
 }
 
 /* True when the table has a local secondary index: only then does DynamoDB report item collections. */
@@ -897,6 +892,7 @@ api_query(Jsonb *request)
 	ExprNode   *filter;
 	ProjectionNode *projection;
 	bool		have_hash = false;
+	JsonbValue	limit;
 
 	req.def = request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
@@ -904,6 +900,9 @@ api_query(Jsonb *request)
 	request = api_legacy_to_expressions(request, LEGACY_KEY_CONDITIONS | LEGACY_QUERY_FILTER | LEGACY_ATTRIBUTES_TO_GET,
 										"FilterExpression and KeyConditionExpression are null");
 	text = api_string(request, "KeyConditionExpression");
+	/* Query words a Limit below 1 its own way (Scan's is api_int's) */
+	if (api_field(request, "Limit", &limit) && api_int(request, "Limit", PG_INT32_MIN, PG_INT32_MAX) < 1)
+		ddb_validation_error("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
 	if (text == NULL)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
 	api_expr_context(request, &ctx);
@@ -1040,7 +1039,8 @@ api_batch_write_item(Jsonb *request)
 			if (rtok != WJB_ELEM)
 				continue;
 			if (n == BATCH_WRITE_MAX)
-				ddb_validation_error("1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]");
+				ddb_validation_error("1 validation error detected: Value '{%s=%s}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]",
+									 def->name, JsonbToCString(NULL, array_of(&v, "RequestItems"), 0));
 			if (r.type != jbvBinary || !JsonContainerIsObject(r.val.binary.data))
 				ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
 								errmsg("A WriteRequest must be an object")));
@@ -1072,7 +1072,7 @@ api_batch_write_item(Jsonb *request)
 		}
 	}
 	if (n == 0)
-		ddb_validation_error("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+		ddb_validation_error("The requestItems parameter is required for BatchWriteItem");
 	metrics = api_collection_metrics_wanted(request);
 	for (int i = 0; i < n; i++)
 	{
@@ -1125,7 +1125,7 @@ api_batch_get_item(Jsonb *request)
 	if (tables == NULL)
 		api_missing("requestItems");
 	if (JsonContainerSize(tables) == 0)
-		ddb_validation_error("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+		ddb_validation_error("The requestItems parameter is required for BatchGetItem");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	api_push_key(&state, "Responses");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
@@ -1161,6 +1161,9 @@ api_batch_get_item(Jsonb *request)
 		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 		if (JsonContainerSize(array_of(&keys, "Keys")) == 0)
 			ddb_validation_error("1 validation error detected: Value '[]' at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1",
+								 name);
+		if (JsonContainerSize(array_of(&keys, "Keys")) > BATCH_GET_MAX)
+			ddb_validation_error("1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to satisfy constraint: Member must have length less than or equal to 100",
 								 name);
 		seen = NIL;
 		kit = JsonbIteratorInit(array_of(&keys, "Keys"));

@@ -202,7 +202,8 @@ api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step)
 
 /*
  * A TableName checked as DynamoDB checks it before it looks the table up:
- * 3 to 255 characters of [a-zA-Z0-9_.-], every broken constraint reported.
+ * 1 to 255 characters of [a-zA-Z0-9_.-], every broken constraint reported
+ * (CreateTable asks for 3: ddb.check_name).
  */
 char *
 api_table_name(char *name)
@@ -212,11 +213,12 @@ api_table_name(char *name)
 	size_t		len = strlen(name);
 	StringInfoData message;
 
-	if (len < 3)
-		broken[n++] = "Member must have length greater than or equal to 3";
+	/* the item operations take a table's ARN too, so their least length is 1 */
+	if (len < 1)
+		broken[n++] = "Member must have length greater than or equal to 1";
 	if (len > 255)
 		broken[n++] = "Member must have length less than or equal to 255";
-	if (len == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len)
+	if (len > 0 && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len)
 		broken[n++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
 	if (n == 0)
 		return name;
@@ -227,6 +229,58 @@ api_table_name(char *name)
 						 i > 0 ? "; " : "", name, broken[i]);
 	ddb_validation_error("%s", message.data);
 	return NULL;
+}
+
+/* The enum members checked up front, with the values DynamoDB lists in its message. */
+static const struct
+{
+	const char *field;
+	const char *member;
+	const char *values;			/* as DynamoDB lists them */
+}			enum_members[] = {
+	{"ReturnConsumedCapacity", "returnConsumedCapacity", "INDEXES, TOTAL, NONE"},
+	{"ReturnItemCollectionMetrics", "returnItemCollectionMetrics", "SIZE, NONE"},
+	{"ReturnValues", "returnValues", "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW"},
+};
+
+/* True when a value is one of a comma-separated list. */
+static bool
+in_value_list(const char *value, const char *values)
+{
+	size_t		len = strlen(value);
+
+	for (const char *p = values; p != NULL; p = strchr(p, ','))
+	{
+		while (*p == ',' || *p == ' ')
+			p++;
+		if (strncmp(p, value, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* DynamoDB's first checks of an item operation: the TableName alone, then the enum members together. */
+void
+api_check_request_members(Jsonb *request)
+{
+	char	   *table = api_string(request, "TableName");
+	StringInfoData message;
+	int			n = 0;
+
+	if (table)
+		api_table_name(table);
+	initStringInfo(&message);
+	for (size_t i = 0; i < lengthof(enum_members); i++)
+	{
+		char	   *value = api_string(request, enum_members[i].field);
+
+		if (value == NULL || in_value_list(value, enum_members[i].values))
+			continue;
+		appendStringInfo(&message, "%sValue '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [%s]",
+						 n++ ? "; " : "", value, enum_members[i].member, enum_members[i].values);
+	}
+	if (n > 0)
+		ddb_validation_error("%d validation error%s detected: %s", n, n > 1 ? "s" : "", message.data);
 }
 
 /* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */

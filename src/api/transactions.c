@@ -61,8 +61,11 @@ read_actions(Jsonb *request, const ActionKind *kinds, int nkinds, int *n)
 		!JsonContainerIsArray(items.val.binary.data))
 		api_missing("transactItems");
 	*n = (int) JsonContainerSize(items.val.binary.data);
-	if (*n < 1 || *n > TRANSACT_MAX_ITEMS)
-		ddb_validation_error("1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100, Member must have length greater than or equal to 1");
+	if (*n < 1)
+		ddb_validation_error("1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+	if (*n > TRANSACT_MAX_ITEMS)
+		ddb_validation_error("1 validation error detected: Value '%s' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100",
+							 JsonbToCString(NULL, items.val.binary.data, 0));
 	actions = palloc0(sizeof(TransactAction) * *n);
 	*n = 0;
 	it = JsonbIteratorInit(items.val.binary.data);

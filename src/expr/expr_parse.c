@@ -49,6 +49,7 @@ typedef struct Parser
 	size_t		len;
 	size_t		pos;			/* next unread byte */
 	Token		tok;			/* current token */
+	Token		prev;			/* the token before it (TOK_EOF at the first) */
 	ExprNode   *group;			/* the content of the last parenthesised group */
 	int			depth;			/* parentheses open around the current token */
 	ExprArena  *arena;
@@ -77,32 +78,29 @@ fail(Parser *p, const char *message)
 	p->error->position = (int) (p->tok.start - p->text);
 }
 
-/* Records DynamoDB's syntax error for the current token. */
+static void next_token(Parser *p);
+
+/*
+ * Records DynamoDB's syntax error for the current token: "near" is the text
+ * from the token before it to the token after it, as DynamoDB shows it.
+ */
 static void
 fail_syntax(Parser *p)
 {
 	char		message[256];
-	int			near_start = (int) (p->tok.start - p->text);
-	int			near_len = p->tok.len;
+	Parser		ahead = *p;
+	const char *near_start = p->prev.kind != TOK_EOF ? p->prev.start : p->tok.start;
+	int			near_len;
 
-	/* "near" shows the token with its neighbours, as DynamoDB does */
-	if (near_start > 0)
-	{
-		near_start--;
-		near_len++;
-	}
-	while (near_start > 0 && p->text[near_start - 1] != ' ' && near_len < 40)
-	{
-		near_start--;
-		near_len++;
-	}
+	next_token(&ahead);
+	near_len = (int) (ahead.tok.start + ahead.tok.len - near_start);
 	if (p->tok.kind == TOK_EOF)
 		snprintf(message, sizeof(message), "Syntax error; token: <EOF>, near: \"%.*s\"",
-				 near_len > 40 ? 40 : near_len, p->text + near_start);
+				 near_len > 60 ? 60 : near_len, near_start);
 	else
 		snprintf(message, sizeof(message), "Syntax error; token: \"%.*s\", near: \"%.*s\"",
 				 p->tok.len > 40 ? 40 : p->tok.len, p->tok.start,
-				 near_len > 60 ? 60 : near_len, p->text + near_start);
+				 near_len > 60 ? 60 : near_len, near_start);
 	fail(p, message);
 }
 
@@ -148,6 +146,7 @@ next_token(Parser *p)
 	size_t		i = p->pos;
 	Token	   *t = &p->tok;
 
+	p->prev = p->tok;
 	while (i < p->len && is_space(s[i]))
 		i++;
 	t->start = s + i;
@@ -711,7 +710,7 @@ parse_or(Parser *p)
 ExprNode *
 expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
 	ExprNode   *root;
 
 	if (len > EXPR_MAX_LENGTH)
@@ -817,7 +816,7 @@ expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *ou
 				  ExprError *error)
 {
 	static const char *const clause_names[] = {"SET", "REMOVE", "ADD", "DELETE"};
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
 	bool		seen[4] = {false, false, false, false};
 	int			cap = 8;
 
@@ -908,7 +907,7 @@ bool
 expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjection *out,
 					  ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
+	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
 	int			cap = 8;
 
 	out->npaths = 0;

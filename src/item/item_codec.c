@@ -238,6 +238,28 @@ scalar_cmp(const void *a, const void *b)
 	return memcmp(x->val.string.val, y->val.string.val, x->val.string.len);
 }
 
+/* A set's elements as DynamoDB's messages print them: [a, b, 1]. */
+static char *
+set_text(JsonbValue *elems, int n)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		if (elems[i].type == jbvNumeric)
+			appendStringInfoString(&buf, DatumGetCString(DirectFunctionCall1(numeric_out,
+																			 NumericGetDatum(elems[i].val.numeric))));
+		else
+			appendBinaryStringInfo(&buf, elems[i].val.string.val, elems[i].val.string.len);
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
 /* Pushes a set as {"$SS": [...]} (or $NS, $BS), checked and sorted. */
 static void
 push_set(JsonbParseState **state, ItemType type, JsonbValue *elems, int n)
@@ -245,15 +267,19 @@ push_set(JsonbParseState **state, ItemType type, JsonbValue *elems, int n)
 	const char *wrapper = type == ITEM_SS ? "$SS" : type == ITEM_NS ? "$NS" : "$BS";
 	JsonbValue *sorted;
 
+	/* DynamoDB's wording differs for binary sets */
+	if (n == 0 && type == ITEM_BS)
+		ddb_validation_error("One or more parameter values were invalid: Binary sets should not be empty");
 	if (n == 0)
 		ddb_validation_error("One or more parameter values were invalid: An %s set  may not be empty",
-							 type == ITEM_SS ? "string" : type == ITEM_NS ? "number" : "binary");
+							 type == ITEM_SS ? "string" : "number");
 	sorted = palloc(sizeof(JsonbValue) * n);
 	memcpy(sorted, elems, sizeof(JsonbValue) * n);
 	qsort(sorted, n, sizeof(JsonbValue), scalar_cmp);
 	for (int i = 1; i < n; i++)
 		if (scalar_cmp(&sorted[i - 1], &sorted[i]) == 0)
-			ddb_validation_error("One or more parameter values were invalid: Input collection contains duplicates");
+			ddb_validation_error("One or more parameter values were invalid: Input collection %s contains duplicates.",
+								 set_text(elems, n));
 
 	/* stored sorted, so that equal sets are equal jsonb whatever order they came in */
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);

@@ -1,0 +1,39 @@
+-- DynamoDB's exact validation messages, as the public conformance suite
+-- recorded them against real DynamoDB (docs/conformance.md).
+\set SHOW_CONTEXT never
+SELECT ddb.execute('CreateTable', '{"TableName": "Messages", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}') IS NOT NULL AS created;
+-- CreateTable: a missing name, a short name, a key named twice, three keys, a bad attribute type
+SELECT ddb.execute('CreateTable', '{"AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
+SELECT ddb.execute('CreateTable', '{"TableName": "ab", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Dup", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "pk", "KeyType": "RANGE"}]}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Three", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"},
+                {"AttributeName": "x", "KeyType": "RANGE"}]}');
+SELECT ddb.execute('CreateTable', '{"TableName": "BadType", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "INVALID"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
+-- item operations: the TableName alone first, then the enum members together
+SELECT ddb.execute('PutItem', '{"TableName": "", "Item": {"pk": {"S": "a"}}, "ReturnValues": "INVALID"}');
+SELECT ddb.execute('PutItem', '{"TableName": "Messages", "Item": {"pk": {"S": "a"}},
+  "ReturnConsumedCapacity": "INVALID", "ReturnItemCollectionMetrics": "INVALID", "ReturnValues": "INVALID"}');
+SELECT ddb.execute('PutItem', '{"TableName": "Messages", "Item": {"pk": {"S": "a"}}, "ReturnValues": "ALL_NEW"}');
+-- syntax errors show the tokens around the bad one
+SELECT ddb.execute('GetItem', '{"TableName": "Messages", "Key": {"pk": {"S": "a"}}, "ProjectionExpression": "!!"}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "Messages", "Key": {"pk": {"S": "a"}}, "UpdateExpression": "INVALID SYNTAX"}');
+-- sets
+SELECT ddb.execute('PutItem', '{"TableName": "Messages", "Item": {"pk": {"S": "a"}, "s": {"SS": ["a", "a"]}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Messages", "Item": {"pk": {"S": "a"}, "s": {"BS": []}}}');
+-- Query words a bad Limit unlike Scan
+SELECT ddb.execute('Query', '{"TableName": "Messages", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}, "Limit": 0}');
+SELECT ddb.execute('Scan', '{"TableName": "Messages", "Limit": 0}');
+-- batches and transactions: empty requests
+SELECT ddb.execute('BatchGetItem', '{"RequestItems": {}}');
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {}}');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": []}');
+SELECT ddb.execute('BatchGetItem', jsonb_build_object('RequestItems', jsonb_build_object('Messages', jsonb_build_object(
+  'Keys', (SELECT jsonb_agg(jsonb_build_object('pk', jsonb_build_object('S', 'k' || g))) FROM generate_series(1, 101) g)))));
+SELECT ddb.delete_table('Messages');
