@@ -23,6 +23,8 @@
 #include "api.h"
 
 #define TRANSACT_MAX_ITEMS 100
+/* DynamoDB's limit on the items a transaction writes, together */
+#define TRANSACT_MAX_BYTES (4 * 1024 * 1024)
 
 /* A kind of TransactItems action: its member name and the operation that runs it. */
 typedef struct ActionKind
@@ -98,21 +100,27 @@ read_actions(Jsonb *request, const ActionKind *kinds, int nkinds, int *n)
 	return actions;
 }
 
-/* The table and key an action addresses, for the one-action-per-item rule. */
-static void
+/*
+ * The table and key an action addresses, for the one-action-per-item rule;
+ * returns the size of the item a Put writes (0 for the other actions).
+ */
+static int64
 action_key(TransactAction *a)
 {
 	a->def = table_def_get(api_table_name(api_required_string(a->request, "TableName", "tableName")));
 	if (a->kind->run == api_put_item)
 	{
 		JsonbContainer *item = api_object(a->request, "Item");
+		Jsonb	   *natural;
 
 		if (item == NULL)
 			api_missing("item");
-		store_item_keys(a->def, item_from_dynamodb(item), &a->pk, &a->sk);
+		natural = item_from_dynamodb(item);
+		store_item_keys(a->def, natural, &a->pk, &a->sk);
+		return item_size(&natural->root);
 	}
-	else
-		api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
+	api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
+	return 0;
 }
 
 /* Pushes a CancellationReason: {"Code": ..., "Message": ..., "Item": ...}. */
@@ -143,6 +151,39 @@ push_reason(JsonbParseState **state, const char *code, const char *message, Json
 		pushJsonbValue(state, WJB_VALUE, &v);
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/*
+ * Raises TransactionCanceledException: one CancellationReason per action
+ * (Code, and Message and Item where given), the codes in the message.
+ */
+static void
+raise_cancelled(int n, const char **codes, const char **messages, Jsonb **items)
+{
+	JsonbParseState *state = NULL;
+	StringInfoData summary;
+	StringInfoData body;
+	Jsonb	   *reasons;
+	char	   *message;
+
+	initStringInfo(&summary);
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < n; i++)
+	{
+		push_reason(&state, codes[i], messages[i], items ? items[i] : NULL);
+		appendStringInfo(&summary, "%s%s", i ? ", " : "", codes[i]);
+	}
+	reasons = JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL));
+	message = psprintf("Transaction cancelled, please refer cancellation reasons for specific reasons [%s]",
+					   summary.data);
+	initStringInfo(&body);
+	appendStringInfoString(&body, "{\"__type\": \"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\", \"message\": ");
+	escape_json(&body, message);
+	appendStringInfo(&body, ", \"CancellationReasons\": %s}", JsonbToCString(NULL, &reasons->root, 0));
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_TRANSACTION_CANCELED),
+			 errmsg("%s", message),
+			 errdetail("%s", body.data)));
 }
 
 /* The DynamoDB-JSON item a ConditionalCheckFailed error body carries, or NULL. */
@@ -230,15 +271,17 @@ api_transact_write_items(Jsonb *request)
 	int			n;
 	TransactAction *actions = read_actions(request, write_kinds, lengthof(write_kinds), &n);
 	const char **codes = palloc0(sizeof(char *) * n);
+	const char **messages = palloc0(sizeof(char *) * n);
 	Jsonb	  **items = palloc0(sizeof(Jsonb *) * n);
 	bool		cancelled = false;
 	bool		metrics = api_collection_metrics_wanted(request);
-	JsonbParseState *state = NULL;
-	StringInfoData summary;
+	int64		put_bytes = 0;
 
 	for (int i = 0; i < n; i++)
 	{
-		action_key(&actions[i]);
+		put_bytes += action_key(&actions[i]);
+		if (put_bytes > TRANSACT_MAX_BYTES)
+			ddb_validation_error("Transaction request cannot be larger than 4 MB");
 		for (int j = 0; j < i; j++)
 			if (actions[j].def == actions[i].def &&
 				api_same_key(actions[j].pk, actions[j].sk, actions[i].pk, actions[i].sk))
@@ -304,40 +347,86 @@ api_transact_write_items(Jsonb *request)
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
 
-	initStringInfo(&summary);
-	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
-	{
-		bool		failed = strcmp(codes[i], "None") != 0;
-
-		push_reason(&state, codes[i], failed ? "The conditional request failed" : NULL, items[i]);
-		appendStringInfo(&summary, "%s%s", i ? ", " : "", codes[i]);
-	}
-	{
-		Jsonb	   *reasons = JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL));
-		char	   *message = psprintf("Transaction cancelled, please refer cancellation reasons for specific reasons [%s]",
-									   summary.data);
-		StringInfoData body;
-
-		initStringInfo(&body);
-		appendStringInfoString(&body, "{\"__type\": \"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\", \"message\": ");
-		escape_json(&body, message);
-		appendStringInfo(&body, ", \"CancellationReasons\": %s}", JsonbToCString(NULL, &reasons->root, 0));
-		ereport(ERROR,
-				(errcode(ERRCODE_DDB_TRANSACTION_CANCELED),
-				 errmsg("%s", message),
-				 errdetail("%s", body.data)));
-	}
+		messages[i] = strcmp(codes[i], "None") != 0 ? "The conditional request failed" : NULL;
+	raise_cancelled(n, codes, messages, items);
 	return NULL;
 }
 
-/* TransactGetItems: the items of up to 100 Gets, in request order. */
+/*
+ * Reads a Get's Key, in a subtransaction so that a key DynamoDB refuses
+ * becomes the action's ValidationError reason (its message in *message)
+ * rather than the request's error.
+ */
+static bool
+get_key_valid(TransactAction *a, const char **message)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool valid = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		if (edata->sqlerrcode != ERRCODE_DDB_VALIDATION)
+		{
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			ReThrowError(edata);
+		}
+		*message = edata->message;
+		valid = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return valid;
+}
+
+/*
+ * TransactGetItems: the items of up to 100 Gets, in request order.  A Get
+ * with a key DynamoDB refuses cancels the request with a ValidationError
+ * reason; two Gets of one item are a ValidationException.
+ */
 Jsonb *
 api_transact_get_items(Jsonb *request)
 {
 	int			n;
 	TransactAction *actions = read_actions(request, get_kinds, lengthof(get_kinds), &n);
+	const char **codes = palloc0(sizeof(char *) * n);
+	const char **messages = palloc0(sizeof(char *) * n);
+	bool		invalid = false;
 	JsonbParseState *state = NULL;
+
+	for (int i = 0; i < n; i++)
+	{
+		actions[i].def = table_def_get(api_table_name(api_required_string(actions[i].request, "TableName", "tableName")));
+		codes[i] = "None";
+		if (!get_key_valid(&actions[i], &messages[i]))
+		{
+			codes[i] = "ValidationError";
+			invalid = true;
+			continue;
+		}
+		for (int j = 0; j < i; j++)
+			if (strcmp(codes[j], "None") == 0 && actions[j].def == actions[i].def &&
+				api_same_key(actions[j].pk, actions[j].sk, actions[i].pk, actions[i].sk))
+				ddb_validation_error("Transaction request cannot include multiple operations on one item");
+	}
+	if (invalid)
+		raise_cancelled(n, codes, messages, NULL);
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	api_push_key(&state, "Responses");

@@ -73,6 +73,19 @@ SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
 SELECT ddb.execute('TransactWriteItems', '{"TransactItems": []}');
 SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [{"Frobnicate": {}}]}');
 SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "Nope", "Item": {"pk": {"S": "x"}}}}]}');
+-- a Get whose key DynamoDB refuses cancels the request with a ValidationError reason
+SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
+  {"Get": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}}},
+  {"Get": {"TableName": "Users", "Key": {}}}]}');
+SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
+  {"Get": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}}},
+  {"Get": {"TableName": "Users", "Key": {"pk": {"S": "USER#1"}}}}]}');
+-- the items a transaction puts weigh at most 4 MB together
+SELECT ddb.execute('TransactWriteItems', jsonb_build_object('TransactItems',
+  (SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object('TableName', 'Users', 'Item',
+     jsonb_build_object('pk', jsonb_build_object('S', 'BIG#' || g), 'payload', jsonb_build_object('S', repeat('x', 350000))))))
+   FROM generate_series(1, 12) g)));
+SELECT count(*) AS big FROM public."Users" WHERE pk ^@ 'BIG#';
 SELECT ddb.delete_table('Users');
 -- the seed's primary-email swap (catalog S8): old email off, new one on only
 -- if verified, profile email updated, in one transaction
