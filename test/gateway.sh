@@ -59,6 +59,27 @@ check "keep-alive: two requests, one connection" "1" \
     "$(curl -s -o /dev/null -o /dev/null -w '%{num_connects}\n' -X POST -H 'X-Amz-Target: DynamoDB_20120810.ListTables' \
         --data-binary '{}' "$URL" "$URL" | paste -sd+ | bc)"
 
+# a client that gives up mid-request: the request blocks on a row lock held
+# by another session, the client disconnects, the lock goes away; the
+# statement ends (committed or not, never half-done), no transaction stays
+# open, and the pool's connection serves the next request
+psql -X -q -d "$DB" -c "BEGIN" -c "SELECT 1 FROM public.\"Gateway\" WHERE pk = 'a' FOR UPDATE" \
+    -c "SELECT pg_sleep(1.5)" -c "COMMIT" >/dev/null &
+locker_pid=$!
+sleep 0.3
+check "a client that gives up waiting is cut off" "28" \
+    "$(curl -s -o /dev/null --max-time 0.5 -X POST "$URL" -H 'X-Amz-Target: DynamoDB_20120810.PutItem' \
+        --data-binary '{"TableName": "Gateway", "Item": {"pk": {"S": "a"}, "n": {"N": "2"}}, "ReturnValues": "ALL_OLD"}'; echo $?)"
+wait "$locker_pid"
+sleep 0.3
+check "no transaction stays open after the client left" "0" \
+    "$(psql -X -q -At -d "$DB" -c "SELECT count(*) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL")"
+check "the item is whole: the put ran to its end" '{"Item": {"n": {"N": "2"}, "pk": {"S": "a"}}}' \
+    "$(call GetItem '{"TableName": "Gateway", "Key": {"pk": {"S": "a"}}}' >/dev/null; cat "$WORK/body")"
+check "both pool connections still serve" "200 200" \
+    "$(call ListTables '{}') $(call ListTables '{}')"
+
 kill "$gateway_pid"
 wait "$gateway_pid" 2>/dev/null
 check "the gateway stops on SIGTERM" "0" "$(kill -0 "$gateway_pid" 2>/dev/null && echo 1 || echo 0)"
