@@ -867,6 +867,58 @@ request_filter(Jsonb *request, Placeholders *ctx)
 	return api_parse_filter(ctx, api_string(request, "FilterExpression"));
 }
 
+/*
+ * Raises when a Query's FilterExpression names a key attribute of the keys
+ * queried: DynamoDB wants those in the KeyConditionExpression.
+ */
+static void
+reject_key_in_filter(Placeholders *ph, const ExprNode *node, const KeySchema *keys)
+{
+	const char *name;
+
+	switch (node->kind)
+	{
+		case EXPR_PATH:
+			if (node->u.path.steps[0].name == NULL)
+				return;
+			name = api_step_name(ph, "FilterExpression", &node->u.path.steps[0]);
+			if (strcmp(name, keys->hash_key) == 0 || (keys->range_key && strcmp(name, keys->range_key) == 0))
+				ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
+									 name);
+			return;
+		case EXPR_VALUE:
+			return;
+		case EXPR_COMPARE:
+			reject_key_in_filter(ph, node->u.compare.left, keys);
+			reject_key_in_filter(ph, node->u.compare.right, keys);
+			return;
+		case EXPR_BETWEEN:
+			reject_key_in_filter(ph, node->u.between.operand, keys);
+			reject_key_in_filter(ph, node->u.between.low, keys);
+			reject_key_in_filter(ph, node->u.between.high, keys);
+			return;
+		case EXPR_IN:
+			reject_key_in_filter(ph, node->u.in.operand, keys);
+			for (int i = 0; i < node->u.in.nlist; i++)
+				reject_key_in_filter(ph, node->u.in.list[i], keys);
+			return;
+		case EXPR_NOT:
+			reject_key_in_filter(ph, node->u.logic.left, keys);
+			return;
+		case EXPR_AND:
+		case EXPR_OR:
+		case EXPR_PLUS:
+		case EXPR_MINUS:
+			reject_key_in_filter(ph, node->u.logic.left, keys);
+			reject_key_in_filter(ph, node->u.logic.right, keys);
+			return;
+		case EXPR_FUNCTION:
+			for (int i = 0; i < node->u.func.nargs; i++)
+				reject_key_in_filter(ph, node->u.func.args[i], keys);
+			return;
+	}
+}
+
 /* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */
 ExprNode *
 api_parse_filter(Placeholders *ph, const char *text)
@@ -921,6 +973,8 @@ api_query(Jsonb *request)
 		report_key_condition(psprintf("Query condition missed key schema element: %s",
 									  req.index ? req.index->keys.hash_key : req.def->keys.hash_key));
 	filter = request_filter(request, &ctx);
+	if (filter)
+		reject_key_in_filter(&ctx, filter, req.index ? &req.index->keys : &req.def->keys);
 	projection = api_projection(&ctx, api_string(request, "ProjectionExpression"));
 	api_check_unused(&ctx);
 	return read_response(request, &req, &ctx, filter, projection);

@@ -38,18 +38,39 @@ static const char *const expression_params[] = {
 /* The placeholders a rewrite generates, and the expressions it builds. */
 typedef struct LegacyRewrite
 {
-	List	   *names;			/* char * attribute names: #legacy<i> */
-	List	   *values;			/* JsonbValue * DynamoDB-JSON values: :legacy<i> */
+	JsonbContainer *own_names;	/* the request's own placeholders (beside */
+	JsonbContainer *own_values; /* KeyConditions), which generated ones avoid */
+	int			next;			/* the number of the next generated placeholder */
+	List	   *name_keys;		/* char * generated #placeholders ... */
+	List	   *names;			/* ... and the char * attribute names they stand for */
+	List	   *value_keys;		/* char * generated :placeholders ... */
+	List	   *values;			/* ... and the JsonbValue * DynamoDB-JSON values */
 	List	   *fields;			/* char * request field names ... */
 	List	   *texts;			/* ... and the expression text of each */
 } LegacyRewrite;
+
+/* A generated placeholder (#legacyN or :legacyN) the request does not use itself. */
+static char *
+fresh_placeholder(LegacyRewrite *rw, char sigil, JsonbContainer *own)
+{
+	for (;;)
+	{
+		char	   *key = psprintf("%clegacy%d", sigil, rw->next++);
+
+		if (own == NULL || getKeyJsonValueFromContainer(own, key, strlen(key), NULL) == NULL)
+			return key;
+	}
+}
 
 /* A placeholder for an attribute name. */
 static char *
 name_placeholder(LegacyRewrite *rw, const char *attribute)
 {
+	char	   *key = fresh_placeholder(rw, '#', rw->own_names);
+
+	rw->name_keys = lappend(rw->name_keys, key);
 	rw->names = lappend(rw->names, pstrdup(attribute));
-	return psprintf("#legacy%d", list_length(rw->names) - 1);
+	return key;
 }
 
 /* A placeholder for a DynamoDB-JSON value. */
@@ -57,10 +78,12 @@ static char *
 value_placeholder(LegacyRewrite *rw, JsonbValue *value)
 {
 	JsonbValue *copy = palloc(sizeof(JsonbValue));
+	char	   *key = fresh_placeholder(rw, ':', rw->own_values);
 
 	*copy = *value;
+	rw->value_keys = lappend(rw->value_keys, key);
 	rw->values = lappend(rw->values, copy);
-	return psprintf(":legacy%d", list_length(rw->values) - 1);
+	return key;
 }
 
 /* The member of an object value, or false when absent (or null). */
@@ -514,7 +537,7 @@ rewritten_request(Jsonb *request, LegacyRewrite *rw)
 	JsonbIteratorToken tok;
 	ListCell   *lc;
 	ListCell   *lt;
-	int			i;
+	ListCell   *lk;
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	JsonbIteratorNext(&it, &k, true);
@@ -546,10 +569,9 @@ rewritten_request(Jsonb *request, LegacyRewrite *rw)
 		api_push_key(&state, "ExpressionAttributeNames");
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 		push_members(&state, request, "ExpressionAttributeNames");
-		i = 0;
-		foreach(lc, rw->names)
+		forboth(lk, rw->name_keys, lc, rw->names)
 		{
-			api_push_key(&state, psprintf("#legacy%d", i++));
+			api_push_key(&state, lfirst(lk));
 			v.type = jbvString;
 			v.val.string.val = lfirst(lc);
 			v.val.string.len = strlen(lfirst(lc));
@@ -562,10 +584,9 @@ rewritten_request(Jsonb *request, LegacyRewrite *rw)
 		api_push_key(&state, "ExpressionAttributeValues");
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 		push_members(&state, request, "ExpressionAttributeValues");
-		i = 0;
-		foreach(lc, rw->values)
+		forboth(lk, rw->value_keys, lc, rw->values)
 		{
-			api_push_key(&state, psprintf(":legacy%d", i++));
+			api_push_key(&state, lfirst(lk));
 			pushJsonbValue(&state, WJB_VALUE, lfirst(lc));
 		}
 		pushJsonbValue(&state, WJB_END_OBJECT, NULL);
@@ -628,6 +649,8 @@ api_legacy_to_expressions(Jsonb *request, int accepted, const char *value_expres
 		ddb_validation_error("ExpressionAttributeNames can only be specified when using expressions");
 	if (!expression_used.len && api_field(request, "ExpressionAttributeValues", &v))
 		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions: %s", value_expressions_null);
+	rw.own_names = api_object(request, "ExpressionAttributeNames");
+	rw.own_values = api_object(request, "ExpressionAttributeValues");
 	if ((map = api_object(request, "Expected")) != NULL)
 		add_expression(&rw, "ConditionExpression", conditions_text(&rw, request, "Expected", map));
 	if ((map = api_object(request, "KeyConditions")) != NULL)

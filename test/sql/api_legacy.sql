@@ -49,6 +49,11 @@ SELECT ddb.execute('Query', '{"TableName": "Legacy",
 SELECT ddb.execute('Query', '{"TableName": "Legacy",
   "KeyConditions": {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
   "FilterExpression": "score > :s", "ExpressionAttributeValues": {":s": {"N": "45"}}}') -> 'Count';
+-- the generated placeholders keep clear of the request's own
+SELECT ddb.execute('Query', '{"TableName": "Legacy",
+  "KeyConditions": {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
+  "FilterExpression": "attribute_exists(#legacy0) AND #legacy1 = :legacy0",
+  "ExpressionAttributeNames": {"#legacy0": "tags", "#legacy1": "name"}, "ExpressionAttributeValues": {":legacy0": {"S": "item 5"}}}') -> 'Count';
 SELECT ddb.execute('Scan', '{"TableName": "Legacy",
   "ScanFilter": {"name": {"ComparisonOperator": "CONTAINS", "AttributeValueList": [{"S": "item"}]},
                  "score": {"ComparisonOperator": "NOT_NULL"}}, "ConditionalOperator": "AND", "Select": "COUNT"}');
