@@ -163,7 +163,9 @@ extern void api_raise_condition_failed(const char *condition, bool return_item, 
 
 /* ConsumedCapacity (capacity.c): recording a request's reads and writes, and the response with them. */
 extern void api_capacity_reset(void);
-extern void api_capacity_read(const char *table, int64 bytes, bool consistent);
+extern void api_capacity_start(Jsonb *request);
+extern void api_capacity_stop(void);
+extern void api_capacity_read(const char *table, IndexDef *index, int64 bytes, bool consistent);
 extern void api_capacity_write(const char *table, int64 bytes);
 extern Jsonb *api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list);
 

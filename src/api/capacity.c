@@ -4,7 +4,10 @@
  * an eventually consistent read; a write unit per 1 KB written; at least one
  * per item).  The operations record what they read and write; ddb.execute
  * adds the figures to the response when ReturnConsumedCapacity asks.
- * Writes to GSIs are not counted yet.
+ * Secondary indexes count apart (INDEXES lists them): a Query or Scan of an
+ * index reads from it, and every write that changes an index entry writes
+ * to it, by the entry's projected size, twice when its key changes (delete
+ * and put), not at all when the entry stays the same.
  */
 #include "postgres.h"
 
@@ -16,14 +19,25 @@
 #include "utils/numeric.h"
 
 #include "../ddb_errors.h"
+#include "../table/gsi.h"
 #include "api.h"
 
-/* The units one table used in the current request. */
+/* The units one secondary index used in the current request. */
+typedef struct IndexUnits
+{
+	char	   *index;
+	bool		local;
+	double		read;
+	double		write;
+} IndexUnits;
+
+/* The units one table used in the current request: its own, and its indexes' apart. */
 typedef struct TableUnits
 {
 	char	   *table;
 	double		read;
 	double		write;
+	List	   *indexes;		/* IndexUnits * */
 } TableUnits;
 
 /* The current request's units (reset by each ddb.execute). */
@@ -52,6 +66,57 @@ units_of(const char *table)
 	return u;
 }
 
+/* The entry of one index of a table, created at zero. */
+static IndexUnits *
+index_units_of(const char *table, IndexDef *index)
+{
+	TableUnits *t = units_of(table);
+	ListCell   *lc;
+	IndexUnits *u;
+	MemoryContext old;
+
+	foreach(lc, t->indexes)
+	{
+		u = (IndexUnits *) lfirst(lc);
+		if (strcmp(u->index, index->name) == 0)
+			return u;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	u = palloc0(sizeof(IndexUnits));
+	u->index = pstrdup(index->name);
+	u->local = index->local;
+	t->indexes = lappend(t->indexes, u);
+	MemoryContextSwitchTo(old);
+	return u;
+}
+
+/* Write units for an item (or index entry) of bytes: one per KB, at least one. */
+static double
+write_units(int64 bytes)
+{
+	return Max(1.0, ceil((double) bytes / 1024.0));
+}
+
+/* gsi_write_observer while a request runs: an index entry change, in write units. */
+static void
+observe_index_write(TableDef *def, IndexDef *index, int64 old_size, int64 new_size,
+					bool key_changed, bool unchanged)
+{
+	double		units;
+
+	if (unchanged)
+		return;
+	if (old_size < 0)
+		units = write_units(new_size);
+	else if (new_size < 0)
+		units = write_units(old_size);
+	else if (key_changed)
+		units = write_units(old_size) + write_units(new_size);
+	else
+		units = write_units(new_size);
+	index_units_of(def->name, index)->write += units;
+}
+
 /* Forgets the units recorded so far (the start of a request). */
 void
 api_capacity_reset(void)
@@ -59,20 +124,46 @@ api_capacity_reset(void)
 	request_units = NIL;
 }
 
-/* Records a read of bytes from a table (one GetItem, or a Query's or Scan's page). */
+/*
+ * Starts observing index writes when the request asks for ConsumedCapacity
+ * (only then: sizing the old entries costs every write).
+ */
 void
-api_capacity_read(const char *table, int64 bytes, bool consistent)
+api_capacity_start(Jsonb *request)
+{
+	char	   *mode = api_string(request, "ReturnConsumedCapacity");
+
+	if (mode && strcmp(mode, "NONE") != 0)
+		gsi_write_observer = observe_index_write;
+}
+
+/* Stops observing index writes (the end of a request, whatever its outcome). */
+void
+api_capacity_stop(void)
+{
+	gsi_write_observer = NULL;
+	request_units = NIL;
+}
+
+/* Records a read of bytes from a table, or from one of its indexes (one GetItem, or a Query's or Scan's page). */
+void
+api_capacity_read(const char *table, IndexDef *index, int64 bytes, bool consistent)
 {
 	double		units = Max(1.0, ceil((double) bytes / 4096.0));
 
-	units_of(table)->read += consistent ? units : units / 2.0;
+	if (!consistent)
+		units /= 2.0;
+	if (index)
+		index_units_of(table, index)->read += units;
+	else
+		units_of(table)->read += units;
 }
 
 /* Records a write of one item of bytes to a table. */
 void
 api_capacity_write(const char *table, int64 bytes)
 {
-	units_of(table)->write += Max(1.0, ceil((double) bytes / 1024.0));
+	units_of(table)->write += write_units(bytes);
 }
 
 /* Pushes {"CapacityUnits": n} as a value. */
@@ -89,13 +180,60 @@ push_units(JsonbParseState **state, double units)
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
-/* Pushes one table's ConsumedCapacity object (with the Table breakdown for INDEXES). */
+/* Pushes a number value. */
+static void
+push_number(JsonbParseState **state, double n)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(n)));
+	pushJsonbValue(state, WJB_VALUE, &v);
+}
+
+/* Pushes the GlobalSecondaryIndexes (or, local, LocalSecondaryIndexes) map of a table's units, if any. */
+static void
+push_indexes(JsonbParseState **state, TableUnits *u, bool local)
+{
+	ListCell   *lc;
+	bool		opened = false;
+
+	foreach(lc, u->indexes)
+	{
+		IndexUnits *iu = (IndexUnits *) lfirst(lc);
+
+		if (iu->local != local)
+			continue;
+		if (!opened)
+		{
+			api_push_key(state, local ? "LocalSecondaryIndexes" : "GlobalSecondaryIndexes");
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			opened = true;
+		}
+		api_push_key(state, iu->index);
+		push_units(state, iu->read + iu->write);
+	}
+	if (opened)
+		pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/*
+ * Pushes one table's ConsumedCapacity object: the total with its indexes,
+ * and for INDEXES the Table's own units and each index's.
+ */
 static void
 push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 {
 	JsonbValue	v;
-	double		total = u->read + u->write;
+	double		read = u->read;
+	double		write = u->write;
+	ListCell   *lc;
 
+	foreach(lc, u->indexes)
+	{
+		read += ((IndexUnits *) lfirst(lc))->read;
+		write += ((IndexUnits *) lfirst(lc))->write;
+	}
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	api_push_key(state, "TableName");
 	v.type = jbvString;
@@ -103,25 +241,23 @@ push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 	v.val.string.len = (int) strlen(u->table);
 	pushJsonbValue(state, WJB_VALUE, &v);
 	api_push_key(state, "CapacityUnits");
-	v.type = jbvNumeric;
-	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(total)));
-	pushJsonbValue(state, WJB_VALUE, &v);
-	if (u->read > 0)
+	push_number(state, read + write);
+	if (read > 0)
 	{
 		api_push_key(state, "ReadCapacityUnits");
-		v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(u->read)));
-		pushJsonbValue(state, WJB_VALUE, &v);
+		push_number(state, read);
 	}
-	if (u->write > 0)
+	if (write > 0)
 	{
 		api_push_key(state, "WriteCapacityUnits");
-		v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(u->write)));
-		pushJsonbValue(state, WJB_VALUE, &v);
+		push_number(state, write);
 	}
 	if (indexes)
 	{
 		api_push_key(state, "Table");
-		push_units(state, total);
+		push_units(state, u->read + u->write);
+		push_indexes(state, u, false);
+		push_indexes(state, u, true);
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }

@@ -146,6 +146,7 @@ dispatch(const char *operation, Jsonb *request)
 			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0;
 
 			api_check_request_members(request);
+			api_capacity_start(request);
 			return api_capacity_response(request, item_operations[i].run(request), per_table);
 		}
 	for (size_t i = 0; i < lengthof(table_operations); i++)
@@ -211,7 +212,10 @@ ddb_execute(PG_FUNCTION_ARGS)
 
 		MemoryContextSwitchTo(cxt);
 		if (shared)
+		{
 			execute_context_busy = false;
+			api_capacity_stop();
+		}
 		edata = CopyErrorData();
 		type = error_type(edata->sqlerrcode);
 		if (type == NULL)
@@ -227,6 +231,7 @@ ddb_execute(PG_FUNCTION_ARGS)
 	if (shared)
 	{
 		execute_context_busy = false;
+		api_capacity_stop();
 		MemoryContextReset(work);
 	}
 	else

@@ -359,7 +359,7 @@ api_get_item(Jsonb *request)
 	consistent = api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	item = store_get(def, pk, sk);
-	api_capacity_read(def->name, item ? item_size(&item->root) : 0, consistent);
+	api_capacity_read(def->name, NULL, item ? item_size(&item->root) : 0, consistent);
 	if (item && projection)
 		item = api_project(projection, item);
 	return item_response("Item", item);
@@ -725,7 +725,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
 	}
 	store_read(req, page_row, &page);
-	api_capacity_read(req->def->name, page.bytes, api_bool(request, "ConsistentRead", false));
+	api_capacity_read(req->def->name, req->index, page.bytes, api_bool(request, "ConsistentRead", false));
 	if (!page.count_only)
 		pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
 	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
@@ -1241,7 +1241,7 @@ api_batch_get_item(Jsonb *request)
 					ddb_validation_error("Provided list of item keys contains duplicates");
 			seen = lappend(lappend(seen, DatumGetPointer(pk)), DatumGetPointer(sk));
 			item = store_get(def, pk, sk);
-			api_capacity_read(def->name, item ? item_size(&item->root) : 0, false);
+			api_capacity_read(def->name, NULL, item ? item_size(&item->root) : 0, false);
 			if (item && projection)
 				item = api_project(projection, item);
 			if (item)

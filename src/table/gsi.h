@@ -30,6 +30,16 @@ typedef struct GsiEntry
 	int32		item_size;
 } GsiEntry;
 
+/*
+ * Told of each index entry a row change writes, while set (ddb.execute sets
+ * it to count ConsumedCapacity): the projected sizes of the old and new
+ * entries (-1 when the item is not in the index on that side), whether the
+ * index key changed, and whether the entry stayed exactly as it was.
+ */
+typedef void (*GsiWriteObserver) (TableDef *def, IndexDef *index, int64 old_size, int64 new_size,
+								  bool key_changed, bool unchanged);
+extern GsiWriteObserver gsi_write_observer;
+
 /* Inserts an entry into the GSI table (gsi_store.c). */
 extern void gsi_insert_entry(IndexDef *index, const GsiEntry *entry);
 

@@ -27,6 +27,8 @@
 PG_FUNCTION_INFO_V1(ddb_gsi_maintain);
 PG_FUNCTION_INFO_V1(ddb_index_entry);
 
+GsiWriteObserver gsi_write_observer = NULL;
+
 
 /* One side (old or new) of a row change. */
 typedef struct RowImage
@@ -138,6 +140,43 @@ gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item)
 	return JsonbValueToJsonb(result);
 }
 
+/* True when two key datums (0 for none) are the same key. */
+static bool
+same_key(Datum a, Datum b)
+{
+	struct varlena *x;
+	struct varlena *y;
+
+	if (a == (Datum) 0 || b == (Datum) 0)
+		return a == b;
+	x = PG_DETOAST_DATUM_PACKED(a);
+	y = PG_DETOAST_DATUM_PACKED(b);
+	return key_compare_encoded(DDB_KEY_DATA(x), DDB_KEY_LEN(x), DDB_KEY_DATA(y), DDB_KEY_LEN(y)) == 0;
+}
+
+/* Tells gsi_write_observer what a row change wrote to one index. */
+static void
+observe_write(TableDef *def, IndexDef *index, RowImage *old, const GsiEntry *gone, const GsiEntry *entry)
+{
+	Jsonb	   *old_item = NULL;
+	int64		old_size = -1;
+	bool		key_changed = false;
+	bool		unchanged = false;
+
+	if (gone)
+	{
+		old_item = gsi_projected_item(def, index, old->item);
+		old_size = index->projection == PROJECT_ALL ? old->item_size : item_size(&old_item->root);
+	}
+	if (gone && entry)
+	{
+		key_changed = !same_key(gone->gpk, entry->gpk) || !same_key(gone->gsk, entry->gsk);
+		unchanged = !key_changed && VARSIZE(old_item) == VARSIZE(entry->item) &&
+			memcmp(old_item, entry->item, VARSIZE(old_item)) == 0;
+	}
+	gsi_write_observer(def, index, old_size, entry ? entry->item_size : -1, key_changed, unchanged);
+}
+
 /* The trigger: AFTER INSERT OR UPDATE OR DELETE ... FOR EACH ROW, argument: the table name. */
 Datum
 ddb_gsi_maintain(PG_FUNCTION_ARGS)
@@ -163,20 +202,17 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 	{
 		IndexDef   *index = &def->indexes[i];
 		GsiEntry	entry = {0};
+		GsiEntry	gone = {0};
 
 		/* the new side first, so that a wrongly typed key fails before any change */
 		bool		new_in = new.present && gsi_item_keys(index, new.item, &entry.gpk, &entry.gsk);
+		bool		old_in = old.present && gsi_item_keys(index, old.item, &gone.gpk, &gone.gsk);
 
-		if (old.present)
+		if (old_in)
 		{
-			GsiEntry	gone = {0};
-
-			if (gsi_item_keys(index, old.item, &gone.gpk, &gone.gsk))
-			{
-				gone.pk = old.pk;
-				gone.sk = old.sk;
-				gsi_delete_entry(index, &gone);
-			}
+			gone.pk = old.pk;
+			gone.sk = old.sk;
+			gsi_delete_entry(index, &gone);
 		}
 		if (new_in)
 		{
@@ -189,6 +225,8 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 			entry.expires_at = new.expires_at;
 			gsi_insert_entry(index, &entry);
 		}
+		if (gsi_write_observer && (old_in || new_in))
+			observe_write(def, index, &old, old_in ? &gone : NULL, new_in ? &entry : NULL);
 	}
 	PG_RETURN_POINTER(NULL);
 }
