@@ -66,3 +66,14 @@ all: ddb-gateway
 ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h)
 	$(CC) $(GATEWAY_CFLAGS) -o $@ $(GATEWAY_SRCS) $(GATEWAY_LIBS)
 EXTRA_CLEAN += ddb-gateway
+
+# ddb-transfer, DynamoDB's export to S3 format in and out of tables (docs/transfer.md): its own binary.
+TRANSFER_SRCS = $(wildcard src/transfer/*.c)
+TRANSFER_CFLAGS = -O2 -g -Wall -Wextra -Werror \
+	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags jansson zlib libcrypto)
+TRANSFER_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs jansson zlib libcrypto)
+
+all: ddb-transfer
+ddb-transfer: $(TRANSFER_SRCS) $(wildcard src/transfer/*.h)
+	$(CC) $(TRANSFER_CFLAGS) -o $@ $(TRANSFER_SRCS) $(TRANSFER_LIBS)
+EXTRA_CLEAN += ddb-transfer

@@ -85,6 +85,15 @@ cat "$LOG_DIR/gateway.log"
 passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/gateway.log" || true)))
 failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/gateway.log" || true)))
 
+# ddb-transfer import and export: one count per check.
+echo "== transfer"
+set +e
+bash "$ROOT/test/transfer.sh" >"$LOG_DIR/transfer.log" 2>&1
+set -e
+cat "$LOG_DIR/transfer.log"
+passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/transfer.log" || true)))
+failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/transfer.log" || true)))
+
 # The SQL examples of docs/: one count per page.
 echo "== docs examples"
 set +e

@@ -1,0 +1,46 @@
+/*
+ * transfer.h — ddb-transfer's two commands, import and export of DynamoDB's
+ * S3 export format (docs/transfer.md), and the exit statuses they return.
+ */
+#ifndef DDB_TRANSFER_TRANSFER_H
+#define DDB_TRANSFER_TRANSFER_H
+
+#include <time.h>
+
+/* Exit statuses. */
+#define TRANSFER_OK 0			/* everything done */
+#define TRANSFER_FAILED 1		/* nothing done: a bad line, a bad file, a database error */
+#define TRANSFER_USAGE 2		/* bad arguments */
+#define TRANSFER_SKIPPED 3		/* import --skip-bad-lines: the good lines loaded, some bad ones skipped */
+
+/* What `ddb-transfer import` was asked. */
+typedef struct ImportOptions
+{
+	const char *conninfo;
+	const char *table;
+	int			skip_bad_lines;
+	int			batch_lines;	/* items sent to the server at once */
+	char	  **paths;
+	int			npaths;
+} ImportOptions;
+
+/* What `ddb-transfer export` was asked. */
+typedef struct ExportOptions
+{
+	const char *conninfo;
+	const char *table;
+	const char *out_dir;
+	int			gzip;
+	long		file_items;		/* items per data file */
+} ExportOptions;
+
+/* Seconds since start (CLOCK_MONOTONIC), for the summaries import and export print. */
+extern double seconds_since(const struct timespec *start);
+
+/* Loads the items of DynamoDB JSON files into a table; an exit status. */
+extern int	import_run(const ImportOptions *options);
+
+/* Writes a table's items as a DynamoDB export; an exit status. */
+extern int	export_run(const ExportOptions *options);
+
+#endif

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# ddb-transfer: DynamoDB's export to S3 format out of and into tables.  Runs
+# the built binary against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER
+# set) and prints "<check> ... ok|FAILED" per check: a round trip of every
+# DynamoDB type (export, import into a twin table, every item compared, GSIs
+# verified), gzip, plain, several files and export directories, bad lines
+# reported by file:line with nothing loaded (or skipped on request), bad
+# files and arguments, and garbage that must never crash it.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK="$ROOT/build/transfer"
+rm -rf "$WORK" && mkdir -p "$WORK"
+status=0
+DB=ddb_transfer
+DSN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB"
+TRANSFER="$ROOT/ddb-transfer"
+
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+check() {  # name, expected, actual
+    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
+}
+# run ARGS...: runs ddb-transfer, stdout in $WORK/out, stderr in $WORK/err; prints the exit status
+run() { "$TRANSFER" "$@" >"$WORK/out" 2>"$WORK/err"; echo $?; }
+# digest TABLE: md5 of the items a read of the table sees, in key order
+digest() {
+    q -c "SELECT md5(string_agg(item::text, E'\n' ORDER BY pk, sk)) FROM $1 WHERE ddb.ttl_visible(expires_at)"
+}
+count() { q -c "SELECT count(*) FROM $1"; }
+
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+q >/dev/null <<'SQL'
+CREATE EXTENSION ddb_model;
+-- the source: a quoted schema, hash partitions, a GSI, TTL
+SELECT ddb.create_table('Source', 'pk', 'S', 'sk', 'N', schema_name => 'Odd "Schema"', partitions => 2,
+                        ttl_attribute => 'ttl');
+SELECT ddb.create_index('Source', 'ByKind', 'kind', 'S', 'sk', 'N');
+-- every type, nested, strings that COPY and JSON escape, numbers at DynamoDB's limits
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'Source', 'Item', i)) FROM (VALUES
+  ('{"pk": {"S": "all"}, "sk": {"N": "1"}, "kind": {"S": "types"},
+     "s": {"S": "plain"}, "n": {"N": "-12.50"}, "b": {"B": "AAEC/w=="}, "t": {"BOOL": true}, "f": {"BOOL": false},
+     "z": {"NULL": true}, "ss": {"SS": ["a", "b c"]}, "ns": {"NS": ["1", "2.5", "-3E+10"]},
+     "bs": {"BS": ["AAE=", "AgM="]}, "l": {"L": [{"S": "x"}, {"N": "1"}, {"L": []}, {"M": {}}]},
+     "m": {"M": {"deep": {"M": {"deeper": {"L": [{"M": {"n": {"N": "7"}, "set": {"SS": ["q"]}}}]}}}}},
+     "empty": {"S": ""}, "emptyb": {"B": ""}}'::jsonb),
+  ('{"pk": {"S": "all"}, "sk": {"N": "2"}, "kind": {"S": "strings"},
+     "escapes": {"S": "back\\slash \"quoted\" tab\there\nnewline\r\u0001 spaces  kept"},
+     "unicode": {"S": "héllo wörld ✓ 😀"}, "key with spaces": {"S": "a : b , c"},
+     "\\weird\"key": {"S": "{\"Item\": not json}"}}'),
+  ('{"pk": {"S": "all"}, "sk": {"N": "3"},
+     "big": {"N": "12345678901234567890123456789012345678"}, "tiny": {"N": "1E-130"},
+     "huge": {"N": "9.9999999999999999999999999999999999999E+125"}, "neg": {"N": "-0.000001"}}'),
+  ('{"pk": {"S": "all"}, "sk": {"N": "4"}, "m": {"M": {"$SS": {"L": [{"S": "looks like a set"}]}}},
+     "wrapped": {"M": {"$B": {"S": "not binary"}}}}'),
+  ('{"pk": {"S": "ttl"}, "sk": {"N": "1"}, "ttl": {"N": "4102444800"}, "kind": {"S": "lives"}}'),
+  (jsonb_build_object('pk', '{"S": "ttl"}'::jsonb, 'sk', '{"N": "2"}'::jsonb, 'kind', '{"S": "expired"}'::jsonb,
+                      'ttl', jsonb_build_object('N', (extract(epoch FROM now())::bigint - 3600)::text)))
+) v(i);
+SELECT count(ddb.put_item('Source', jsonb_strip_nulls(jsonb_build_object('pk', 'USER#' || (i % 37), 'sk', i,
+                          'kind', CASE WHEN i % 3 = 0 THEN 'k' || (i % 5) END, 'payload', repeat('p', i % 50)))))
+FROM generate_series(100, 599) i;
+-- twins with the same schema, plain
+SELECT ddb.create_table('Target', 'pk', 'S', 'sk', 'N', ttl_attribute => 'ttl');
+SELECT ddb.create_index('Target', 'ByKind', 'kind', 'S', 'sk', 'N');
+SELECT ddb.create_table('Twin', 'pk', 'S', 'sk', 'N', ttl_attribute => 'ttl');
+SELECT ddb.create_table('Bad', 'pk', 'S', 'sk', 'N');
+SQL
+SOURCE='"Odd ""Schema"""."Source"'
+source_digest=$(digest "$SOURCE")
+visible=$(q -c "SELECT count(*) FROM $SOURCE WHERE ddb.ttl_visible(expires_at)")
+
+# export: DynamoDB's layout, gzip
+check "export exits 0" "0" "$(run export --dsn "$DSN" --table Source --out "$WORK/export" --file-items 200)"
+check "export reports the items a read sees (not the expired one)" "exported $visible items" \
+    "$(grep -o "exported [0-9]* items" "$WORK/out")"
+check "export writes DynamoDB's manifests and _started" "_started data manifest-files.checksum manifest-files.json manifest-summary.checksum manifest-summary.json" \
+    "$(LC_ALL=C ls "$WORK/export" | tr '\n' ' ' | sed 's/ $//')"
+check "manifest-summary.json has the item count and format" "$visible DYNAMODB_JSON FULL_EXPORT" \
+    "$(perl -MJSON::PP -e 'local $/; my $m = decode_json(<STDIN>); print "$m->{itemCount} $m->{outputFormat} $m->{exportType}"' \
+        <"$WORK/export/manifest-summary.json")"
+check "data files of at most --file-items items, listed in manifest-files.json" "3 3 $visible" \
+    "$(ls "$WORK/export/data" | grep -c '\.json\.gz$') $(wc -l <"$WORK/export/manifest-files.json") \
+$(perl -MJSON::PP -ne '$n += decode_json($_)->{itemCount}; END { print $n }' "$WORK/export/manifest-files.json")"
+check "data lines are {\"Item\":{...}}, compact as DynamoDB writes them" "$visible 0" \
+    "$(zcat "$WORK"/export/data/*.json.gz | grep -c '^{"Item":{".*}}$') $(zcat "$WORK"/export/data/*.json.gz | grep -c '": {\|}, "')"
+check "manifest md5Checksum is the data file's MD5" "ok" \
+    "$(perl -MJSON::PP -MDigest::MD5 -MMIME::Base64 -ne '
+        my $e = decode_json($_); my ($name) = $e->{dataFileS3Key} =~ m{data/([^/]+)$};
+        open my $f, "<", "'"$WORK"'/export/data/$name" or die; binmode $f;
+        my $md5 = Digest::MD5->new->addfile($f)->b64digest; $bad++ if "$md5==" ne $e->{md5Checksum};
+        END { print $bad ? "mismatch" : "ok" }' "$WORK/export/manifest-files.json")"
+check "an export into a directory that holds one is refused" "1" \
+    "$(run export --dsn "$DSN" --table Source --out "$WORK/export")"
+check "and says why" "1" "$(grep -c 'holds an export already' "$WORK/err")"
+
+# import the export directory: every item, every GSI entry
+check "import of the export directory exits 0" "0" "$(run import --dsn "$DSN" --table Target "$WORK/export")"
+check "import reports what it loaded" "loaded $visible items into Target from 3 files" \
+    "$(grep -o 'loaded [0-9]* items into Target from [0-9]* files' "$WORK/out")"
+check "round trip: every item equal" "$source_digest" "$(digest '"Target"')"
+check "round trip: the GSI is right" "0" "$(q -c "SELECT count(*) FROM ddb.verify_gsi('Target')")"
+check "round trip: the GSI holds the items with a kind" \
+    "$(q -c "SELECT count(*) FROM $SOURCE WHERE item ? 'kind' AND ddb.ttl_visible(expires_at)")" \
+    "$(count '"Target:ByKind"')"
+check "round trip: TTL kept (expires_at)" "4102444800" "$(q -c "SELECT expires_at FROM \"Target\" WHERE pk = 'ttl'")"
+check "round trip through DynamoDB JSON: GetItem answers alike" \
+    "$(q -c "SELECT ddb.execute('GetItem', '{\"TableName\": \"Source\", \"Key\": {\"pk\": {\"S\": \"all\"}, \"sk\": {\"N\": \"2\"}}}')")" \
+    "$(q -c "SELECT ddb.execute('GetItem', '{\"TableName\": \"Target\", \"Key\": {\"pk\": {\"S\": \"all\"}, \"sk\": {\"N\": \"2\"}}}')")"
+
+# plain files, several files named one by one, a directory without manifests
+check "export --no-gzip exits 0" "0" "$(run export --dsn "$DSN" --table Source --out "$WORK/plain" --no-gzip)"
+check "--no-gzip writes plain .json data" "$visible" "$(cat "$WORK"/plain/data/*.json | grep -c '^{"Item":')"
+head -n 100 "$WORK"/plain/data/*.json >"$WORK/part1.json"
+tail -n +101 "$WORK"/plain/data/*.json | gzip >"$WORK/part2.json.gz"
+check "import of a plain and a gzip file" "0" "$(run import --dsn "$DSN" --table Twin "$WORK/part1.json" "$WORK/part2.json.gz")"
+check "every item equal" "$source_digest" "$(digest '"Twin"')"
+mkdir -p "$WORK/bare/data"
+cp "$WORK"/export/data/*.json.gz "$WORK/bare/data/"
+q -c 'TRUNCATE "Twin"'
+check "import of a directory with data/ only" "0" "$(run import --dsn "$DSN" --table Twin "$WORK/bare")"
+check "every item equal" "$source_digest" "$(digest '"Twin"')"
+printf '%s\n' '{"\u0049tem": {"pk": {"S": "escaped"}, "sk": {"N": "1"}, "v": {"S": "x"}}}' \
+    '  {"Item" : {"pk": {"S": "spaced"}, "sk": {"N": "1"}}}  ' '' >"$WORK/spelled.json"
+printf '{"Item":{"pk":{"S":"crlf"},"sk":{"N":"1"}}}\r\n{"Item":{"pk":{"S":"last"},"sk":{"N":"1"}}}' >>"$WORK/spelled.json"
+check "lines spelled otherwise (escaped key, spaces, blank line, CRLF, no final newline)" "0 4" \
+    "$(run import --dsn "$DSN" --table Bad "$WORK/spelled.json") $(count '"Bad"')"
+q -c 'TRUNCATE "Bad"'
+
+# bad lines: reported with file:line, nothing loaded
+good() { printf '{"Item": {"pk": {"S": "%s"}, "sk": {"N": "%s"}}}\n' "$1" "$2"; }
+{ good a 1; good a 2; echo '{"Item": {"pk": {"S": "a"}, "sk": {"N": "3"}'; good a 4; } >"$WORK/badjson.json"
+check "a bad JSON line fails the import" "1" "$(run import --dsn "$DSN" --table Bad "$WORK/badjson.json")"
+check "it is reported as file:line" "1" "$(grep -c "^$WORK/badjson.json:3: invalid JSON" "$WORK/err")"
+check "nothing is loaded" "0" "$(count '"Bad"')"
+{ for i in $(seq 1 9); do good b "$i"; done; echo '{"Item": {"pk": {"S": "b"}, "sk": {"N": "10"}, "n": {"N": "x"}}}'
+  good b 11; } | gzip >"$WORK/baditem.json.gz"
+check "an item the server refuses fails the import (after earlier batches were written)" "1" \
+    "$(run import --dsn "$DSN" --table Bad --batch 3 "$WORK/part1.json" "$WORK/baditem.json.gz")"
+check "it is reported as file:line with DynamoDB's message" \
+    "$WORK/baditem.json.gz:10: A value provided cannot be converted into a number" "$(head -1 "$WORK/err")"
+check "nothing is loaded (the earlier batches are rolled back)" "0" "$(count '"Bad"')"
+{ good c 1; echo '{"Item": {"pk": {"S": "c"}}}'; echo '{"Item": {"pk": {"N": "3"}, "sk": {"N": "3"}}}'; good c 4
+  echo '{"Item": {"pk": {"S": "c"}, "sk": {"N": "5"}}, "Other": 1}'; echo '[]'; good c 7; } >"$WORK/mixed.json"
+check "the first bad line is the one reported" "$WORK/mixed.json:2: One or more parameter values were invalid: Missing the key sk in the item" \
+    "$(run import --dsn "$DSN" --table Bad "$WORK/mixed.json" >/dev/null; head -1 "$WORK/err")"
+
+# --skip-bad-lines: the good lines load, every bad one is reported, status 3
+check "--skip-bad-lines exits 3 when it skipped lines" "3" \
+    "$(run import --dsn "$DSN" --table Bad --skip-bad-lines --batch 2 "$WORK/badjson.json" "$WORK/baditem.json.gz" "$WORK/mixed.json")"
+check "it loads every good line" "16" "$(count '"Bad"')"
+check "it reports every bad line, in order" "badjson.json:3 baditem.json.gz:10 mixed.json:2 mixed.json:3 mixed.json:5 mixed.json:6" \
+    "$(grep -o '[a-z.]*json[.gz]*:[0-9]*:' "$WORK/err" | sed 's/:$//' | tr '\n' ' ' | sed 's/ $//')"
+check "the summary counts them" "1" "$(grep -c 'loaded 16 items into Bad from 3 files in .*; skipped 6 bad lines' "$WORK/out")"
+q -c 'TRUNCATE "Bad"'
+
+# bad files and arguments
+check "a missing table" "1 1" \
+    "$(run import --dsn "$DSN" --table Nope "$WORK/part1.json") $(grep -c 'no table named Nope' "$WORK/err")"
+check "a missing table on export" "1 1" \
+    "$(run export --dsn "$DSN" --table Nope --out "$WORK/nope") $(grep -c 'no table named Nope' "$WORK/err")"
+check "a bad DSN" "1 1" \
+    "$(run import --dsn "$DSN port=1" --table Bad "$WORK/part1.json") $(grep -c 'cannot connect' "$WORK/err")"
+check "a database without ddb_model" "1 1" \
+    "$(run import --dsn "${DSN/dbname=$DB/dbname=postgres}" --table Bad "$WORK/part1.json") $(grep -c 'no ddb_model extension' "$WORK/err")"
+check "a missing file loads nothing, not even the files before it" "1 0" \
+    "$(run import --dsn "$DSN" --table Bad "$WORK/part1.json" "$WORK/missing.json") $(count '"Bad"')"
+check "a directory that is no export" "1" "$(run import --dsn "$DSN" --table Bad "$WORK/bare/data")"
+first=$(ls "$WORK"/export/data/*.json.gz | head -1)
+head -c $(( $(stat -c %s "$first") / 2 )) "$first" >"$WORK/truncated.json.gz"
+check "a truncated gzip file loads nothing, even with --skip-bad-lines" "1 0" \
+    "$(run import --dsn "$DSN" --table Bad --skip-bad-lines "$WORK/truncated.json.gz") $(count '"Bad"')"
+check "and says so" "1" "$(grep -c 'truncated.json.gz: unexpected end of file' "$WORK/err")"
+cp -r "$WORK/export" "$WORK/short"
+perl -i -pe 's/"itemCount":(\d+)/"itemCount":@{[$1 + 1]}/ if $. == 1' "$WORK/short/manifest-files.json"
+check "a data file with fewer items than its manifest lists loads nothing" "1 0" \
+    "$(run import --dsn "$DSN" --table Bad "$WORK/short") $(count '"Bad"')"
+check "bad arguments exit 2" "2 2 2" \
+    "$(run import --dsn "$DSN" --table Bad) $(run export --dsn "$DSN" --table Bad) $(run frobnicate)"
+
+# garbage never crashes it: every prefix of a line, random bytes, odd JSON
+line='{"Item": {"pk": {"S": "fuzz"}, "sk": {"N": "1"}, "m": {"M": {"l": {"L": [{"N": "1"}, {"B": "AA=="}]}}}}}'
+perl -e 'my $l = shift; print substr($l, 0, $_), "\n" for 1 .. length $l' "$line" >"$WORK/prefixes.json"
+check "every proper prefix of a line is a bad line, the whole line loads" "3 1 $(( ${#line} - 1 ))" \
+    "$(run import --dsn "$DSN" --table Bad --skip-bad-lines "$WORK/prefixes.json") $(count '"Bad"') $(grep -c 'prefixes.json:' "$WORK/err")"
+perl -e 'srand(7); for (1 .. 2000) { print map({ chr(int(rand(256))) } 1 .. int(rand(300))), "\n" }' >"$WORK/random.bin"
+check "random bytes: skipped, no crash" "3" "$(run import --dsn "$DSN" --table Bad --skip-bad-lines "$WORK/random.bin")"
+check "random bytes without --skip-bad-lines: refused, no crash" "1" "$(run import --dsn "$DSN" --table Bad "$WORK/random.bin")"
+gzip -c "$WORK/random.bin" | head -c 20000 >"$WORK/random.gz"
+check "a gzip file cut short of random bytes: no crash" "1" "$(run import --dsn "$DSN" --table Bad "$WORK/random.gz")"
+{ echo '{"Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "d": '"$(printf '{"M": {"a": %.0s' $(seq 40))"'{"S": "deep"}'"$(printf '}}%.0s' $(seq 40))"'}}'
+  echo '{"Item": {"pk": {"S": "x"}, "sk": {"N": "2"}}, "Item": {"pk": {"S": "x"}, "sk": {"N": "3"}}}'
+  echo '{"Item": {"pk": {"S": "x"}, "sk": {"N": "99999999999999999999999999999999999999999"}}}'
+  echo '{"Item": {"pk": {"S": "\ud800"}, "sk": {"N": "1"}}}'
+  echo '{"Item": {"pk": {"S": "x\u0000y"}, "sk": {"N": "1"}}}'
+  echo '{"Item": {"pk": {"SS": ["x"]}, "sk": {"N": "1"}}}'
+  echo '{"Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "v": {"Q": "unknown type"}}}'
+  echo '{"Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "v": {"S": "a", "N": "1"}}}'
+  echo '{"Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "v": 12345678901234567890123}}'
+  echo '{"Item": {}}'
+  echo '{"Item": {"pk": {"S": "x"}, "sk": {"N": "1"}, "b": {"B": "***"}}}'
+} >"$WORK/odd.json"
+check "odd JSON (deep nesting, duplicates, bad numbers, surrogates, NUL, unknown types): each line refused" "3 11" \
+    "$(run import --dsn "$DSN" --table Bad --skip-bad-lines "$WORK/odd.json") $(grep -c 'odd.json:' "$WORK/err")"
+
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
+exit $status
