@@ -112,10 +112,11 @@ tables_allowed(PGconn *conn, const char *access_key_id, const char *body)
 	params[0] = access_key_id;
 	params[1] = names_text;
 	/* no table named (ListTables, say): a limited key may not */
-	res = PQexecParams(conn, "SELECT jsonb_array_length($2::jsonb) > 0 AND NOT EXISTS ("
-					   "SELECT FROM jsonb_array_elements_text($2::jsonb) n WHERE n <> ALL "
-					   "(SELECT unnest(tables) FROM ddb.access_keys WHERE access_key_id = $1))",
-					   2, NULL, params, NULL, NULL, 0);
+	res = pool_exec(conn, "tables_allowed",
+					"SELECT pg_catalog.jsonb_array_length($2::jsonb) > 0 AND NOT EXISTS ("
+					"SELECT FROM pg_catalog.jsonb_array_elements_text($2::jsonb) n WHERE n OPERATOR(pg_catalog.<>) ALL "
+					"(SELECT pg_catalog.unnest(tables) FROM ddb.access_keys WHERE access_key_id OPERATOR(pg_catalog.=) $1))",
+					2, params);
 	allowed = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	free(names_text);
@@ -153,7 +154,7 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 								 auth.type, auth.message);
 		}
 	}
-	res = PQexecParams(conn, "SELECT ddb.execute($1, $2::jsonb)::text", 2, NULL, params, NULL, NULL, 0);
+	res = pool_exec(conn, "execute", "SELECT ddb.execute($1, $2::jsonb)::text", 2, params);
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
 		result = respond(connection, MHD_HTTP_OK, PQgetvalue(res, 0, 0));
 	else

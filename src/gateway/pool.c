@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ConnPool
 {
@@ -76,6 +77,28 @@ pool_give(ConnPool *pool, PGconn *conn)
 	pool->idle[pool->nidle++] = conn;
 	pthread_cond_signal(&pool->available);
 	pthread_mutex_unlock(&pool->lock);
+}
+
+/*
+ * Runs a statement by name, preparing it when the connection does not know
+ * it (SQLSTATE 26000): the first time, and after PQreset, which forgets
+ * prepared statements.  Saves the parse and plan of every request.
+ */
+PGresult *
+pool_exec(PGconn *conn, const char *name, const char *sql, int nparams, const char *const *params)
+{
+	PGresult   *res = PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
+	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	PGresult   *prepared;
+
+	if (sqlstate == NULL || strcmp(sqlstate, "26000") != 0)
+		return res;
+	PQclear(res);
+	prepared = PQprepare(conn, name, sql, nparams, NULL);
+	if (PQresultStatus(prepared) != PGRES_COMMAND_OK)
+		return prepared;
+	PQclear(prepared);
+	return PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
 }
 
 /* Closes every connection. */

@@ -18,6 +18,12 @@ extern PGconn *pool_take(ConnPool *pool);
 /* Gives a connection back (reset first when it broke). */
 extern void pool_give(ConnPool *pool, PGconn *conn);
 
+/*
+ * Runs a statement by name with text parameters, preparing it on the
+ * connection the first time (and again after a reset lost it).
+ */
+extern PGresult *pool_exec(PGconn *conn, const char *name, const char *sql, int nparams, const char *const *params);
+
 /* Closes every connection. */
 extern void pool_close(ConnPool *pool);
 

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "sigv4.h"
+#include "pool.h"
 
 #include <ctype.h>
 #include <openssl/crypto.h>
@@ -185,8 +186,8 @@ parse_amz_date(const char *text)
 static PGresult *
 lookup_key(PGconn *conn, const char **params)
 {
-	return PQexecParams(conn, "SELECT secret_access_key, tables IS NULL FROM ddb.access_keys "
-						"WHERE access_key_id = $1 AND revoked_at IS NULL", 1, NULL, params, NULL, NULL, 0);
+	return pool_exec(conn, "lookup_key", "SELECT secret_access_key, tables IS NULL FROM ddb.access_keys "
+					 "WHERE access_key_id OPERATOR(pg_catalog.=) $1 AND revoked_at IS NULL", 1, params);
 }
 
 /* True when the signature was seen within the window; records it otherwise. */
