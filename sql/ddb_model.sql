@@ -273,6 +273,24 @@ CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.indexes
 CREATE FUNCTION ddb.gsi_maintain() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_gsi_maintain' LANGUAGE C;
 
+-- Empties the indexes of a table (argument: its DynamoDB name) when the
+-- table is truncated: TRUNCATE fires no row trigger, so without this the
+-- entries of the removed items would stay behind in every index.
+CREATE FUNCTION ddb.gsi_truncate() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT t.schema_name, i.relation_name
+             FROM ddb.tables t JOIN ddb.indexes i ON i.table_name OPERATOR(pg_catalog.=) t.table_name
+             WHERE t.table_name OPERATOR(pg_catalog.=) TG_ARGV[0] LOOP
+        EXECUTE format('TRUNCATE %I.%I', r.schema_name, r.relation_name);
+    END LOOP;
+    RETURN NULL;
+END $$;
+
 -- A relation name for a DynamoDB name: itself when it fits in 63 bytes,
 -- otherwise a prefix and a digest (DynamoDB names reach 255 characters).
 CREATE FUNCTION ddb.relation_name(name text) RETURNS name
@@ -530,6 +548,9 @@ BEGIN
                    AND tgname = 'ddb_gsi_maintain') THEN
         EXECUTE format('CREATE TRIGGER ddb_gsi_maintain AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
                        'FOR EACH ROW EXECUTE FUNCTION ddb.gsi_maintain(%L)', t.schema_name, t.relation_name,
+                       t.table_name);
+        EXECUTE format('CREATE TRIGGER ddb_gsi_truncate AFTER TRUNCATE ON %I.%I '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION ddb.gsi_truncate(%L)', t.schema_name, t.relation_name,
                        t.table_name);
     END IF;
     -- backfill: rewriting each item through the trigger indexes it
