@@ -35,7 +35,7 @@ arena_malloc(size_t size)
 static void
 arena_free(void *memory)
 {
-	if ((char *) memory >= block && (char *) memory < block + ARENA_SIZE)
+	if (block != NULL && (char *) memory >= block && (char *) memory < block + ARENA_SIZE)
 		return;
 	free(memory);
 }
