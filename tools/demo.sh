@@ -42,11 +42,25 @@ aws_demo query --table-name UserServiceTable --index-name GSI1 \
     --key-condition-expression "GSI1PK = :e" --expression-attribute-values '{":e": {"S": "EMAIL#jane.doe@example.com"}}' \
     --projection-expression "userId, email"
 
+# ddb-transfer: a table out in the format of DynamoDB's export to S3, and into a new table
+EXPORT_DIR="$CLUSTER_DIR/export-UserServiceTable"
+DEMO_DSN="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_demo"
+echo
+echo "==== ddb-transfer: UserServiceTable exported as DynamoDB exports to S3, then imported into a new table"
+"$ROOT/ddb-transfer" export --dsn "$DEMO_DSN" --table UserServiceTable --out "$EXPORT_DIR"
+cluster_psql -q -d ddb_demo -c "SELECT ddb.create_table('UserServiceImported', 'PK', 'S', 'SK', 'S')" >/dev/null
+"$ROOT/ddb-transfer" import --dsn "$DEMO_DSN" --table UserServiceImported "$EXPORT_DIR"
+cluster_psql -q -d ddb_demo -c "SELECT (SELECT count(*) FROM ddb.scan('UserServiceTable')) AS exported_items,
+    (SELECT count(*) FROM ddb.scan('UserServiceImported')) AS imported_items,
+    (SELECT array_agg(i ORDER BY i::text) FROM ddb.scan('UserServiceTable') i)
+    = (SELECT array_agg(i ORDER BY i::text) FROM ddb.scan('UserServiceImported') i) AS same_items"
+
 cat <<MSG
 
 The demo cluster is running, and ddb-gateway in front of it.
   connect:  psql -h $SOCKET_DIR -p $PGPORT_NUM -U postgres ddb_demo
   gateway:  AWS_ACCESS_KEY_ID=$KEY_ID AWS_SECRET_ACCESS_KEY=$KEY_SECRET AWS_DEFAULT_REGION=us-east-1 \\
               aws dynamodb list-tables --endpoint-url http://127.0.0.1:$GATEWAY_PORT
+  export:   ls $EXPORT_DIR   (ddb-transfer: docs/transfer.md)
   stop:     kill \$(cat $GATEWAY_PID_FILE); runuser -u postgres -- $PGBIN/pg_ctl -D $PGDATA_DIR stop
 MSG

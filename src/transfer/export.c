@@ -432,9 +432,9 @@ export_run(const ExportOptions *options)
 		&& write_manifests(&export, &table, start_time) == 0 ? TRANSFER_OK : TRANSFER_FAILED;
 	seconds = seconds_since(&started);
 	if (status == TRANSFER_OK)
-		printf("ddb-transfer: exported %ld items of %s to %s (%zu files) in %.1f s (%.0f items/s)\n",
-			   export.items, options->table, options->out_dir, json_array_size(export.manifest), seconds,
-			   seconds > 0 ? export.items / seconds : 0.0);
+		printf("ddb-transfer: exported %ld items of %s to %s (%zu file%s) in %.1f s (%.0f items/s)\n",
+			   export.items, options->table, options->out_dir, json_array_size(export.manifest),
+			   json_array_size(export.manifest) == 1 ? "" : "s", seconds, seconds > 0 ? export.items / seconds : 0.0);
 	else
 	{
 		if (export.file != NULL)

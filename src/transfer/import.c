@@ -683,8 +683,9 @@ import_run(const ImportOptions *options)
 	}
 	else
 	{
-		printf("ddb-transfer: loaded %ld items into %s from %d files in %.1f s (%.0f items/s)", import.loaded,
-			   options->table, import.nfiles, seconds, seconds > 0 ? import.loaded / seconds : 0.0);
+		printf("ddb-transfer: loaded %ld items into %s from %d file%s in %.1f s (%.0f items/s)", import.loaded,
+			   options->table, import.nfiles, import.nfiles == 1 ? "" : "s", seconds,
+			   seconds > 0 ? import.loaded / seconds : 0.0);
 		if (import.skipped > 0)
 			printf("; skipped %ld bad lines", import.skipped);
 		printf("\n");
