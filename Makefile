@@ -34,6 +34,7 @@ OBJS = \
 	src/api/capacity.o \
 	src/api/transactions.o \
 	src/api/legacy.o \
+	src/api/partiql.o \
 	src/api/item_ops.o \
 	src/api/item_sql.o \
 	src/api/execute.o

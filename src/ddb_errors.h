@@ -27,6 +27,8 @@
 #define ERRCODE_DDB_LIMIT_EXCEEDED MAKE_SQLSTATE('Y','D','0','0','9')
 /* AccessDeniedException: a resource ARN that names no table of this database. */
 #define ERRCODE_DDB_ACCESS_DENIED MAKE_SQLSTATE('Y','D','0','1','0')
+/* DuplicateItemException: a PartiQL INSERT of an item that exists. */
+#define ERRCODE_DDB_DUPLICATE_ITEM MAKE_SQLSTATE('Y','D','0','1','1')
 
 /* Raises a ValidationException with a formatted message. */
 #define ddb_validation_error(...) \

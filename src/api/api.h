@@ -193,4 +193,9 @@ extern Jsonb *api_scan(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);
 extern Jsonb *api_batch_get_item(Jsonb *request);
 
+/* PartiQL (partiql.c): statements rewritten into the operations above. */
+extern Jsonb *api_execute_statement(Jsonb *request);
+extern Jsonb *api_batch_execute_statement(Jsonb *request);
+extern Jsonb *api_execute_transaction(Jsonb *request);
+
 #endif							/* DDB_API_H */

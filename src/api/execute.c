@@ -49,6 +49,9 @@ static const struct
 	{"Scan", api_scan},
 	{"BatchWriteItem", api_batch_write_item},
 	{"BatchGetItem", api_batch_get_item},
+	{"ExecuteStatement", api_execute_statement},
+	{"BatchExecuteStatement", api_batch_execute_statement},
+	{"ExecuteTransaction", api_execute_transaction},
 };
 
 /* The operations served by SQL functions ddb.api_<snake_case name>. */
@@ -69,10 +72,6 @@ static const struct
 	{"UpdateTable", "ddb.api_update_table"},
 };
 
-/* DynamoDB actions this version does not serve yet (refused, not "unknown"). */
-static const char *const pending_operations[] = {
-	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
-};
 
 /* DynamoDB's __type for a SQLSTATE of class YD, or NULL for other errors. */
 static const char *
@@ -98,6 +97,8 @@ error_type(int sqlerrcode)
 		return "com.amazonaws.dynamodb.v20120810#LimitExceededException";
 	if (sqlerrcode == ERRCODE_DDB_ACCESS_DENIED)
 		return "com.amazon.coral.service#AccessDeniedException";
+	if (sqlerrcode == ERRCODE_DDB_DUPLICATE_ITEM)
+		return "com.amazonaws.dynamodb.v20120810#DuplicateItemException";
 	return NULL;
 }
 
@@ -143,7 +144,8 @@ dispatch(const char *operation, Jsonb *request)
 		if (strcmp(operation, item_operations[i].name) == 0)
 		{
 			/* the batch and transaction operations report ConsumedCapacity per table, in a list */
-			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0;
+			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0 ||
+				strcmp(operation, "ExecuteTransaction") == 0;
 
 			api_check_request_members(request);
 			api_capacity_start(request);
@@ -152,9 +154,6 @@ dispatch(const char *operation, Jsonb *request)
 	for (size_t i = 0; i < lengthof(table_operations); i++)
 		if (strcmp(operation, table_operations[i].name) == 0)
 			return run_sql_operation(table_operations[i].function, request);
-	for (size_t i = 0; i < lengthof(pending_operations); i++)
-		if (strcmp(operation, pending_operations[i]) == 0)
-			ddb_validation_error("%s is not supported yet by ddb_model", operation);
 	ereport(ERROR,
 			(errcode(ERRCODE_DDB_UNKNOWN_OPERATION),
 			 errmsg("An unknown operation was requested: %s", operation)));

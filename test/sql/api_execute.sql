@@ -144,7 +144,6 @@ SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'Orders', 'Item', 
 FROM (SELECT (repeat('{"L": [', 40) || '{"S": "x"}' || repeat(']}', 40))::jsonb AS nest) n;
 SELECT ddb.execute('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "deep"}, "sk": {"N": "1"}}}');
 SELECT ddb.execute('Frobnicate', '{}');
-SELECT ddb.execute('ExecuteTransaction', '{"TransactStatements": []}');
 SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"N": "1"}},
                                 "ExpressionAttributeValues": {":v": {"S": "x"}}}');
 SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
