@@ -54,7 +54,7 @@ installcheck: build-regress-dir
 build-regress-dir:
 	@mkdir -p build/regress
 
-ddb_model--$(EXTVERSION).sql: sql/ddb_model.sql $(sort $(wildcard sql/models/*.sql))
+ddb_model--$(EXTVERSION).sql: sql/ddb_model.sql sql/streams.sql $(sort $(wildcard sql/models/*.sql))
 	cat $^ > $@
 
 # ddb-gateway, the HTTP daemon (docs/gateway.md): its own binary.

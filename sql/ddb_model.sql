@@ -231,6 +231,8 @@ CREATE TABLE ddb.tables (
     billing_mode text NOT NULL DEFAULT 'PAY_PER_REQUEST' CHECK (billing_mode IN ('PAY_PER_REQUEST', 'PROVISIONED')),
     read_capacity integer NOT NULL DEFAULT 0,   -- ProvisionedThroughput, as declared (nothing is throttled)
     write_capacity integer NOT NULL DEFAULT 0,
+    stream_view_type text CHECK (stream_view_type IN ('NEW_IMAGE', 'OLD_IMAGE', 'NEW_AND_OLD_IMAGES', 'KEYS_ONLY')),
+    stream_label text,          -- the latest stream's label (sql/streams.sql); its view type is NULL once disabled
     created_at timestamptz NOT NULL DEFAULT now(),
     UNIQUE (schema_name, relation_name),
     CHECK (partitions >= 0)
@@ -619,6 +621,7 @@ BEGIN
         EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
     END LOOP;
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
     DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
 END $$;
 
@@ -914,7 +917,8 @@ BEGIN
         || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
            ELSE '{}'::jsonb END
         || CASE WHEN local_indexes IS NOT NULL THEN jsonb_build_object('LocalSecondaryIndexes', local_indexes)
-           ELSE '{}'::jsonb END;
+           ELSE '{}'::jsonb END
+        || ddb.stream_description(t);
 END $$;
 
 -- Reads a KeySchema: (hash attribute, range attribute or NULL), with DynamoDB's checks.
@@ -1044,6 +1048,10 @@ BEGIN
     PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode',
                                            CASE WHEN request ? 'ProvisionedThroughput' THEN 'PROVISIONED' ELSE 'PAY_PER_REQUEST' END),
                             request->'ProvisionedThroughput');
+    IF jsonb_typeof(request->'StreamSpecification'->'StreamEnabled') = 'boolean'
+       AND (request->'StreamSpecification'->>'StreamEnabled')::boolean THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
         gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
         projection := coalesce(g->'Projection', '{}');
@@ -1395,5 +1403,8 @@ BEGIN
             PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
         END IF;
     END LOOP;
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;

@@ -87,5 +87,32 @@ wait "$a_pid"
 check "a concurrent request under the same token answers as a retry" "{}" "$(cat "$WORK/token-b.out")"
 check "and the transaction is applied once" "1" "$(q -c "SELECT item->>'n' FROM public.\"Race\" WHERE pk = 'tok'")"
 
+# Streams number records at commit: A writes first and holds its transaction
+# open, B writes and commits, a reader takes what is there (B's record) and
+# keeps its NextShardIterator; once A commits, the reader must find A's
+# record after that iterator (numbered at write, it would lie behind it).
+q -c "SELECT ddb.execute('CreateTable', '{\"TableName\": \"Flow\", \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}],
+      \"AttributeDefinitions\": [{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}],
+      \"StreamSpecification\": {\"StreamEnabled\": true, \"StreamViewType\": \"KEYS_ONLY\"}}')" >/dev/null
+arn=$(q -c "SELECT ddb.execute('DescribeTable', '{\"TableName\": \"Flow\"}') -> 'Table' ->> 'LatestStreamArn'")
+shard=$(q -c "SELECT ddb.execute('DescribeStream', jsonb_build_object('StreamArn', '$arn')) -> 'StreamDescription' -> 'Shards' -> 0 ->> 'ShardId'")
+{
+    echo "BEGIN;"
+    echo "SELECT ddb.put_item('Flow', '{\"pk\": \"A\"}');"
+    echo "SELECT pg_sleep(1.5);"
+    echo "COMMIT;"
+} | q >"$WORK/stream-a.out" 2>&1 &
+a_pid=$!
+sleep 0.5
+q -c "SELECT ddb.put_item('Flow', '{\"pk\": \"B\"}')" >/dev/null
+first=$(q -c "SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', ddb.execute('GetShardIterator',
+              jsonb_build_object('StreamArn', '$arn', 'ShardId', '$shard', 'ShardIteratorType', 'TRIM_HORIZON')) ->> 'ShardIterator'))")
+wait "$a_pid"
+check "a reader sees the committed record, not the one still open" "B" \
+    "$(q -c "SELECT string_agg(r->'dynamodb'->'Keys'->'pk'->>'S', ',') FROM jsonb_array_elements('$first'::jsonb -> 'Records') r")"
+check "and finds the other after its iterator once it commits" "A" \
+    "$(q -c "SELECT string_agg(r->'dynamodb'->'Keys'->'pk'->>'S', ',') FROM jsonb_array_elements(ddb.execute('GetRecords',
+              jsonb_build_object('ShardIterator', '$first'::jsonb ->> 'NextShardIterator')) -> 'Records') r")"
+
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status

@@ -50,6 +50,11 @@ check "an unknown table is ResourceNotFoundException" "400 com.amazonaws.dynamod
     "$(call GetItem '{"TableName": "Nope", "Key": {"pk": {"S": "a"}}}') $(grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4)"
 check "a body that is not JSON is SerializationException" "400 com.amazon.coral.service#SerializationException" \
     "$(call GetItem 'not json') $(grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4)"
+check "DynamoDB Streams' operations are served (X-Amz-Target DynamoDBStreams_20120810)" '200 {"Streams": []}' \
+    "$(curl -s -o "$WORK/body" -w '%{http_code}' -X POST "$URL" -H 'X-Amz-Target: DynamoDBStreams_20120810.ListStreams' \
+        -H 'Content-Type: application/x-amz-json-1.0' --data-binary '{}') $(cat "$WORK/body")"
+check "PartiQL is served" '200 {"Items": [{"n": {"N": "1"}}]}' \
+    "$(call ExecuteStatement '{"Statement": "SELECT n FROM \"Gateway\" WHERE pk = ?", "Parameters": [{"S": "a"}]}') $(cat "$WORK/body")"
 check "a request without X-Amz-Target is refused" "400" \
     "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL" --data-binary '{}')"
 check "a body over 16 MB is refused before it is read" "413" \

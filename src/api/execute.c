@@ -70,6 +70,10 @@ static const struct
 	{"UntagResource", "ddb.api_untag_resource"},
 	{"ListTagsOfResource", "ddb.api_list_tags_of_resource"},
 	{"UpdateTable", "ddb.api_update_table"},
+	{"ListStreams", "ddb.api_list_streams"},
+	{"DescribeStream", "ddb.api_describe_stream"},
+	{"GetShardIterator", "ddb.api_get_shard_iterator"},
+	{"GetRecords", "ddb.api_get_records"},
 };
 
 

@@ -18,6 +18,7 @@
 #include "sigv4.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
+#define STREAMS_TARGET_PREFIX "DynamoDBStreams_20120810."
 
 int			gateway_require_auth = 1;
 
@@ -186,6 +187,7 @@ gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, co
 {
 	RequestBody *body = *request_state;
 	const char *target;
+	const char *operation;
 	const char *length;
 
 	if (body == NULL)
@@ -230,14 +232,19 @@ gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, co
 		return respond_error(connection, MHD_HTTP_CONTENT_TOO_LARGE,
 							 "com.amazon.coral.validate#ValidationException", "Request size exceeds 16777216 bytes");
 	target = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "X-Amz-Target");
-	if (target == NULL || strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) != 0)
+	/* DynamoDB's operations, and DynamoDB Streams' (ListStreams, GetRecords, ...) */
+	if (target != NULL && strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) == 0)
+		operation = target + strlen(TARGET_PREFIX);
+	else if (target != NULL && strncmp(target, STREAMS_TARGET_PREFIX, strlen(STREAMS_TARGET_PREFIX)) == 0)
+		operation = target + strlen(STREAMS_TARGET_PREFIX);
+	else
 		return respond_error(connection, MHD_HTTP_BAD_REQUEST, "com.amazon.coral.service#UnknownOperationException",
-							 "X-Amz-Target must name a DynamoDB_20120810 operation");
+							 "X-Amz-Target must name a DynamoDB_20120810 or DynamoDBStreams_20120810 operation");
 	if (body->data == NULL)
 		body->data = strdup("{}");
 	else
 		body->data[body->len] = '\0';
-	return execute(connection, (ConnPool *) cls, url, target + strlen(TARGET_PREFIX), body->data, body->len);
+	return execute(connection, (ConnPool *) cls, url, operation, body->data, body->len);
 }
 
 /* The MHD completion callback: frees a request's state. */

@@ -1,0 +1,349 @@
+-- ---------------------------------------------------------------------------
+-- DynamoDB Streams (docs/streams.md): a table's item changes as stream
+-- records, read with ListStreams, DescribeStream, GetShardIterator and
+-- GetRecords.
+--
+-- A table with a stream carries the constraint trigger ddb_stream, deferred
+-- to commit: a change rolled back leaves no record, and a committed one is
+-- numbered at commit under the stream's lock, so sequence numbers follow
+-- commit order and a reader (who takes the lock shared) never passes a
+-- record that is still to come.  One shard per stream; records are kept 24
+-- hours (ddb.trim_stream_records removes older ones).
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE ddb.stream_records (
+    table_name text NOT NULL,
+    stream_label text NOT NULL,
+    sequence_number bigint NOT NULL,
+    event_name text NOT NULL CHECK (event_name IN ('INSERT', 'MODIFY', 'REMOVE')),
+    keys jsonb NOT NULL,            -- DynamoDB JSON
+    new_image jsonb,
+    old_image jsonb,
+    size_bytes integer NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_name, stream_label, sequence_number)
+);
+COMMENT ON TABLE ddb.stream_records IS 'DynamoDB Streams: the item changes of tables with a stream, 24 hours of them';
+CREATE SEQUENCE ddb.stream_sequence;
+
+-- Takes the advisory lock of a table's stream until the end of the transaction:
+-- exclusive for a writer numbering its records, shared for a reader.  The
+-- two-key form, with a first key of its own, keeps clear of other users of
+-- advisory locks.
+CREATE FUNCTION ddb.lock_stream(table_name text, shared boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF shared THEN
+        PERFORM pg_advisory_xact_lock_shared(1685283443, hashtext(table_name));
+    ELSE
+        PERFORM pg_advisory_xact_lock(1685283443, hashtext(table_name));
+    END IF;
+END $$;
+
+-- A stream's ARN: the table's, /stream/, its label.
+CREATE FUNCTION ddb.stream_arn(table_name text, label text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN 'arn:aws:dynamodb:ddb-model:000000000000:table/' || table_name || '/stream/' || label;
+
+-- The one shard of a stream.
+CREATE FUNCTION ddb.stream_shard_id(label text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN 'shardId-00000001-' || translate(label, '-:.T', '');
+
+-- A sequence number as DynamoDB prints them: 21 digits.
+CREATE FUNCTION ddb.stream_sequence_text(n bigint) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN lpad(n::text, 21, '0');
+
+-- Records an item change of a table with a stream (the deferred trigger ddb_stream; argument: the table's DynamoDB name).
+CREATE FUNCTION ddb.stream_capture() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    source jsonb := CASE WHEN TG_OP = 'DELETE' THEN OLD.item ELSE NEW.item END;
+    keys jsonb;
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = TG_ARGV[0];
+    IF NOT FOUND OR t.stream_view_type IS NULL THEN
+        RETURN NULL;
+    END IF;
+    -- a write that leaves the item as it was is no change
+    IF TG_OP = 'UPDATE' AND OLD.item = NEW.item THEN
+        RETURN NULL;
+    END IF;
+    keys := jsonb_build_object(t.hash_key, source->t.hash_key);
+    IF t.range_key IS NOT NULL THEN
+        keys := keys || jsonb_build_object(t.range_key, source->t.range_key);
+    END IF;
+    PERFORM ddb.lock_stream(t.table_name, false);
+    INSERT INTO ddb.stream_records (table_name, stream_label, sequence_number, event_name, keys, new_image, old_image,
+                                    size_bytes)
+    VALUES (t.table_name, t.stream_label, nextval('ddb.stream_sequence'),
+            CASE TG_OP WHEN 'INSERT' THEN 'INSERT' WHEN 'UPDATE' THEN 'MODIFY' ELSE 'REMOVE' END,
+            ddb.to_dynamodb(keys),
+            CASE WHEN TG_OP <> 'DELETE' AND t.stream_view_type IN ('NEW_IMAGE', 'NEW_AND_OLD_IMAGES')
+                 THEN ddb.to_dynamodb(NEW.item) END,
+            CASE WHEN TG_OP <> 'INSERT' AND t.stream_view_type IN ('OLD_IMAGE', 'NEW_AND_OLD_IMAGES')
+                 THEN ddb.to_dynamodb(OLD.item) END,
+            CASE WHEN TG_OP <> 'DELETE' THEN NEW.item_size ELSE 0 END
+            + CASE WHEN TG_OP <> 'INSERT' THEN OLD.item_size ELSE 0 END);
+    RETURN NULL;
+END $$;
+
+-- Enables or disables a table's stream from a StreamSpecification (CreateTable, UpdateTable).
+CREATE FUNCTION ddb.set_stream(table_name text, spec jsonb) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    enabled boolean;
+    view_type text := spec->>'StreamViewType';
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = set_stream.table_name FOR UPDATE;
+    IF jsonb_typeof(spec) IS DISTINCT FROM 'object' OR jsonb_typeof(spec->'StreamEnabled') IS DISTINCT FROM 'boolean' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''streamSpecification.streamEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    enabled := (spec->>'StreamEnabled')::boolean;
+    IF view_type IS NOT NULL AND view_type NOT IN ('NEW_IMAGE', 'OLD_IMAGE', 'NEW_AND_OLD_IMAGES', 'KEYS_ONLY') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''streamSpecification.streamViewType'' failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]',
+            view_type));
+    END IF;
+    IF enabled AND view_type IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: You must specify a StreamViewType when enabling a stream');
+    END IF;
+    IF NOT enabled AND view_type IS NOT NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: You cannot modify StreamViewType when disabling a stream');
+    END IF;
+    IF enabled AND t.stream_view_type IS NOT NULL THEN
+        PERFORM ddb.validation_error(format('Table already has an enabled stream: %s', ddb.stream_arn(t.table_name, t.stream_label)));
+    END IF;
+    IF NOT enabled AND t.stream_view_type IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: The stream is already disabled');
+    END IF;
+    IF enabled THEN
+        -- a new stream: a new label, so its records are apart from an earlier stream's
+        UPDATE ddb.tables SET stream_view_type = view_type,
+                              stream_label = to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS')
+        WHERE tables.table_name = t.table_name;
+        IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = format('%I.%I', t.schema_name, t.relation_name)::regclass
+                       AND tgname = 'ddb_stream') THEN
+            EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_stream AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
+                           'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.stream_capture(%L)',
+                           t.schema_name, t.relation_name, t.table_name);
+        END IF;
+    ELSE
+        UPDATE ddb.tables SET stream_view_type = NULL WHERE tables.table_name = t.table_name;
+    END IF;
+END $$;
+
+-- The stream members of a DescribeTable: StreamSpecification, LatestStreamArn, LatestStreamLabel.
+CREATE FUNCTION ddb.stream_description(t ddb.tables) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN t.stream_view_type IS NOT NULL
+            THEN jsonb_build_object('StreamSpecification',
+                                    jsonb_build_object('StreamEnabled', true, 'StreamViewType', t.stream_view_type))
+            ELSE '{}'::jsonb END
+       || CASE WHEN t.stream_label IS NOT NULL
+               THEN jsonb_build_object('LatestStreamArn', ddb.stream_arn(t.table_name, t.stream_label),
+                                       'LatestStreamLabel', t.stream_label)
+               ELSE '{}'::jsonb END;
+
+-- The table of a stream ARN; ResourceNotFoundException when it names no stream.
+CREATE FUNCTION ddb.stream_table(arn text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    IF arn IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''streamArn'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    SELECT * INTO t FROM ddb.tables
+    WHERE stream_label IS NOT NULL AND ddb.stream_arn(tables.table_name, stream_label) = arn;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = format('Requested resource not found: Stream: %s not found', arn);
+    END IF;
+    RETURN t;
+END $$;
+
+-- ListStreams: the streams of every table, or of one (TableName), in ARN order.
+CREATE FUNCTION ddb.api_list_streams(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page_size integer := coalesce((request->>'Limit')::integer, 100);
+    streams jsonb;
+    last_arn text;
+BEGIN
+    IF page_size NOT BETWEEN 1 AND 100 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value between 1 and 100', page_size));
+    END IF;
+    IF request ? 'TableName' AND NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = request->>'TableName') THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = format('Requested resource not found: Table: %s not found', request->>'TableName');
+    END IF;
+    SELECT jsonb_agg(jsonb_build_object('StreamArn', arn, 'TableName', table_name, 'StreamLabel', stream_label) ORDER BY arn),
+           CASE WHEN count(*) = page_size THEN max(arn) END
+    INTO streams, last_arn
+    FROM (SELECT ddb.stream_arn(table_name, stream_label) AS arn, table_name, stream_label
+          FROM ddb.tables
+          WHERE stream_label IS NOT NULL
+            AND (NOT request ? 'TableName' OR table_name = request->>'TableName')
+            AND ddb.stream_arn(table_name, stream_label) > coalesce(request->>'ExclusiveStartStreamArn', '')
+          ORDER BY 1 LIMIT page_size) s;
+    RETURN jsonb_build_object('Streams', coalesce(streams, '[]'))
+        || CASE WHEN last_arn IS NOT NULL THEN jsonb_build_object('LastEvaluatedStreamArn', last_arn) ELSE '{}' END;
+END $$;
+
+-- DescribeStream: the stream, its status and its one shard.
+CREATE FUNCTION ddb.api_describe_stream(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.stream_table(request->>'StreamArn');
+    first_sequence bigint;
+BEGIN
+    SELECT min(sequence_number) INTO first_sequence FROM ddb.stream_records r
+    WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label AND r.created_at > now() - interval '24 hours';
+    RETURN jsonb_build_object('StreamDescription', jsonb_build_object(
+        'StreamArn', ddb.stream_arn(t.table_name, t.stream_label),
+        'StreamLabel', t.stream_label,
+        'StreamStatus', CASE WHEN t.stream_view_type IS NOT NULL THEN 'ENABLED' ELSE 'DISABLED' END,
+        'StreamViewType', coalesce(t.stream_view_type, 'KEYS_ONLY'),
+        'CreationRequestDateTime', extract(epoch FROM (t.stream_label || 'Z')::timestamptz),
+        'TableName', t.table_name,
+        'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', t.hash_key, 'KeyType', 'HASH'))
+                     || CASE WHEN t.range_key IS NOT NULL THEN jsonb_build_array(
+                            jsonb_build_object('AttributeName', t.range_key, 'KeyType', 'RANGE'))
+                        ELSE '[]'::jsonb END,
+        'Shards', jsonb_build_array(jsonb_build_object(
+            'ShardId', ddb.stream_shard_id(t.stream_label),
+            'SequenceNumberRange', jsonb_build_object(
+                'StartingSequenceNumber', ddb.stream_sequence_text(coalesce(first_sequence, 1)))))));
+END $$;
+
+-- A shard iterator: where a reader is in a stream, as an opaque string.
+CREATE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN translate(encode(convert_to(jsonb_build_array(table_name, label, after_sequence)::text, 'UTF8'), 'base64'),
+                 E'\n', '');
+
+-- GetShardIterator: TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER.
+CREATE FUNCTION ddb.api_get_shard_iterator(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.stream_table(request->>'StreamArn');
+    kind text := request->>'ShardIteratorType';
+    after_sequence bigint;
+BEGIN
+    IF request->>'ShardId' IS DISTINCT FROM ddb.stream_shard_id(t.stream_label) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = format('Requested resource not found: Shard does not exist: %s', request->>'ShardId');
+    END IF;
+    IF kind IS NULL OR kind NOT IN ('TRIM_HORIZON', 'LATEST', 'AT_SEQUENCE_NUMBER', 'AFTER_SEQUENCE_NUMBER') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''shardIteratorType'' failed to satisfy constraint: Member must satisfy enum value set: [TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER]',
+            kind));
+    END IF;
+    IF kind IN ('AT_SEQUENCE_NUMBER', 'AFTER_SEQUENCE_NUMBER') THEN
+        IF request->>'SequenceNumber' IS NULL OR request->>'SequenceNumber' !~ '^[0-9]{1,21}$' THEN
+            PERFORM ddb.validation_error('Invalid SequenceNumber for ShardIteratorType ' || kind);
+        END IF;
+        after_sequence := (request->>'SequenceNumber')::numeric - CASE WHEN kind = 'AT_SEQUENCE_NUMBER' THEN 1 ELSE 0 END;
+    ELSIF kind = 'LATEST' THEN
+        -- after every record committed so far
+        PERFORM ddb.lock_stream(t.table_name, true);
+        SELECT coalesce(max(sequence_number), 0) INTO after_sequence FROM ddb.stream_records r
+        WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label;
+    ELSE
+        after_sequence := 0;
+    END IF;
+    RETURN jsonb_build_object('ShardIterator', ddb.stream_iterator(t.table_name, t.stream_label, after_sequence));
+END $$;
+
+-- GetRecords: the records after a shard iterator, in commit order, and the iterator after them.
+CREATE FUNCTION ddb.api_get_records(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    position jsonb;
+    t ddb.tables;
+    page_size integer := coalesce((request->>'Limit')::integer, 1000);
+    records jsonb;
+    last_sequence bigint;
+BEGIN
+    IF request->>'ShardIterator' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF page_size NOT BETWEEN 1 AND 1000 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value between 1 and 1000', page_size));
+    END IF;
+    BEGIN
+        position := convert_from(decode(request->>'ShardIterator', 'base64'), 'UTF8')::jsonb;
+        IF jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3 THEN
+            RAISE EXCEPTION 'not an iterator';
+        END IF;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM ddb.validation_error('Invalid ShardIterator');
+    END;
+    SELECT * INTO t FROM ddb.tables WHERE table_name = position->>0 AND stream_label = position->>1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
+    END IF;
+    -- wait for writers of the stream that are committing: no record is numbered behind the reader
+    PERFORM ddb.lock_stream(t.table_name, true);
+    SELECT jsonb_agg(jsonb_build_object(
+               'eventID', md5(r.table_name || r.stream_label || r.sequence_number),
+               'eventName', r.event_name,
+               'eventVersion', '1.1',
+               'eventSource', 'aws:dynamodb',
+               'awsRegion', 'ddb-model',
+               'dynamodb', jsonb_strip_nulls(jsonb_build_object(
+                   'ApproximateCreationDateTime', floor(extract(epoch FROM r.created_at)),
+                   'Keys', r.keys,
+                   'NewImage', r.new_image,
+                   'OldImage', r.old_image,
+                   'SequenceNumber', ddb.stream_sequence_text(r.sequence_number),
+                   'SizeBytes', r.size_bytes,
+                   'StreamViewType', coalesce(t.stream_view_type, 'KEYS_ONLY'))))
+               ORDER BY r.sequence_number),
+           max(r.sequence_number)
+    INTO records, last_sequence
+    FROM (SELECT * FROM ddb.stream_records r
+          WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label
+            AND r.sequence_number > (position->>2)::bigint AND r.created_at > now() - interval '24 hours'
+          ORDER BY r.sequence_number LIMIT page_size) r;
+    RETURN jsonb_build_object('Records', coalesce(records, '[]'))
+        || CASE WHEN t.stream_view_type IS NOT NULL OR records IS NOT NULL
+                THEN jsonb_build_object('NextShardIterator',
+                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, (position->>2)::bigint)))
+                ELSE '{}'::jsonb END;
+END $$;
+
+-- Removes stream records older than 24 hours (DynamoDB's retention); schedule it like ddb.expire.
+CREATE FUNCTION ddb.trim_stream_records() RETURNS bigint
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    WITH gone AS (DELETE FROM ddb.stream_records WHERE created_at <= now() - interval '24 hours' RETURNING 1)
+    SELECT count(*) FROM gone;
+END;
