@@ -1084,20 +1084,41 @@ BEGIN
     RETURN jsonb_build_object('Table', ddb.describe_table(request->>'TableName'));
 END $$;
 
+-- A request's Limit: default_value when absent, else an integer from 1 to max_value (DynamoDB's message otherwise).
+CREATE FUNCTION ddb.request_limit(request jsonb, max_value integer, default_value integer) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    given text := request->>'Limit';
+BEGIN
+    IF given IS NULL THEN
+        RETURN default_value;
+    END IF;
+    IF jsonb_typeof(request->'Limit') <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for Limit: expected a number';
+    END IF;
+    IF given !~ '^-?[0-9]{1,18}$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for Limit: expected an integer';
+    END IF;
+    IF given::bigint NOT BETWEEN 1 AND max_value THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value %s',
+            given, CASE WHEN given::bigint < 1 THEN 'greater than or equal to 1'
+                        ELSE 'less than or equal to ' || max_value END));
+    END IF;
+    RETURN given::integer;
+END $$;
+
 -- ListTables: names in order, paged by Limit and ExclusiveStartTableName.
 CREATE FUNCTION ddb.api_list_tables(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    page_size int := coalesce((request->>'Limit')::int, 100);
+    page_size int := ddb.request_limit(request, 100, 100);
     names text[];
 BEGIN
-    IF page_size NOT BETWEEN 1 AND 100 THEN
-        PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value %s',
-            page_size, CASE WHEN page_size < 1 THEN 'greater than or equal to 1' ELSE 'less than or equal to 100' END));
-    END IF;
     SELECT array_agg(table_name ORDER BY table_name COLLATE "C") INTO names
     FROM (SELECT table_name FROM ddb.tables
           WHERE request->>'ExclusiveStartTableName' IS NULL

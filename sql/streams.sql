@@ -183,14 +183,10 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    page_size integer := coalesce((request->>'Limit')::integer, 100);
+    page_size integer := ddb.request_limit(request, 100, 100);
     streams jsonb;
     last_arn text;
 BEGIN
-    IF page_size NOT BETWEEN 1 AND 100 THEN
-        PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value between 1 and 100', page_size));
-    END IF;
     IF request ? 'TableName' AND NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = request->>'TableName') THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004',
             MESSAGE = format('Requested resource not found: Table: %s not found', request->>'TableName');
@@ -263,7 +259,8 @@ BEGIN
             kind));
     END IF;
     IF kind IN ('AT_SEQUENCE_NUMBER', 'AFTER_SEQUENCE_NUMBER') THEN
-        IF request->>'SequenceNumber' IS NULL OR request->>'SequenceNumber' !~ '^[0-9]{1,21}$' THEN
+        IF request->>'SequenceNumber' IS NULL OR request->>'SequenceNumber' !~ '^[0-9]{1,21}$'
+           OR (request->>'SequenceNumber')::numeric NOT BETWEEN 1 AND 9223372036854775807 THEN
             PERFORM ddb.validation_error('Invalid SequenceNumber for ShardIteratorType ' || kind);
         END IF;
         after_sequence := (request->>'SequenceNumber')::numeric - CASE WHEN kind = 'AT_SEQUENCE_NUMBER' THEN 1 ELSE 0 END;
@@ -286,20 +283,17 @@ AS $$
 DECLARE
     position jsonb;
     t ddb.tables;
-    page_size integer := coalesce((request->>'Limit')::integer, 1000);
+    page_size integer := ddb.request_limit(request, 1000, 1000);
     records jsonb;
     last_sequence bigint;
 BEGIN
     IF request->>'ShardIterator' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
     END IF;
-    IF page_size NOT BETWEEN 1 AND 1000 THEN
-        PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value between 1 and 1000', page_size));
-    END IF;
     BEGIN
         position := convert_from(decode(request->>'ShardIterator', 'base64'), 'UTF8')::jsonb;
-        IF jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3 THEN
+        IF jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3
+           OR jsonb_typeof(position->2) <> 'number' OR (position->>2) !~ '^[0-9]{1,18}$' THEN
             RAISE EXCEPTION 'not an iterator';
         END IF;
     EXCEPTION WHEN OTHERS THEN

@@ -109,6 +109,23 @@ SELECT ddb.execute('GetRecords', '{"ShardIterator": "not an iterator"}');
 SELECT ddb.execute('GetRecords', '{"ShardIterator": "WyJOb3BlIiwgIngiLCAwXQ=="}');
 SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', iterator('Feed'), 'Limit', 0));
 SELECT ddb.execute('ListStreams', '{"TableName": "Nope"}');
+SELECT ddb.execute('ListStreams', '{"Limit": "2"}');
+SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', iterator('Feed'), 'Limit', 1.5));
+-- iterators that decode but do not hold a position
+DO $$
+DECLARE
+  p jsonb;
+BEGIN
+  FOREACH p IN ARRAY ARRAY['"x"', '-5', '1.5', '1e30', 'null']::jsonb[] LOOP
+    BEGIN
+      PERFORM ddb.execute('GetRecords', jsonb_build_object('ShardIterator',
+        translate(encode(convert_to(jsonb_build_array('Feed', (SELECT stream_label FROM ddb.tables WHERE table_name = 'Feed'), p)::text,
+                                    'UTF8'), 'base64'), E'\n', '')));
+    EXCEPTION WHEN OTHERS THEN
+      RAISE NOTICE '%: % %', p, SQLSTATE, SQLERRM;
+    END;
+  END LOOP;
+END $$;
 
 -- Retention and DeleteTable
 SELECT ddb.trim_stream_records() AS trimmed_now;
