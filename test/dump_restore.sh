@@ -23,6 +23,7 @@ SELECT ddb.create_index('Plain', 'ByOwner', 'owner', 'S', 'sk', 'N');
 SELECT ddb.create_table('Sharded', 'pk', 'B', schema_name => 'app', partitions => 4);
 SELECT ddb.create_index('Sharded', 'ByTag', 'tag', 'S', projection_type => 'KEYS_ONLY');
 SELECT ddb.update_time_to_live('Plain', 'ttl');
+SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "KEYS_ONLY"}}');
 SELECT ddb.put_item('Plain', jsonb_build_object('pk', 'U' || (i % 50), 'sk', i, 'owner', 'o' || (i % 7),
                     'ttl', extract(epoch FROM now())::bigint + 3600, 'tags', '{"$SS": ["a", "b"]}'::jsonb,
                     'blob', '{"$B": "AAEC"}'::jsonb, 'n', i / 3.0))
@@ -55,6 +56,10 @@ pg_dump -Fc -d ddb_dump_src -f "$WORK/src.dump"
 pg_restore -d ddb_dump_dst "$WORK/src.dump" 2>"$WORK/restore.log"
 check "pg_restore without errors" "" "$(grep -v '^$' "$WORK/restore.log" | head -3)"
 check "every item and GSI entry restored" "$before" "$(fingerprint ddb_dump_dst)"
+q -d ddb_dump_dst -c "SELECT ddb.put_item('Plain', '{\"pk\": \"new\", \"sk\": 1}')" >/dev/null
+check "a table's stream is restored: its setting, and a trigger that records the next change (not the restored items)" "KEYS_ONLY 1" \
+    "$(q -d ddb_dump_dst -c "SELECT (ddb.execute('DescribeTable', '{\"TableName\": \"Plain\"}') -> 'Table' -> 'StreamSpecification' ->> 'StreamViewType')
+                                || ' ' || (SELECT count(*) FROM ddb.stream_records WHERE table_name = 'Plain')")"
 catalog() {  # the catalog rows of a database
     q -d "$1" -c "SELECT string_agg(table_name || coalesce('/' || model, ''), ' ' ORDER BY table_name) || ' '
                          || (SELECT string_agg(table_name || '.' || index_name, ' ' ORDER BY table_name, index_name) FROM ddb.indexes)
