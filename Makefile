@@ -23,6 +23,7 @@ OBJS = \
 	src/table/gsi_trigger.o \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
+	src/table/stream_capture.o \
 	src/expr/reserved_words.o \
 	src/expr/expr_parse.o \
 	src/expr/expr_eval.o \
@@ -48,6 +49,10 @@ REGRESS_OPTS = --inputdir=test --outputdir=build/regress --load-extension=ddb_mo
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies: every object is rebuilt when any header
+# changes (a struct changed under a stale object is memory corruption).
+$(OBJS): $(wildcard src/*.h src/*/*.h)
 
 installcheck: build-regress-dir
 .PHONY: build-regress-dir
