@@ -43,7 +43,8 @@ BEGIN
             ELSE jsonb_build_object('StreamSpecification', jsonb_build_object('StreamEnabled', true, 'StreamViewType', view_type)) END);
 END $$;
 SELECT bench_table('NoStream', NULL), bench_table('KeysOnly', 'KEYS_ONLY'), bench_table('Images', 'NEW_AND_OLD_IMAGES');
-CREATE FUNCTION natural_item(i bigint, v int) RETURNS jsonb LANGUAGE sql IMMUTABLE RETURN
+-- STABLE as its body is (jsonb_build_object): marked IMMUTABLE it would not be inlined, and would be planned on every call
+CREATE FUNCTION natural_item(i bigint, v int) RETURNS jsonb LANGUAGE sql STABLE RETURN
     jsonb_build_object('PK', 'USER#' || i, 'SK', 'PROFILE', 'version', v, 'name', md5(i::text),
                        'email', 'user' || i || '@example.com', 'createdAt', '2026-03-17T10:30:00.000Z');
 SELECT count(ddb.put_item(t, natural_item(i, 1))) FROM generate_series(0, :items - 1) i,

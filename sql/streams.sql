@@ -26,21 +26,15 @@ CREATE TABLE ddb.stream_records (
 COMMENT ON TABLE ddb.stream_records IS 'DynamoDB Streams: the item changes of tables with a stream, 24 hours of them';
 CREATE SEQUENCE ddb.stream_sequence;
 
--- Takes the advisory lock of a table's stream until the end of the transaction:
--- exclusive for a writer numbering its records, shared for a reader.  The
+-- Takes the advisory lock of a table's stream shared until the end of the
+-- transaction, for a reader: writers take it exclusive at commit in
+-- ddb.stream_capture (src/table/stream_capture.c, the same two keys).  The
 -- two-key form, with a first key of its own, keeps clear of other users of
 -- advisory locks.
-CREATE FUNCTION ddb.lock_stream(table_name text, shared boolean) RETURNS void
-LANGUAGE plpgsql
+CREATE FUNCTION ddb.lock_stream_shared(table_name text) RETURNS void
+LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF shared THEN
-        PERFORM pg_advisory_xact_lock_shared(1685283443, hashtext(table_name));
-    ELSE
-        PERFORM pg_advisory_xact_lock(1685283443, hashtext(table_name));
-    END IF;
-END $$;
+RETURN pg_advisory_xact_lock_shared(1685283443, hashtext(table_name));
 
 -- A stream's ARN: the table's, /stream/, its label.
 CREATE FUNCTION ddb.stream_arn(table_name text, label text) RETURNS text
@@ -60,42 +54,10 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN lpad(n::text, 21, '0');
 
--- Records an item change of a table with a stream (the deferred trigger ddb_stream; argument: the table's DynamoDB name).
+-- Records an item change of a table with a stream: the deferred trigger
+-- ddb_stream (argument: the table's DynamoDB name), in C (src/table/stream_capture.c).
 CREATE FUNCTION ddb.stream_capture() RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables;
-    source jsonb := CASE WHEN TG_OP = 'DELETE' THEN OLD.item ELSE NEW.item END;
-    keys jsonb;
-BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = TG_ARGV[0];
-    IF NOT FOUND OR t.stream_view_type IS NULL THEN
-        RETURN NULL;
-    END IF;
-    -- a write that leaves the item as it was is no change
-    IF TG_OP = 'UPDATE' AND OLD.item = NEW.item THEN
-        RETURN NULL;
-    END IF;
-    keys := jsonb_build_object(t.hash_key, source->t.hash_key);
-    IF t.range_key IS NOT NULL THEN
-        keys := keys || jsonb_build_object(t.range_key, source->t.range_key);
-    END IF;
-    PERFORM ddb.lock_stream(t.table_name, false);
-    INSERT INTO ddb.stream_records (table_name, stream_label, sequence_number, event_name, keys, new_image, old_image,
-                                    size_bytes)
-    VALUES (t.table_name, t.stream_label, nextval('ddb.stream_sequence'),
-            CASE TG_OP WHEN 'INSERT' THEN 'INSERT' WHEN 'UPDATE' THEN 'MODIFY' ELSE 'REMOVE' END,
-            ddb.to_dynamodb(keys),
-            CASE WHEN TG_OP <> 'DELETE' AND t.stream_view_type IN ('NEW_IMAGE', 'NEW_AND_OLD_IMAGES')
-                 THEN ddb.to_dynamodb(NEW.item) END,
-            CASE WHEN TG_OP <> 'INSERT' AND t.stream_view_type IN ('OLD_IMAGE', 'NEW_AND_OLD_IMAGES')
-                 THEN ddb.to_dynamodb(OLD.item) END,
-            CASE WHEN TG_OP <> 'DELETE' THEN NEW.item_size ELSE 0 END
-            + CASE WHEN TG_OP <> 'INSERT' THEN OLD.item_size ELSE 0 END);
-    RETURN NULL;
-END $$;
+    AS 'MODULE_PATHNAME', 'ddb_stream_capture' LANGUAGE C;
 
 -- Enables or disables a table's stream from a StreamSpecification (CreateTable, UpdateTable).
 CREATE FUNCTION ddb.set_stream(table_name text, spec jsonb) RETURNS void
@@ -266,7 +228,7 @@ BEGIN
         after_sequence := (request->>'SequenceNumber')::numeric - CASE WHEN kind = 'AT_SEQUENCE_NUMBER' THEN 1 ELSE 0 END;
     ELSIF kind = 'LATEST' THEN
         -- after every record committed so far
-        PERFORM ddb.lock_stream(t.table_name, true);
+        PERFORM ddb.lock_stream_shared(t.table_name);
         SELECT coalesce(max(sequence_number), 0) INTO after_sequence FROM ddb.stream_records r
         WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label;
     ELSE
@@ -304,7 +266,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
     END IF;
     -- wait for writers of the stream that are committing: no record is numbered behind the reader
-    PERFORM ddb.lock_stream(t.table_name, true);
+    PERFORM ddb.lock_stream_shared(t.table_name);
     SELECT jsonb_agg(jsonb_build_object(
                'eventID', md5(r.table_name || r.stream_label || r.sequence_number),
                'eventName', r.event_name,

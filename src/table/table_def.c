@@ -195,7 +195,8 @@ load_def(const char *table_name)
 	SPI_connect();
 	catalog_query("SELECT schema_name, relation_name, hash_key, range_key, "
 				  "attribute_types OPERATOR(pg_catalog.->>) hash_key, "
-				  "attribute_types OPERATOR(pg_catalog.->>) range_key, partitions, ttl_attribute "
+				  "attribute_types OPERATOR(pg_catalog.->>) range_key, partitions, ttl_attribute, "
+				  "stream_view_type, stream_label "
 				  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", args);
 	if (SPI_processed == 0)
 	{
@@ -216,6 +217,8 @@ load_def(const char *table_name)
 	def->keys.range_type = def->keys.range_key ? spi_key_type(0, 6, cxt) : 0;
 	def->partitions = atoi(spi_string(0, 7, cxt));
 	def->ttl_attribute = spi_string(0, 8, cxt);
+	def->stream_view_type = spi_string(0, 9, cxt);
+	def->stream_label = spi_string(0, 10, cxt);
 	def->relid = relation_oid(def->schema_name, def->relation_name);
 
 	catalog_query("SELECT i.index_name, i.relation_name, i.hash_key, i.range_key, "

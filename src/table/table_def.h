@@ -52,6 +52,8 @@ typedef struct TableDef
 	KeySchema	keys;
 	int			partitions;
 	char	   *ttl_attribute;	/* NULL when TTL is disabled */
+	char	   *stream_view_type;	/* NULL when no stream is enabled */
+	char	   *stream_label;	/* the latest stream's label, or NULL */
 	int			nindexes;
 	IndexDef   *indexes;
 	SPIPlanPtr	plans[TABLE_MAX_PLANS];
