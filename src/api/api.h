@@ -187,6 +187,9 @@ extern bool api_store_update(TableDef *def, Datum pk, Datum sk, ExprUpdate *upda
 extern Jsonb *api_update_returned(const char *rv, ProjectionNode *paths, Jsonb *old, Jsonb *written);
 extern Jsonb *api_condition_check(Jsonb *request);
 extern Jsonb *api_transact_write_items(Jsonb *request);
+
+/* TransactWriteItems where inserts[i] marks a Put whose failed condition is reported as DuplicateItem (PartiQL INSERT). */
+extern Jsonb *api_transact_write(Jsonb *request, const bool *inserts);
 extern Jsonb *api_transact_get_items(Jsonb *request);
 extern Jsonb *api_query(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);

@@ -68,7 +68,7 @@ typedef struct Statement
 	int			next_param;
 	List	   *names;			/* char *: #p<i> stands for element i */
 	List	   *values;			/* char *: the DynamoDB JSON of :v<i> */
-	char		kind;			/* 'S'elect, 'I'nsert, 'U'pdate, 'D'elete */
+	char		kind;			/* 'S'elect, 'I'nsert, 'U'pdate, 'D'elete, 'E'xists (a transaction's check) */
 	char	   *table;
 	char	   *index;			/* SELECT FROM "table"."index", or NULL */
 	List	   *projection;		/* SELECT: List of List of path steps (char * names, or "[n]"), NIL for * */
@@ -733,8 +733,21 @@ parse_statement(Statement *st, const char *text, JsonbContainer *params)
 		expect_word(st, "WHERE");
 		parse_where(st);
 	}
+	else if (accept_word(st, "EXISTS"))
+	{
+		/* EXISTS(SELECT * FROM table WHERE key ... AND condition): a ConditionCheck */
+		st->kind = 'E';
+		expect_punct(st, "(");
+		expect_word(st, "SELECT");
+		expect_punct(st, "*");
+		expect_word(st, "FROM");
+		parse_table(st, false);
+		expect_word(st, "WHERE");
+		parse_where(st);
+		expect_punct(st, ")");
+	}
 	else
-		syntax_error(st, "SELECT, INSERT, UPDATE or DELETE expected");
+		syntax_error(st, "SELECT, INSERT, UPDATE, DELETE or EXISTS expected");
 	if (peek(st)->kind != TOK_END)
 		syntax_error(st, "the end of the statement expected");
 	if (st->next_param != st->nparams)
@@ -930,18 +943,19 @@ rewrite(Statement *st, Rewritten *out, bool consistent)
 		char	   *texts[2] = {rest, NULL};
 
 		appendStringInfo(&req, ", \"Key\": %s", key);
-		if (st->kind == 'U')
+		if (st->kind == 'U' || st->kind == 'E')
 		{
-			/* an UPDATE changes an item that exists */
+			/* an UPDATE changes an item that exists; EXISTS checks that it does */
 			char	   *exists = psprintf("attribute_exists(%s)", name_placeholder(st, def->keys.hash_key));
 
 			texts[0] = rest ? psprintf("%s AND (%s)", exists, rest) : exists;
+		}
+		if (st->kind == 'U')
 			texts[1] = psprintf("%s%s%s%s", st->set.len ? "SET " : "", st->set.data,
 								st->set.len && st->remove.len ? " " : "",
 								st->remove.len ? psprintf("REMOVE %s", st->remove.data) : "");
-		}
 		append_expressions(&req, st, members, texts, 2);
-		out->operation = st->kind == 'U' ? "UpdateItem" : "DeleteItem";
+		out->operation = st->kind == 'U' ? "UpdateItem" : st->kind == 'E' ? "ConditionCheck" : "DeleteItem";
 	}
 	appendStringInfoChar(&req, '}');
 	out->request = req.data;
@@ -1141,6 +1155,8 @@ run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table
 	JsonbValue	v;
 
 	parse_statement(&st, statement_text(request), statement_params(request));
+	if (st.kind == 'E')
+		ddb_validation_error("EXISTS is only allowed in a transaction (ExecuteTransaction)");
 	*table = st.table;
 	rewrite(&st, &rw, api_bool(request, "ConsistentRead", false));
 	req = rw.request;
@@ -1350,7 +1366,9 @@ api_batch_execute_statement(Jsonb *request)
 
 /*
  * ExecuteTransaction: up to 100 statements, all reads (a TransactGetItems)
- * or all writes (a TransactWriteItems), each addressing one item by its key.
+ * or all writes and EXISTS checks (a TransactWriteItems), each addressing
+ * one item by its key; an INSERT that finds its item cancels with the
+ * reason DuplicateItem.
  */
 Jsonb *
 api_execute_transaction(Jsonb *request)
@@ -1362,6 +1380,7 @@ api_execute_transaction(Jsonb *request)
 	char		kind = 0;
 	List	   *projections = NIL;
 	char	   *token = api_string(request, "ClientRequestToken");
+	bool	   *inserts = palloc0(sizeof(bool) * n);
 
 	initStringInfo(&actions);
 	for (int i = 0; i < n; i++)
@@ -1396,8 +1415,9 @@ api_execute_transaction(Jsonb *request)
 			continue;
 		}
 		rewrite(&st, &rw, false);
-		wrapper = st.kind == 'I' ? "Put" : st.kind == 'U' ? "Update" : "Delete";
+		wrapper = st.kind == 'I' ? "Put" : st.kind == 'U' ? "Update" : st.kind == 'E' ? "ConditionCheck" : "Delete";
 		appendStringInfo(&actions, "%s{\"%s\": %s}", i ? ", " : "", wrapper, rw.request);
+		inserts[i] = rw.insert;
 	}
 	if (kind == 'S')
 	{
@@ -1426,17 +1446,12 @@ api_execute_transaction(Jsonb *request)
 		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 		return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 	}
+	appendStringInfoChar(&actions, ']');
 	if (token)
 	{
-		StringInfoData with_token;
-
-		initStringInfo(&with_token);
-		appendStringInfo(&with_token, "], \"ClientRequestToken\": ");
-		escape_json(&with_token, token);
-		appendStringInfo(&actions, "%s", with_token.data);
-		api_transact_write_items(text_to_jsonb(psprintf("{\"TransactItems\": [%s}", actions.data)));
+		appendStringInfoString(&actions, ", \"ClientRequestToken\": ");
+		escape_json(&actions, token);
 	}
-	else
-		api_transact_write_items(text_to_jsonb(psprintf("{\"TransactItems\": [%s]}", actions.data)));
+	api_transact_write(text_to_jsonb(psprintf("{\"TransactItems\": [%s}", actions.data)), inserts);
 	return api_empty_response();
 }

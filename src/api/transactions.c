@@ -264,6 +264,17 @@ collection_metrics_response(TransactAction *actions, int n)
 Jsonb *
 api_transact_write_items(Jsonb *request)
 {
+	return api_transact_write(request, NULL);
+}
+
+/*
+ * TransactWriteItems, where inserts[i] (if given) marks a Put whose failed
+ * condition means its item exists: a PartiQL INSERT, whose cancellation
+ * reason is DynamoDB's DuplicateItem.
+ */
+Jsonb *
+api_transact_write(Jsonb *request, const bool *inserts)
+{
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	char	   *token = api_string(request, "ClientRequestToken");
@@ -330,7 +341,7 @@ api_transact_write_items(Jsonb *request)
 				CurrentResourceOwner = owner;
 				ReThrowError(edata);
 			}
-			codes[i] = "ConditionalCheckFailed";
+			codes[i] = inserts && inserts[i] ? "DuplicateItem" : "ConditionalCheckFailed";
 			items[i] = failed_item(edata->detail);
 			cancelled = true;
 		}
@@ -348,7 +359,8 @@ api_transact_write_items(Jsonb *request)
 	CurrentResourceOwner = owner;
 
 	for (int i = 0; i < n; i++)
-		messages[i] = strcmp(codes[i], "None") != 0 ? "The conditional request failed" : NULL;
+		messages[i] = strcmp(codes[i], "None") == 0 ? NULL :
+			strcmp(codes[i], "DuplicateItem") == 0 ? "Duplicate primary key exists in table" : "The conditional request failed";
 	raise_cancelled(n, codes, messages, items);
 	return NULL;
 }

@@ -99,6 +99,21 @@ SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
 SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
   {"Statement": "SELECT * FROM \"PqHash\" WHERE n = 1"}]}$$);
 SELECT ddb.execute('ExecuteTransaction', '{"TransactStatements": []}');
+-- an INSERT of an existing item is the reason DuplicateItem; EXISTS is a ConditionCheck
+SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
+  {"Statement": "UPDATE \"PqHash\" SET v = 2 WHERE pk = 'batch'"},
+  {"Statement": "INSERT INTO \"PqHash\" VALUE {'pk': 't1'}"}]}$$);
+SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
+  {"Statement": "EXISTS(SELECT * FROM \"PqHash\" WHERE pk = 'batch' AND v = 1)"},
+  {"Statement": "UPDATE \"PqHash\" SET v = 3 WHERE pk = 't1'"}]}$$);
+SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
+  {"Statement": "EXISTS(SELECT * FROM \"PqHash\" WHERE pk = 'batch' AND v = 99)"},
+  {"Statement": "UPDATE \"PqHash\" SET v = 4 WHERE pk = 't1'"}]}$$);
+SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
+  {"Statement": "EXISTS(SELECT * FROM \"PqHash\" WHERE pk = 'nobody')"},
+  {"Statement": "UPDATE \"PqHash\" SET v = 5 WHERE pk = 't1'"}]}$$);
+SELECT ddb.get_item('PqHash', 't1');
+SELECT pq($$EXISTS(SELECT * FROM "PqHash" WHERE pk = 't1')$$);
 
 -- Every prefix of a statement is served or refused with DynamoDB's errors (class YD), never another
 DO $$
