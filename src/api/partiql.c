@@ -1144,9 +1144,22 @@ next_token_key(const char *token)
 	return pstrdup(token);
 }
 
-/* Runs one statement; *items (SELECT) gets its items as the projection shapes them, *next its LastEvaluatedKey. */
+/* The Key of a SELECT that must read one item (batches, transactions): equalities on the table's whole key. */
+static char *
+single_item_key(Statement *st, List **taken)
+{
+	if (st->index)
+		ddb_validation_error("A batch or a transaction reads items by their primary key, not from an index");
+	return statement_key(st, table_def_get(st->table), taken);
+}
+
+/*
+ * Runs one statement; *items (SELECT) gets its items as the projection
+ * shapes them, *next its LastEvaluatedKey.  With single_item (a batch), a
+ * SELECT must name one item by its whole key.
+ */
 static void
-run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table, int64 limit)
+run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table, int64 limit, bool single_item)
 {
 	Statement	st;
 	Rewritten	rw;
@@ -1158,6 +1171,12 @@ run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table
 	if (st.kind == 'E')
 		ddb_validation_error("EXISTS is only allowed in a transaction (ExecuteTransaction)");
 	*table = st.table;
+	if (single_item && st.kind == 'S')
+	{
+		List	   *taken = NIL;
+
+		single_item_key(&st, &taken);
+	}
 	rewrite(&st, &rw, api_bool(request, "ConsistentRead", false));
 	req = rw.request;
 	if (st.kind == 'S' && (limit > 0 || api_field(request, "NextToken", &v)))
@@ -1210,7 +1229,7 @@ api_execute_statement(Jsonb *request)
 	JsonbValue	next = {.type = jbvNull};
 	const char *table;
 
-	run_statement(request, &items, &next, &table, api_int(request, "Limit", 1, INT_MAX));
+	run_statement(request, &items, &next, &table, api_int(request, "Limit", 1, INT_MAX), false);
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_items(&state, items);
 	if (next.type != jbvNull)
@@ -1315,7 +1334,7 @@ api_batch_execute_statement(Jsonb *request)
 			List	   *found = NIL;
 			const char *name = NULL;
 
-			run_statement(element, &found, NULL, &name, -1);
+			run_statement(element, &found, NULL, &name, -1, true);
 			items = found;
 			table = name;
 			ReleaseCurrentSubTransaction();
@@ -1396,14 +1415,10 @@ api_execute_transaction(Jsonb *request)
 		kind = st.kind;
 		if (st.kind == 'S')
 		{
-			TableDef   *def = table_def_get(st.table);
 			List	   *taken = NIL;
-			char	   *key;
+			char	   *key = single_item_key(&st, &taken);
 			StringInfoData get;
 
-			if (st.index)
-				ddb_validation_error("A transaction reads items by their primary key, not from an index");
-			key = statement_key(&st, def, &taken);
 			if (remaining_condition(st.conjuncts, taken) != NULL)
 				ddb_validation_error("Where clause of a read in a transaction may only name the key attributes");
 			initStringInfo(&get);

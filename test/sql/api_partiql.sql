@@ -77,7 +77,8 @@ SELECT ddb.execute('BatchExecuteStatement', $${"Statements": [
   {"Statement": "SELECT * FROM \"Nope\" WHERE pk = 'x'"},
   {"Statement": "INSERT INTO \"PqHash\" VALUE {'pk': 'a'}"},
   {"Statement": "INSERT INTO \"PqHash\" VALUE {'pk': ?}", "Parameters": [{"S": "batch"}]},
-  {"Statement": "UPDATE \"PqHash\" SET n = 1 WHERE pk = 'absent'"}]}$$);
+  {"Statement": "UPDATE \"PqHash\" SET n = 1 WHERE pk = 'absent'"},
+  {"Statement": "SELECT * FROM \"PqComp\" WHERE pk = 'p'"}]}$$);
 SELECT ddb.get_item('PqHash', 'batch');
 SELECT ddb.execute('BatchExecuteStatement', '{"Statements": []}');
 
