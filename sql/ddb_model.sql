@@ -848,6 +848,27 @@ CREATE FUNCTION ddb.execute(operation text, request jsonb) RETURNS jsonb
 COMMENT ON FUNCTION ddb.execute(text, jsonb) IS
     'Runs a DynamoDB action (PutItem, Query, CreateTable, ...) on DynamoDB''s JSON request and returns DynamoDB''s JSON response';
 
+-- A table's ARN, as DescribeTable gives it (streams and indexes extend it).
+CREATE FUNCTION ddb.table_arn(table_name text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN 'arn:aws:dynamodb:ddb-model:000000000000:table/' || table_name;
+
+-- A table's TableId, as DescribeTable gives it.
+CREATE FUNCTION ddb.table_id(t ddb.tables) RETURNS uuid
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN md5(t.table_name || t.created_at::text)::uuid;
+
+-- A KeySchema as DynamoDB describes one: the HASH element, then the RANGE one if any.
+CREATE FUNCTION ddb.key_schema(hash_key text, range_key text) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_array(jsonb_build_object('AttributeName', hash_key, 'KeyType', 'HASH'))
+       || CASE WHEN range_key IS NOT NULL
+               THEN jsonb_build_array(jsonb_build_object('AttributeName', range_key, 'KeyType', 'RANGE'))
+               ELSE '[]'::jsonb END;
+
 -- The DynamoDB-JSON description of a table (DescribeTable's Table).
 CREATE FUNCTION ddb.describe_table(table_name text) RETURNS jsonb
 LANGUAGE plpgsql STABLE
@@ -865,51 +886,38 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD004',
             MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
     END IF;
-    arn := 'arn:aws:dynamodb:ddb-model:000000000000:table/' || t.table_name;
+    arn := ddb.table_arn(t.table_name);
     EXECUTE format('SELECT count(*) AS n, coalesce(sum(item_size), 0) AS bytes FROM %I.%I',
                    t.schema_name, t.relation_name) INTO stats;
-    SELECT jsonb_agg(jsonb_build_object(
-               'IndexName', i.index_name,
-               'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', i.hash_key, 'KeyType', 'HASH'))
-                            || CASE WHEN i.range_key IS NOT NULL THEN jsonb_build_array(
-                                   jsonb_build_object('AttributeName', i.range_key, 'KeyType', 'RANGE'))
-                               ELSE '[]'::jsonb END,
-               'Projection', jsonb_build_object('ProjectionType', i.projection_type)
-                             || CASE WHEN i.non_key_attributes IS NOT NULL
-                                THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
-                                ELSE '{}'::jsonb END,
-               'IndexArn', arn || '/index/' || i.index_name,
-               'ItemCount', 0, 'IndexSizeBytes', 0)
-               || CASE WHEN i.local THEN '{}'::jsonb ELSE jsonb_build_object('IndexStatus', 'ACTIVE',
-                      'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
-                                                                  'NumberOfDecreasesToday', 0)) END
-               ORDER BY i.index_name) FILTER (WHERE NOT i.local),
-           jsonb_agg(jsonb_build_object(
-               'IndexName', i.index_name,
-               'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', i.hash_key, 'KeyType', 'HASH'),
-                                              jsonb_build_object('AttributeName', i.range_key, 'KeyType', 'RANGE')),
-               'Projection', jsonb_build_object('ProjectionType', i.projection_type)
-                             || CASE WHEN i.non_key_attributes IS NOT NULL
-                                THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
-                                ELSE '{}'::jsonb END,
-               'IndexArn', arn || '/index/' || i.index_name,
-               'ItemCount', 0, 'IndexSizeBytes', 0) ORDER BY i.index_name) FILTER (WHERE i.local)
-    INTO indexes, local_indexes FROM ddb.indexes i WHERE i.table_name = t.table_name;
+    -- a global index also has a status and throughput; a local one has not
+    SELECT jsonb_agg(d || jsonb_build_object('IndexStatus', 'ACTIVE',
+                         'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
+                                                                     'NumberOfDecreasesToday', 0))
+                     ORDER BY index_name) FILTER (WHERE NOT local),
+           jsonb_agg(d ORDER BY index_name) FILTER (WHERE local)
+    INTO indexes, local_indexes
+    FROM (SELECT i.index_name, i.local, jsonb_build_object(
+              'IndexName', i.index_name,
+              'KeySchema', ddb.key_schema(i.hash_key, i.range_key),
+              'Projection', jsonb_build_object('ProjectionType', i.projection_type)
+                            || CASE WHEN i.non_key_attributes IS NOT NULL
+                               THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
+                               ELSE '{}'::jsonb END,
+              'IndexArn', arn || '/index/' || i.index_name,
+              'ItemCount', 0, 'IndexSizeBytes', 0) AS d
+          FROM ddb.indexes i WHERE i.table_name = t.table_name) described;
     RETURN jsonb_build_object(
         'TableName', t.table_name,
         'TableStatus', 'ACTIVE',
         'CreationDateTime', extract(epoch FROM t.created_at),
-        'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', t.hash_key, 'KeyType', 'HASH'))
-                     || CASE WHEN t.range_key IS NOT NULL THEN jsonb_build_array(
-                            jsonb_build_object('AttributeName', t.range_key, 'KeyType', 'RANGE'))
-                        ELSE '[]'::jsonb END,
+        'KeySchema', ddb.key_schema(t.hash_key, t.range_key),
         'AttributeDefinitions', (SELECT jsonb_agg(jsonb_build_object('AttributeName', key, 'AttributeType', value)
                                                   ORDER BY key)
                                  FROM jsonb_each_text(t.attribute_types)),
         'ItemCount', stats.n,
         'TableSizeBytes', stats.bytes,
         'TableArn', arn,
-        'TableId', md5(t.table_name || t.created_at::text)::uuid,
+        'TableId', ddb.table_id(t),
         'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', t.read_capacity,
                                                     'WriteCapacityUnits', t.write_capacity,
                                                     'NumberOfDecreasesToday', 0),
@@ -973,6 +981,25 @@ BEGIN
     END IF;
 END $$;
 
+-- Creates an index a request describes (CreateTable's GlobalSecondaryIndexes
+-- and LocalSecondaryIndexes, UpdateTable's Create): its IndexName and
+-- Projection from spec, its key schema as the caller read it, the key
+-- types from the request's AttributeDefinitions.
+CREATE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, hash_key text, range_key text, types jsonb,
+                                           local boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    projection jsonb := coalesce(spec->'Projection', '{}');
+BEGIN
+    PERFORM ddb.create_index(table_name, spec->>'IndexName', hash_key, types->>hash_key,
+                             range_key, coalesce(types->>range_key, 'S'),
+                             coalesce(projection->>'ProjectionType', 'ALL'),
+                             (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v),
+                             local => local);
+END $$;
+
 -- CreateTable.
 CREATE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
@@ -987,7 +1014,6 @@ DECLARE
     position bigint;
     g jsonb;
     gkeys record;
-    projection jsonb;
 BEGIN
     IF name IS NULL THEN
         PERFORM ddb.validation_error('The parameter ''TableName'' is required but was not present in the request');
@@ -1054,20 +1080,11 @@ BEGIN
     END IF;
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
         gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
-        projection := coalesce(g->'Projection', '{}');
-        PERFORM ddb.create_index(name, g->>'IndexName', gkeys.hash_key, types->>gkeys.hash_key,
-                                 gkeys.range_key, coalesce(types->>gkeys.range_key, 'S'),
-                                 coalesce(projection->>'ProjectionType', 'ALL'),
-                                 (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v));
+        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, false);
     END LOOP;
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
         gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
-        projection := coalesce(g->'Projection', '{}');
-        PERFORM ddb.create_index(name, g->>'IndexName', gkeys.hash_key, types->>gkeys.hash_key,
-                                 gkeys.range_key, types->>gkeys.range_key,
-                                 coalesce(projection->>'ProjectionType', 'ALL'),
-                                 (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v),
-                                 local => true);
+        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, true);
     END LOOP;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
@@ -1414,10 +1431,7 @@ BEGIN
             IF NOT types ? gkeys.hash_key OR (gkeys.range_key IS NOT NULL AND NOT types ? gkeys.range_key) THEN
                 PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
             END IF;
-            PERFORM ddb.create_index(name, c->>'IndexName', gkeys.hash_key, types->>gkeys.hash_key,
-                                     gkeys.range_key, coalesce(types->>gkeys.range_key, 'S'),
-                                     coalesce(c->'Projection'->>'ProjectionType', 'ALL'),
-                                     (SELECT array_agg(v) FROM jsonb_array_elements_text(c->'Projection'->'NonKeyAttributes') v));
+            PERFORM ddb.create_requested_index(name, c, gkeys.hash_key, gkeys.range_key, types, false);
         ELSIF u ? 'Delete' THEN
             PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
         ELSIF NOT u ? 'Update' THEN

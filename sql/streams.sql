@@ -40,7 +40,7 @@ RETURN pg_advisory_xact_lock_shared(1685283443, hashtext(table_name));
 CREATE FUNCTION ddb.stream_arn(table_name text, label text) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN 'arn:aws:dynamodb:ddb-model:000000000000:table/' || table_name || '/stream/' || label;
+RETURN ddb.table_arn(table_name) || '/stream/' || label;
 
 -- The one shard of a stream.
 CREATE FUNCTION ddb.stream_shard_id(label text) RETURNS text
@@ -184,10 +184,7 @@ BEGIN
         'StreamViewType', coalesce(t.stream_view_type, 'KEYS_ONLY'),
         'CreationRequestDateTime', extract(epoch FROM (t.stream_label || 'Z')::timestamptz),
         'TableName', t.table_name,
-        'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', t.hash_key, 'KeyType', 'HASH'))
-                     || CASE WHEN t.range_key IS NOT NULL THEN jsonb_build_array(
-                            jsonb_build_object('AttributeName', t.range_key, 'KeyType', 'RANGE'))
-                        ELSE '[]'::jsonb END,
+        'KeySchema', ddb.key_schema(t.hash_key, t.range_key),
         'Shards', jsonb_build_array(jsonb_build_object(
             'ShardId', ddb.stream_shard_id(t.stream_label),
             'SequenceNumberRange', jsonb_build_object(

@@ -128,10 +128,15 @@ extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *i
 /* True when two keys of one table address the same item. */
 extern bool api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2);
 
-/* The operations. */
-/* Pushes a string key; an empty response, {}. */
+/* Pushes a string key; a member whose value is a string; an empty response, {}. */
 extern void api_push_key(JsonbParseState **state, const char *key);
+extern void api_push_string(JsonbParseState **state, const char *key, const char *value);
 extern Jsonb *api_empty_response(void);
+
+/* A jbvBinary value holding a whole Jsonb. */
+extern void api_binary_value(Jsonb *j, JsonbValue *out);
+
+/* The operations. */
 
 extern Jsonb *api_put_item(Jsonb *request);
 extern Jsonb *api_get_item(Jsonb *request);

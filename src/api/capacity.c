@@ -166,20 +166,6 @@ api_capacity_write(const char *table, int64 bytes)
 	units_of(table)->write += write_units(bytes);
 }
 
-/* Pushes {"CapacityUnits": n} as a value. */
-static void
-push_units(JsonbParseState **state, double units)
-{
-	JsonbValue	v;
-
-	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(state, "CapacityUnits");
-	v.type = jbvNumeric;
-	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(units)));
-	pushJsonbValue(state, WJB_VALUE, &v);
-	pushJsonbValue(state, WJB_END_OBJECT, NULL);
-}
-
 /* Pushes a number value. */
 static void
 push_number(JsonbParseState **state, double n)
@@ -189,6 +175,16 @@ push_number(JsonbParseState **state, double n)
 	v.type = jbvNumeric;
 	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(n)));
 	pushJsonbValue(state, WJB_VALUE, &v);
+}
+
+/* Pushes {"CapacityUnits": n} as a value. */
+static void
+push_units(JsonbParseState **state, double units)
+{
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	api_push_key(state, "CapacityUnits");
+	push_number(state, units);
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
 /* Pushes the GlobalSecondaryIndexes (or, local, LocalSecondaryIndexes) map of a table's units, if any. */
@@ -224,7 +220,6 @@ push_indexes(JsonbParseState **state, TableUnits *u, bool local)
 static void
 push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 {
-	JsonbValue	v;
 	double		read = u->read;
 	double		write = u->write;
 	ListCell   *lc;
@@ -235,11 +230,7 @@ push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 		write += ((IndexUnits *) lfirst(lc))->write;
 	}
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(state, "TableName");
-	v.type = jbvString;
-	v.val.string.val = u->table;
-	v.val.string.len = (int) strlen(u->table);
-	pushJsonbValue(state, WJB_VALUE, &v);
+	api_push_string(state, "TableName", u->table);
 	api_push_key(state, "CapacityUnits");
 	push_number(state, read + write);
 	if (read > 0)

@@ -256,19 +256,11 @@ void
 api_raise_condition_failed(const char *condition, bool return_item, Jsonb *current)
 {
 	JsonbParseState *state = NULL;
-	JsonbValue	v;
 	const char *message = "The conditional request failed";
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(&state, "__type");
-	v.type = jbvString;
-	v.val.string.val = "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException";
-	v.val.string.len = (int) strlen(v.val.string.val);
-	pushJsonbValue(&state, WJB_VALUE, &v);
-	api_push_key(&state, "message");
-	v.val.string.val = (char *) message;
-	v.val.string.len = (int) strlen(message);
-	pushJsonbValue(&state, WJB_VALUE, &v);
+	api_push_string(&state, "__type", "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException");
+	api_push_string(&state, "message", message);
 	if (return_item && current)
 	{
 		api_push_key(&state, "Item");

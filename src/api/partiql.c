@@ -81,9 +81,8 @@ typedef struct Statement
 /* What a statement becomes: an operation and its request. */
 typedef struct Rewritten
 {
-	const char *operation;		/* "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem", "GetItem" */
+	Jsonb	   *(*run) (Jsonb *request);	/* api_query, api_scan, api_put_item, ... */
 	char	   *request;		/* its request, JSON text */
-	List	   *projection;		/* SELECT's paths, to reshape the items */
 	bool		insert;			/* a PutItem that may not replace: DuplicateItemException */
 } Rewritten;
 
@@ -922,8 +921,7 @@ rewrite(Statement *st, Rewritten *out, bool consistent)
 			texts[1] = remaining_condition(st->conjuncts, NIL);
 		}
 		append_expressions(&req, st, members, texts, 2);
-		out->operation = hash ? "Query" : "Scan";
-		out->projection = st->projection;
+		out->run = hash ? api_query : api_scan;
 	}
 	else if (st->kind == 'I')
 	{
@@ -932,7 +930,7 @@ rewrite(Statement *st, Rewritten *out, bool consistent)
 
 		appendStringInfo(&req, ", \"Item\": %s", st->item);
 		append_expressions(&req, st, members, texts, 1);
-		out->operation = "PutItem";
+		out->run = api_put_item;
 		out->insert = true;
 	}
 	else
@@ -955,7 +953,7 @@ rewrite(Statement *st, Rewritten *out, bool consistent)
 								st->set.len && st->remove.len ? " " : "",
 								st->remove.len ? psprintf("REMOVE %s", st->remove.data) : "");
 		append_expressions(&req, st, members, texts, 2);
-		out->operation = st->kind == 'U' ? "UpdateItem" : st->kind == 'E' ? "ConditionCheck" : "DeleteItem";
+		out->run = st->kind == 'U' ? api_update_item : st->kind == 'E' ? api_condition_check : api_delete_item;
 	}
 	appendStringInfoChar(&req, '}');
 	out->request = req.data;
@@ -1005,23 +1003,12 @@ value_at_path(JsonbContainer *item, List *steps)
 	return v;
 }
 
-/* A jsonb as a value to push into another. */
-static JsonbValue *
-binary_value(Jsonb *jsonb)
-{
-	JsonbValue *v = palloc(sizeof(JsonbValue));
-
-	v->type = jbvBinary;
-	v->val.binary.data = &jsonb->root;
-	v->val.binary.len = VARSIZE(jsonb) - VARHDRSZ;
-	return v;
-}
-
 /* A SELECT's item as its projection shapes it: each path's value under the path's last name. */
 static JsonbValue *
 project_item(JsonbValue *item, List *projection)
 {
 	JsonbParseState *state = NULL;
+	JsonbValue *projected;
 	ListCell   *lc;
 
 	if (projection == NIL || item->type != jbvBinary)
@@ -1042,21 +1029,23 @@ project_item(JsonbValue *item, List *projection)
 		api_push_key(&state, name);
 		pushJsonbValue(&state, WJB_VALUE, v);
 	}
-	return binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)));
+	projected = palloc(sizeof(JsonbValue));
+	api_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), projected);
+	return projected;
 }
 
 /* Runs a rewritten statement; INSERT's failed condition is DynamoDB's DuplicateItemException. */
 static Jsonb *
-run_rewritten(Rewritten *rw, Jsonb *(*operation) (Jsonb *), Jsonb *request)
+run_rewritten(Rewritten *rw, Jsonb *request)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	Jsonb	   *volatile response = NULL;
 
 	if (!rw->insert)
-		return operation(request);
+		return rw->run(request);
 	PG_TRY();
 	{
-		response = operation(request);
+		response = rw->run(request);
 	}
 	PG_CATCH();
 	{
@@ -1073,20 +1062,6 @@ run_rewritten(Rewritten *rw, Jsonb *(*operation) (Jsonb *), Jsonb *request)
 	}
 	PG_END_TRY();
 	return response;
-}
-
-/* The operation function of a rewritten statement. */
-static Jsonb *(*operation_function(const char *name)) (Jsonb *)
-{
-	if (strcmp(name, "Query") == 0)
-		return api_query;
-	if (strcmp(name, "Scan") == 0)
-		return api_scan;
-	if (strcmp(name, "PutItem") == 0)
-		return api_put_item;
-	if (strcmp(name, "UpdateItem") == 0)
-		return api_update_item;
-	return api_delete_item;
 }
 
 /* A Statement member as text, checked. */
@@ -1192,7 +1167,7 @@ run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table
 		appendStringInfoChar(&more, '}');
 		req = more.data;
 	}
-	response = run_rewritten(&rw, operation_function(rw.operation), text_to_jsonb(req));
+	response = run_rewritten(&rw, text_to_jsonb(req));
 	if (items && st.kind == 'S')
 	{
 		JsonbValue *found = getKeyJsonValueFromContainer(&response->root, "Items", 5, NULL);
@@ -1201,7 +1176,7 @@ run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table
 		if (found && found->type == jbvBinary)
 			for (uint32 i = 0; i < JsonContainerSize(found->val.binary.data); i++)
 				*items = lappend(*items, project_item(getIthJsonbValueFromContainer(found->val.binary.data, i),
-													  rw.projection));
+													  st.projection));
 		if (last && next)
 			*next = *last;
 	}
@@ -1233,14 +1208,7 @@ api_execute_statement(Jsonb *request)
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_items(&state, items);
 	if (next.type != jbvNull)
-	{
-		JsonbValue	token = {.type = jbvString};
-
-		token.val.string.val = JsonbToCString(NULL, next.val.binary.data, next.val.binary.len);
-		token.val.string.len = strlen(token.val.string.val);
-		api_push_key(&state, "NextToken");
-		pushJsonbValue(&state, WJB_VALUE, &token);
-	}
+		api_push_string(&state, "NextToken", JsonbToCString(NULL, next.val.binary.data, next.val.binary.len));
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
@@ -1289,18 +1257,6 @@ batch_error_code(int sqlerrcode)
 	if (sqlerrcode == ERRCODE_DDB_TRANSACTION_CANCELED)
 		return "TransactionConflict";
 	return "ValidationError";
-}
-
-/* Pushes a string member. */
-static void
-push_string(JsonbParseState **state, const char *key, const char *value)
-{
-	JsonbValue	v = {.type = jbvString};
-
-	v.val.string.val = (char *) value;
-	v.val.string.len = strlen(value);
-	api_push_key(state, key);
-	pushJsonbValue(state, WJB_VALUE, &v);
 }
 
 /*
@@ -1364,13 +1320,13 @@ api_batch_execute_statement(Jsonb *request)
 		{
 			api_push_key(&state, "Error");
 			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-			push_string(&state, "Code", batch_error_code(failure->sqlerrcode));
-			push_string(&state, "Message", failure->message);
+			api_push_string(&state, "Code", batch_error_code(failure->sqlerrcode));
+			api_push_string(&state, "Message", failure->message);
 			pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 		}
 		else
 		{
-			push_string(&state, "TableName", table);
+			api_push_string(&state, "TableName", table);
 			if (items != NIL)
 			{
 				api_push_key(&state, "Item");

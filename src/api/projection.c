@@ -95,15 +95,6 @@ api_path_trie(Placeholders *ph, const char *kind, ExprNode **paths, int npaths)
 
 static bool project_value(ProjectionNode *node, JsonbValue *value, JsonbValue *out);
 
-/* A jbvBinary value holding a whole Jsonb (its length set, so it can be copied). */
-static void
-binary_value(Jsonb *j, JsonbValue *out)
-{
-	out->type = jbvBinary;
-	out->val.binary.data = &j->root;
-	out->val.binary.len = VARSIZE(j) - VARHDRSZ;
-}
-
 /* The projected map of a map value, or false when nothing of it is asked for and present. */
 static bool
 project_map(ProjectionNode *node, JsonbContainer *map, bool top_level, JsonbValue *out)
@@ -135,7 +126,7 @@ project_map(ProjectionNode *node, JsonbContainer *map, bool top_level, JsonbValu
 	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	if (kept == 0 && !top_level)
 		return false;
-	binary_value(JsonbValueToJsonb(result), out);
+	api_binary_value(JsonbValueToJsonb(result), out);
 	/* a map that now reads as a wrapper ($B, $SS, ...) keeps its $M wrapping */
 	if (!top_level && item_value_type(out) != ITEM_M)
 	{
@@ -147,7 +138,7 @@ project_map(ProjectionNode *node, JsonbContainer *map, bool top_level, JsonbValu
 		pushJsonbValue(&state, WJB_KEY, &key);
 		inner = *out;
 		pushJsonbValue(&state, WJB_VALUE, &inner);
-		binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), out);
+		api_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), out);
 	}
 	return true;
 }
@@ -185,7 +176,7 @@ project_list(ProjectionNode *node, JsonbContainer *list, JsonbValue *out)
 	result = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	if (kept == 0)
 		return false;
-	binary_value(JsonbValueToJsonb(result), out);
+	api_binary_value(JsonbValueToJsonb(result), out);
 	return true;
 }
 

@@ -336,6 +336,28 @@ api_push_key(JsonbParseState **state, const char *key)
 	pushJsonbValue(state, WJB_KEY, &k);
 }
 
+/* Pushes a member whose value is a string. */
+void
+api_push_string(JsonbParseState **state, const char *key, const char *value)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) value;
+	v.val.string.len = (int) strlen(value);
+	api_push_key(state, key);
+	pushJsonbValue(state, WJB_VALUE, &v);
+}
+
+/* A jbvBinary value holding a whole Jsonb (its length set, so it can be copied or pushed). */
+void
+api_binary_value(Jsonb *j, JsonbValue *out)
+{
+	out->type = jbvBinary;
+	out->val.binary.data = &j->root;
+	out->val.binary.len = VARSIZE(j) - VARHDRSZ;
+}
+
 /* An empty response, {}. */
 Jsonb *
 api_empty_response(void)

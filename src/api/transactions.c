@@ -130,24 +130,13 @@ push_reason(JsonbParseState **state, const char *code, const char *message, Json
 	JsonbValue	v;
 
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	v.type = jbvString;
-	api_push_key(state, "Code");
-	v.val.string.val = (char *) code;
-	v.val.string.len = (int) strlen(code);
-	pushJsonbValue(state, WJB_VALUE, &v);
+	api_push_string(state, "Code", code);
 	if (message)
-	{
-		api_push_key(state, "Message");
-		v.val.string.val = (char *) message;
-		v.val.string.len = (int) strlen(message);
-		pushJsonbValue(state, WJB_VALUE, &v);
-	}
+		api_push_string(state, "Message", message);
 	if (item)
 	{
 		api_push_key(state, "Item");
-		v.type = jbvBinary;
-		v.val.binary.data = &item->root;
-		v.val.binary.len = VARSIZE(item) - VARHDRSZ;
+		api_binary_value(item, &v);
 		pushJsonbValue(state, WJB_VALUE, &v);
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
@@ -448,9 +437,7 @@ api_transact_get_items(Jsonb *request)
 		Jsonb	   *got = actions[i].kind->run(actions[i].request);
 		JsonbValue	v;
 
-		v.type = jbvBinary;
-		v.val.binary.data = &got->root;
-		v.val.binary.len = VARSIZE(got) - VARHDRSZ;
+		api_binary_value(got, &v);
 		pushJsonbValue(&state, WJB_ELEM, &v);
 	}
 	pushJsonbValue(&state, WJB_END_ARRAY, NULL);

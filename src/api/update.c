@@ -199,9 +199,7 @@ set_value(Jsonb *before, Placeholders *ph, const ExprNode *node, JsonbValue *out
 																		 JsonbPGetDatum(value_jsonb(&a)),
 																		 JsonbPGetDatum(value_jsonb(&b))));
 
-				out->type = jbvBinary;
-				out->val.binary.data = &joined->root;
-				out->val.binary.len = VARSIZE(joined) - VARHDRSZ;
+				api_binary_value(joined, out);
 			}
 			return;
 		default:

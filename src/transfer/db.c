@@ -30,10 +30,10 @@ db_connect(const char *conninfo)
 int
 db_find_table(PGconn *conn, const char *table_name, TableInfo *info)
 {
-	/* the ARN and id as DescribeTable builds them, without its count of the items */
+	/* the ARN and id as DescribeTable gives them, without its count of the items */
 	const char *sql =
-		"SELECT schema_name, relation_name, 'arn:aws:dynamodb:ddb-model:000000000000:table/' || table_name, "
-		"pg_catalog.md5(table_name || created_at::text)::uuid FROM ddb.tables WHERE table_name = $1";
+		"SELECT schema_name, relation_name, ddb.table_arn(table_name), ddb.table_id(t) "
+		"FROM ddb.tables t WHERE table_name OPERATOR(pg_catalog.=) $1";
 	PGresult   *result = PQexecParams(conn, sql, 1, NULL, &table_name, NULL, NULL, 0);
 	char	   *schema;
 	char	   *relation;

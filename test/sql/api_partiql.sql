@@ -70,6 +70,13 @@ SELECT pq($$INSERT INTO "PqHash" VALUE {'pk': 'c', 's': <<'a', 1>>}$$);
 SELECT pq($$INSERT INTO "PqHash" VALUE {'data': 'no key'}$$);
 SELECT pq($$SELECT * FROM "PqHash" WHERE pk = 'a'$$, NULL, '{"NextToken": "not json"}');
 SELECT ddb.execute('ExecuteStatement', '{}');
+SELECT pq($$INSERT INTO "PqHash" VALUE 'not a tuple'$$);
+SELECT pq($$INSERT INTO "PqHash" VALUE {pk: 'unquoted name'}$$);
+SELECT pq($$INSERT INTO "PqHash" VALUE {'pk': 'c', 's': <<>>}$$);
+SELECT pq($$SELECT * FROM "PqHash" WHERE pk IS FOUND$$);
+SELECT pq($$SELECT * FROM "PqHash" WHERE pk = ?$$, '{"S": "a"}');
+SELECT pq($$SELECT * FROM "PqHash" WHERE pk = ?$$, '["a"]');
+SELECT ddb.execute('BatchExecuteStatement', '{"Statements": ["SELECT * FROM \"PqHash\""]}');
 
 -- BatchExecuteStatement: each statement on its own
 SELECT ddb.execute('BatchExecuteStatement', $${"Statements": [
@@ -99,6 +106,10 @@ SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
   {"Statement": "DELETE FROM \"PqHash\" WHERE pk = 't1'"}]}$$);
 SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
   {"Statement": "SELECT * FROM \"PqHash\" WHERE n = 1"}]}$$);
+SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
+  {"Statement": "SELECT * FROM \"PqComp\".\"ByColour\" WHERE colour = 'red'"}]}$$);
+SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
+  {"Statement": "SELECT * FROM \"PqHash\" WHERE pk = 't1' AND v = 3"}]}$$);
 SELECT ddb.execute('ExecuteTransaction', '{"TransactStatements": []}');
 -- an INSERT of an existing item is the reason DuplicateItem; EXISTS is a ConditionCheck
 SELECT ddb.execute('ExecuteTransaction', $${"TransactStatements": [
