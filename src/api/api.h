@@ -115,6 +115,12 @@ extern void api_value(Placeholders *ctx, const char *kind, ExprNode *value, Json
 /* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
 extern char *api_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps);
 
+/*
+ * Raises when placeholders come with an operation that has no expression
+ * using them; value_expressions_null ends the message for values, or NULL.
+ */
+extern void api_reject_placeholders(Jsonb *request, const char *value_expressions_null);
+
 /* Raises when a request defined placeholders that no expression used. */
 extern void api_check_unused(Placeholders *ctx);
 
@@ -167,11 +173,11 @@ extern WriteCondition *api_write_condition(Placeholders *ph, const char *text);
 extern void api_raise_condition_failed(const char *condition, bool return_item, Jsonb *current) pg_attribute_noreturn();
 
 /* ConsumedCapacity (capacity.c): recording a request's reads and writes, and the response with them. */
-extern void api_capacity_reset(void);
 extern void api_capacity_start(Jsonb *request);
 extern void api_capacity_stop(void);
 extern void api_capacity_read(const char *table, IndexDef *index, int64 bytes, bool consistent);
-extern void api_capacity_write(const char *table, int64 bytes);
+extern void api_capacity_read_item(const char *table, Jsonb *item, bool consistent);
+extern void api_capacity_write_item(const char *table, Jsonb *before, Jsonb *after);
 extern Jsonb *api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list);
 
 /* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */

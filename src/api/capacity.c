@@ -19,6 +19,7 @@
 #include "utils/numeric.h"
 
 #include "../ddb_errors.h"
+#include "../item/item_codec.h"
 #include "../table/gsi.h"
 #include "api.h"
 
@@ -40,8 +41,14 @@ typedef struct TableUnits
 	List	   *indexes;		/* IndexUnits * */
 } TableUnits;
 
-/* The current request's units (reset by each ddb.execute). */
+/*
+ * Whether the current request asked for ConsumedCapacity: only then are its
+ * reads and writes sized and recorded.  Its units live in units_context,
+ * emptied at the end of each request.
+ */
+static bool recording = false;
 static List *request_units = NIL;
+static MemoryContext units_context = NULL;
 
 /* The entry of a table, created at zero. */
 static TableUnits *
@@ -57,8 +64,7 @@ units_of(const char *table)
 		if (strcmp(u->table, table) == 0)
 			return u;
 	}
-	/* the list lives as long as the request's top context */
-	old = MemoryContextSwitchTo(TopTransactionContext);
+	old = MemoryContextSwitchTo(units_context);
 	u = palloc0(sizeof(TableUnits));
 	u->table = pstrdup(table);
 	request_units = lappend(request_units, u);
@@ -81,7 +87,7 @@ index_units_of(const char *table, IndexDef *index)
 		if (strcmp(u->index, index->name) == 0)
 			return u;
 	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
+	old = MemoryContextSwitchTo(units_context);
 	u = palloc0(sizeof(IndexUnits));
 	u->index = pstrdup(index->name);
 	u->local = index->local;
@@ -117,40 +123,43 @@ observe_index_write(TableDef *def, IndexDef *index, int64 old_size, int64 new_si
 	index_units_of(def->name, index)->write += units;
 }
 
-/* Forgets the units recorded so far (the start of a request). */
-void
-api_capacity_reset(void)
-{
-	request_units = NIL;
-}
-
 /*
- * Starts observing index writes when the request asks for ConsumedCapacity
- * (only then: sizing the old entries costs every write).
+ * Starts recording reads and writes, and observing index writes, when the
+ * request asks for ConsumedCapacity (only then: sizing items and old index
+ * entries costs every operation).
  */
 void
 api_capacity_start(Jsonb *request)
 {
 	char	   *mode = api_string(request, "ReturnConsumedCapacity");
 
-	if (mode && strcmp(mode, "NONE") != 0)
-		gsi_write_observer = observe_index_write;
+	if (mode == NULL || strcmp(mode, "NONE") == 0)
+		return;
+	if (units_context == NULL)
+		units_context = AllocSetContextCreate(TopMemoryContext, "ddb_model ConsumedCapacity", ALLOCSET_SMALL_SIZES);
+	recording = true;
+	gsi_write_observer = observe_index_write;
 }
 
-/* Stops observing index writes (the end of a request, whatever its outcome). */
+/* Stops recording and forgets the units (the end of a request, whatever its outcome). */
 void
 api_capacity_stop(void)
 {
+	recording = false;
 	gsi_write_observer = NULL;
 	request_units = NIL;
+	if (units_context != NULL)
+		MemoryContextReset(units_context);
 }
 
-/* Records a read of bytes from a table, or from one of its indexes (one GetItem, or a Query's or Scan's page). */
+/* Records a read of bytes from a table, or from one of its indexes (a Query's or Scan's page). */
 void
 api_capacity_read(const char *table, IndexDef *index, int64 bytes, bool consistent)
 {
 	double		units = Max(1.0, ceil((double) bytes / 4096.0));
 
+	if (!recording)
+		return;
 	if (!consistent)
 		units /= 2.0;
 	if (index)
@@ -159,11 +168,25 @@ api_capacity_read(const char *table, IndexDef *index, int64 bytes, bool consiste
 		units_of(table)->read += units;
 }
 
-/* Records a write of one item of bytes to a table. */
+/* Records the read of one item (NULL: none found) from a table, sized only when recording. */
 void
-api_capacity_write(const char *table, int64 bytes)
+api_capacity_read_item(const char *table, Jsonb *item, bool consistent)
 {
-	units_of(table)->write += write_units(bytes);
+	if (recording)
+		api_capacity_read(table, NULL, item ? item_size(&item->root) : 0, consistent);
+}
+
+/*
+ * Records a write of one item to a table, by the larger of the item before
+ * and after (either NULL when absent or not read back), sized only when
+ * recording.
+ */
+void
+api_capacity_write_item(const char *table, Jsonb *before, Jsonb *after)
+{
+	if (recording)
+		units_of(table)->write += write_units(Max(before ? item_size(&before->root) : 0,
+												  after ? item_size(&after->root) : 0));
 }
 
 /* Pushes a number value. */

@@ -194,7 +194,6 @@ ddb_execute(PG_FUNCTION_ARGS)
 	{
 		MemoryContextReset(work);
 		execute_context_busy = true;
-		api_capacity_reset();
 	}
 
 	PG_TRY();

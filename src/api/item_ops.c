@@ -52,27 +52,6 @@ request_table(Jsonb *request)
 	return table_def_get(api_table_name(api_required_string(request, "TableName", "tableName")));
 }
 
-/*
- * Raises when placeholders come with an operation that has no expression
- * using them; value_expressions_null ends the message for values
- * ("ConditionExpression is null"), NULL where DynamoDB has no such message.
- */
-static void
-reject_placeholders_without_expression(Jsonb *request, const char *value_expressions_null)
-{
-	JsonbValue	v;
-
-	if (api_field(request, "ExpressionAttributeNames", &v))
-		ddb_validation_error("ExpressionAttributeNames can only be specified when using expressions");
-	if (api_field(request, "ExpressionAttributeValues", &v))
-	{
-		if (value_expressions_null)
-			ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions: %s",
-								 value_expressions_null);
-		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions");
-	}
-}
-
 /* ReturnItemCollectionMetrics: true for SIZE (the value was checked up front, api_check_request_members). */
 bool
 api_collection_metrics_wanted(Jsonb *request)
@@ -317,12 +296,12 @@ api_put_item(Jsonb *request)
 	api_expr_context(request, &ph);
 	cond = request_condition(request, &ph);
 	if (cond == NULL)
-		reject_placeholders_without_expression(request, "ConditionExpression is null");
+		api_reject_placeholders(request, "ConditionExpression is null");
 	api_check_unused(&ph);
 	natural = item_from_dynamodb(item);
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
 		report_condition_failed(request, old);
-	api_capacity_write(def->name, item_size(&natural->root));
+	api_capacity_write_item(def->name, natural, NULL);
 	if (!metrics)
 		return item_response("Attributes", all_old ? old : NULL);
 	store_item_keys(def, natural, &pk, &sk);
@@ -346,12 +325,12 @@ api_get_item(Jsonb *request)
 	api_expr_context(request, &ph);
 	projection = api_projection(&ph, api_string(request, "ProjectionExpression"));
 	if (projection == NULL)
-		reject_placeholders_without_expression(request, NULL);
+		api_reject_placeholders(request, NULL);
 	api_check_unused(&ph);
 	consistent = api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	item = store_get(def, pk, sk);
-	api_capacity_read(def->name, NULL, item ? item_size(&item->root) : 0, consistent);
+	api_capacity_read_item(def->name, item, consistent);
 	if (item && projection)
 		item = api_project(projection, item);
 	return item_response("Item", item);
@@ -376,12 +355,12 @@ api_delete_item(Jsonb *request)
 	api_expr_context(request, &ph);
 	cond = request_condition(request, &ph);
 	if (cond == NULL)
-		reject_placeholders_without_expression(request, "ConditionExpression is null");
+		api_reject_placeholders(request, "ConditionExpression is null");
 	api_check_unused(&ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);
-	api_capacity_write(def->name, old ? item_size(&old->root) : 0);
+	api_capacity_write_item(def->name, old, NULL);
 	response = all_old ? item_response("Attributes", old) : api_empty_response();
 	return metrics ? with_collection_metrics(def, pk, response) : response;
 }
@@ -561,12 +540,12 @@ api_update_item(Jsonb *request)
 		update = api_parse_update(def, &ph, text, &paths);
 	cond = request_condition(request, &ph);
 	if (text == NULL && cond == NULL)
-		reject_placeholders_without_expression(request, "UpdateExpression and ConditionExpression are null");
+		api_reject_placeholders(request, "UpdateExpression and ConditionExpression are null");
 	api_check_unused(&ph);
 
 	if (!api_store_update(def, pk, sk, update, &ph, cond, &old, &written))
 		report_condition_failed(request, old);
-	api_capacity_write(def->name, Max(old ? item_size(&old->root) : 0, written ? item_size(&written->root) : 0));
+	api_capacity_write_item(def->name, old, written);
 	response = strcmp(rv, "NONE") == 0 ? api_empty_response()
 		: item_response("Attributes", api_update_returned(rv, paths, old, written));
 	return metrics ? with_collection_metrics(def, pk, response) : response;
@@ -683,6 +662,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	PageBuilder page = {0};
 	char	   *select = api_string(request, "Select");
 	JsonbContainer *start = api_object(request, "ExclusiveStartKey");
+	bool		consistent;
 	JsonbValue	v;
 
 	page.req = req;
@@ -704,7 +684,8 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 		ddb_validation_error("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get %s", select);
 	if (!projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0)
 		ddb_validation_error("Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
-	if (api_bool(request, "ConsistentRead", false) && req->index && !req->index->local)
+	consistent = api_bool(request, "ConsistentRead", false);
+	if (consistent && req->index && !req->index->local)
 		ddb_validation_error("Consistent reads are not supported on global secondary indexes");
 	if (start)
 		read_start_key(req, start);
@@ -717,7 +698,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
 	}
 	store_read(req, page_row, &page);
-	api_capacity_read(req->def->name, req->index, page.bytes, api_bool(request, "ConsistentRead", false));
+	api_capacity_read(req->def->name, req->index, page.bytes, consistent);
 	if (!page.count_only)
 		pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
 	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
@@ -993,7 +974,7 @@ api_scan(Jsonb *request)
 	filter = request_filter(request, &ctx);
 	projection = api_projection(&ctx, api_string(request, "ProjectionExpression"));
 	if (filter == NULL && projection == NULL)
-		reject_placeholders_without_expression(request, "FilterExpression is null");
+		api_reject_placeholders(request, "FilterExpression is null");
 	if ((segment >= 0) != (total >= 0))
 		ddb_validation_error(segment >= 0 ?
 							 "The TotalSegments parameter is required but was not present in the request when Segment parameter is present" :
@@ -1125,13 +1106,13 @@ api_batch_write_item(Jsonb *request)
 		if (writes[i].item)
 		{
 			store_put(writes[i].def, writes[i].item, NULL, NULL);
-			api_capacity_write(writes[i].def->name, item_size(&writes[i].item->root));
+			api_capacity_write_item(writes[i].def->name, writes[i].item, NULL);
 		}
 		else
 		{
 			/* the deleted item is not read back: one unit, DynamoDB's least */
 			store_delete(writes[i].def, writes[i].pk, writes[i].sk, NULL, NULL);
-			api_capacity_write(writes[i].def->name, 0);
+			api_capacity_write_item(writes[i].def->name, NULL, NULL);
 		}
 	}
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
@@ -1199,7 +1180,7 @@ api_batch_get_item(Jsonb *request)
 		api_expr_context(spec, &ph);
 		projection = api_projection(&ph, api_string(spec, "ProjectionExpression"));
 		if (projection == NULL)
-			reject_placeholders_without_expression(spec, NULL);
+			api_reject_placeholders(spec, NULL);
 		api_check_unused(&ph);
 		if (!api_field(spec, "Keys", &keys))
 			api_missing("keys");
@@ -1233,7 +1214,7 @@ api_batch_get_item(Jsonb *request)
 					ddb_validation_error("Provided list of item keys contains duplicates");
 			seen = lappend(lappend(seen, DatumGetPointer(pk)), DatumGetPointer(sk));
 			item = store_get(def, pk, sk);
-			api_capacity_read(def->name, NULL, item ? item_size(&item->root) : 0, false);
+			api_capacity_read_item(def->name, item, false);
 			if (item && projection)
 				item = api_project(projection, item);
 			if (item)

@@ -435,9 +435,7 @@ attribute_updates_text(LegacyRewrite *rw, JsonbContainer *map)
 			api_push_key(&state, "L");
 			pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 			pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-			empty.type = jbvBinary;
-			empty.val.binary.data = &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root;
-			empty.val.binary.len = 0;
+			api_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), &empty);
 			appendStringInfo(&set, "%s%s = list_append(if_not_exists(%s, %s), %s)", set.len ? ", " : "",
 							 name, name, value_placeholder(rw, &empty), value_placeholder(rw, &value));
 		}
@@ -557,26 +555,14 @@ rewritten_request(Jsonb *request, LegacyRewrite *rw)
 		pushJsonbValue(&state, WJB_VALUE, &v);
 	}
 	forboth(lc, rw->fields, lt, rw->texts)
-	{
-		api_push_key(&state, lfirst(lc));
-		v.type = jbvString;
-		v.val.string.val = lfirst(lt);
-		v.val.string.len = strlen(lfirst(lt));
-		pushJsonbValue(&state, WJB_VALUE, &v);
-	}
+		api_push_string(&state, lfirst(lc), lfirst(lt));
 	if (rw->names || api_field(request, "ExpressionAttributeNames", &v))
 	{
 		api_push_key(&state, "ExpressionAttributeNames");
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 		push_members(&state, request, "ExpressionAttributeNames");
 		forboth(lk, rw->name_keys, lc, rw->names)
-		{
-			api_push_key(&state, lfirst(lk));
-			v.type = jbvString;
-			v.val.string.val = lfirst(lc);
-			v.val.string.len = strlen(lfirst(lc));
-			pushJsonbValue(&state, WJB_VALUE, &v);
-		}
+			api_push_string(&state, lfirst(lk), lfirst(lc));
 		pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	}
 	if (rw->values || api_field(request, "ExpressionAttributeValues", &v))
@@ -645,10 +631,8 @@ api_legacy_to_expressions(Jsonb *request, int accepted, const char *value_expres
 							 legacy_used.data, expression_used.data);
 	if (!legacy_used.len && !(accepted & LEGACY_KEY_CONDITIONS && api_field(request, "KeyConditions", &v)))
 		return request;
-	if (!expression_used.len && api_field(request, "ExpressionAttributeNames", &v))
-		ddb_validation_error("ExpressionAttributeNames can only be specified when using expressions");
-	if (!expression_used.len && api_field(request, "ExpressionAttributeValues", &v))
-		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions: %s", value_expressions_null);
+	if (!expression_used.len)
+		api_reject_placeholders(request, value_expressions_null);
 	rw.own_names = api_object(request, "ExpressionAttributeNames");
 	rw.own_values = api_object(request, "ExpressionAttributeValues");
 	if ((map = api_object(request, "Expected")) != NULL)

@@ -336,6 +336,27 @@ api_push_key(JsonbParseState **state, const char *key)
 	pushJsonbValue(state, WJB_KEY, &k);
 }
 
+/*
+ * Raises when placeholders come with an operation that has no expression
+ * using them; value_expressions_null ends the message for values
+ * ("ConditionExpression is null"), NULL where DynamoDB has no such message.
+ */
+void
+api_reject_placeholders(Jsonb *request, const char *value_expressions_null)
+{
+	JsonbValue	v;
+
+	if (api_field(request, "ExpressionAttributeNames", &v))
+		ddb_validation_error("ExpressionAttributeNames can only be specified when using expressions");
+	if (api_field(request, "ExpressionAttributeValues", &v))
+	{
+		if (value_expressions_null)
+			ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions: %s",
+								 value_expressions_null);
+		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions");
+	}
+}
+
 /* Pushes a member whose value is a string. */
 void
 api_push_string(JsonbParseState **state, const char *key, const char *value)

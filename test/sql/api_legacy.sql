@@ -95,4 +95,9 @@ SELECT ddb.execute('Scan', '{"TableName": "Legacy", "ScanFilter": {"score": {"Co
   "ConditionalOperator": "XOR"}');
 SELECT ddb.execute('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
   "ScanFilter": {"score": {"ComparisonOperator": "NULL"}}}');
+-- placeholders with only legacy parameters: GetItem has no expression to name in its message
+SELECT ddb.execute('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+  "AttributesToGet": ["name"], "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+  "AttributesToGet": ["name"], "ExpressionAttributeNames": {"#n": "name"}}');
 SELECT ddb.delete_table('Legacy');
