@@ -96,34 +96,35 @@ collect_tables(json_t *request, json_t *names)
 	}
 }
 
-/* True when a key limited to some tables may use every table the request names. */
+/* True when a key limited to some tables (a JSON array) may use every table the request names. */
 static int
-tables_allowed(PGconn *conn, const char *access_key_id, const char *body)
+tables_allowed(const char *tables, const char *body)
 {
 	json_t	   *request = json_loads(body, 0, NULL);
+	json_t	   *allowed = json_loads(tables, 0, NULL);
 	json_t	   *names = json_array();
-	char	   *names_text;
-	const char *params[2];
-	PGresult   *res;
-	int			allowed;
+	json_t	   *name;
+	json_t	   *table;
+	size_t		i;
+	size_t		j;
+	int			ok;
 
 	if (request)
 		collect_tables(request, names);
-	names_text = json_dumps(names, JSON_COMPACT);
-	params[0] = access_key_id;
-	params[1] = names_text;
 	/* no table named (ListTables, say): a limited key may not */
-	res = pool_exec(conn, "tables_allowed",
-					"SELECT pg_catalog.jsonb_array_length($2::jsonb) > 0 AND NOT EXISTS ("
-					"SELECT FROM pg_catalog.jsonb_array_elements_text($2::jsonb) n WHERE n OPERATOR(pg_catalog.<>) ALL "
-					"(SELECT pg_catalog.unnest(tables) FROM ddb.access_keys WHERE access_key_id OPERATOR(pg_catalog.=) $1))",
-					2, params);
-	allowed = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	free(names_text);
+	ok = json_array_size(names) > 0;
+	json_array_foreach(names, i, name)
+	{
+		int			found = 0;
+
+		json_array_foreach(allowed, j, table)
+			found = found || json_equal(name, table);
+		ok = ok && found;
+	}
 	json_decref(names);
+	json_decref(allowed);
 	json_decref(request);
-	return allowed;
+	return ok;
 }
 
 /* Runs the operation through ddb.execute and queues its response. */
@@ -141,13 +142,14 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 		AuthResult	auth;
 
 		sigv4_verify(connection, "POST", url, body, body_len, conn, &auth);
-		if (auth.type == NULL && !auth.all_tables && !tables_allowed(conn, auth.access_key_id, body))
+		if (auth.type == NULL && auth.tables != NULL && !tables_allowed(auth.tables, body))
 		{
 			auth.type = "com.amazon.coral.service#AccessDeniedException";
 			snprintf(auth.message, sizeof(auth.message),
 					 "User: %s is not authorized to perform: dynamodb:%s on the tables of this request",
 					 auth.access_key_id, operation);
 		}
+		free(auth.tables);
 		if (auth.type)
 		{
 			pool_give(pool, conn);

@@ -182,12 +182,13 @@ parse_amz_date(const char *text)
 	return timegm(&tm);
 }
 
-/* The secret of an active access key, and whether it may use every table (read-only, so it may be retried). */
+/* The secret of an active access key, and the tables it may use as a JSON array, NULL for all (read-only, so it may be retried). */
 static PGresult *
 lookup_key(PGconn *conn, const char **params)
 {
-	return pool_exec(conn, "lookup_key", "SELECT secret_access_key, tables IS NULL FROM ddb.access_keys "
-					 "WHERE access_key_id OPERATOR(pg_catalog.=) $1 AND revoked_at IS NULL", 1, params);
+	return pool_exec(conn, "lookup_key", "SELECT secret_access_key, pg_catalog.array_to_json(tables)::pg_catalog.text "
+					 "FROM ddb.access_keys WHERE access_key_id OPERATOR(pg_catalog.=) $1 AND revoked_at IS NULL",
+					 1, params);
 }
 
 /* True when the signature was seen within the window; records it otherwise. */
@@ -276,7 +277,7 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	}
 	secret_key = malloc(strlen(PQgetvalue(res, 0, 0)) + 5);
 	sprintf(secret_key, "AWS4%s", PQgetvalue(res, 0, 0));
-	result->all_tables = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	result->tables = PQgetisnull(res, 0, 1) ? NULL : strdup(PQgetvalue(res, 0, 1));
 	snprintf(result->access_key_id, sizeof(result->access_key_id), "%s", parts[0]);
 	PQclear(res);
 

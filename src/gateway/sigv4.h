@@ -14,7 +14,7 @@ typedef struct AuthResult
 	const char *type;
 	char		message[256];
 	char		access_key_id[129];
-	int			all_tables;		/* the key may use every table */
+	char	   *tables;			/* the tables a limited key may use, a JSON array (malloc'd: the caller frees it), or NULL for every table */
 	int			server_error;	/* the key could not be looked up: status 500, not the client's fault */
 } AuthResult;
 
