@@ -99,6 +99,19 @@ db_message(const PGresult *result)
 	return line;
 }
 
+/* Prepares a named statement; 0, or -1 with the message on stderr. */
+int
+db_prepare(PGconn *conn, const char *name, const char *sql, int nparams)
+{
+	PGresult   *result = PQprepare(conn, name, sql, nparams, NULL);
+	int			ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+
+	if (!ok)
+		fprintf(stderr, "ddb-transfer: %s\n", db_message(result));
+	PQclear(result);
+	return ok ? 0 : -1;
+}
+
 /* Runs a statement that returns no rows; 0, or -1 with the message on stderr. */
 int
 db_command(PGconn *conn, const char *sql)

@@ -27,6 +27,9 @@ extern void db_free_table(TableInfo *info);
 /* The server's message of a failed result, one line, without "ERROR:". */
 extern const char *db_message(const PGresult *result);
 
+/* Prepares a named statement; 0, or -1 with the message on stderr. */
+extern int	db_prepare(PGconn *conn, const char *name, const char *sql, int nparams);
+
 /* Runs a statement that returns no rows; 0, or -1 with the message on stderr. */
 extern int	db_command(PGconn *conn, const char *sql);
 

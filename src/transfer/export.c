@@ -112,6 +112,14 @@ write_text(const char *dir, const char *name, const char *text)
 	return ok ? 0 : -1;
 }
 
+/* An MD5 digest in hex (33 bytes with the NUL). */
+static void
+md5_hex(const unsigned char digest[16], char hex[33])
+{
+	for (int i = 0; i < 16; i++)
+		sprintf(hex + 2 * i, "%02x", digest[i]);
+}
+
 /* Writes text to dir/name, and its MD5 in hex to dir/checksum_name; 0 or -1. */
 static int
 write_with_checksum(const char *dir, const char *name, const char *checksum_name, const char *text)
@@ -121,8 +129,7 @@ write_with_checksum(const char *dir, const char *name, const char *checksum_name
 
 	if (!EVP_Digest(text, strlen(text), digest, NULL, EVP_md5(), NULL))
 		return -1;
-	for (int i = 0; i < 16; i++)
-		sprintf(hex + 2 * i, "%02x", digest[i]);
+	md5_hex(digest, hex);
 	return write_text(dir, name, text) == 0 && write_text(dir, checksum_name, hex) == 0 ? 0 : -1;
 }
 
@@ -173,8 +180,7 @@ close_data_file(Export *export)
 		return -1;
 	}
 	EVP_EncodeBlock(md5_base64, digest, 16);
-	for (int i = 0; i < 16; i++)
-		sprintf(etag + 2 * i, "%02x", digest[i]);
+	md5_hex(digest, etag);
 	snprintf(key, sizeof(key), "AWSDynamoDB/%s/data/%s", export->export_id, export->file_name);
 	json_array_append_new(export->manifest,
 						  json_pack("{s:I, s:s, s:s, s:s}", "itemCount", (json_int_t) export->file_count,

@@ -603,19 +603,6 @@ read_file(Import *import, int file)
 	line_reader_close(reader);
 }
 
-/* Prepares a statement; 0, or -1 with the message on stderr. */
-static int
-prepare(PGconn *conn, const char *name, const char *sql, int nparams)
-{
-	PGresult   *result = PQprepare(conn, name, sql, nparams, NULL);
-	int			ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-
-	if (!ok)
-		fprintf(stderr, "ddb-transfer: %s\n", db_message(result));
-	PQclear(result);
-	return ok ? 0 : -1;
-}
-
 /* Connects the writer and the converter, checks the table, and begins the transaction; 0 or -1. */
 static int
 start(Import *import)
@@ -632,9 +619,9 @@ start(Import *import)
 	/* string_to_table keeps a whole batch in memory (work_mem), not in a temporary file */
 	if (db_command(import->conn, "SET work_mem = '64MB'") != 0
 		|| db_command(import->converter, "SET work_mem = '64MB'") != 0
-		|| prepare(import->converter, "convert", CONVERT_SQL, 1) != 0
-		|| prepare(import->conn, "write", WRITE_SQL, 2) != 0
-		|| prepare(import->conn, "item", ITEM_SQL, 2) != 0)
+		|| db_prepare(import->converter, "convert", CONVERT_SQL, 1) != 0
+		|| db_prepare(import->conn, "write", WRITE_SQL, 2) != 0
+		|| db_prepare(import->conn, "item", ITEM_SQL, 2) != 0)
 		return -1;
 	return db_command(import->conn, "BEGIN");
 }
