@@ -21,10 +21,9 @@ done
 # ddb-gateway on loopback, and the AWS CLI talking to it with a key of the database
 GATEWAY_PORT=${DDB_GATEWAY_PORT:-55490}
 GATEWAY_PID_FILE="$CLUSTER_DIR/gateway.pid"
-[ -f "$GATEWAY_PID_FILE" ] && kill "$(cat "$GATEWAY_PID_FILE")" 2>/dev/null
+DEMO_DSN="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_demo"
 read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_demo -c "SELECT * FROM ddb.create_access_key()")"
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" \
-    --dsn "host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_demo" 2>"$CLUSTER_DIR/gateway.log" &
+"$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --dsn "$DEMO_DSN" 2>"$CLUSTER_DIR/gateway.log" &
 echo $! >"$GATEWAY_PID_FILE"
 sleep 0.5
 aws_demo() {
@@ -44,7 +43,6 @@ aws_demo query --table-name UserServiceTable --index-name GSI1 \
 
 # ddb-transfer: a table out in the format of DynamoDB's export to S3, and into a new table
 EXPORT_DIR="$CLUSTER_DIR/export-UserServiceTable"
-DEMO_DSN="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_demo"
 echo
 echo "==== ddb-transfer: UserServiceTable exported as DynamoDB exports to S3, then imported into a new table"
 "$ROOT/ddb-transfer" export --dsn "$DEMO_DSN" --table UserServiceTable --out "$EXPORT_DIR"

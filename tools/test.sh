@@ -56,52 +56,36 @@ if ! grep -q '^Result: PASS' "$LOG_DIR/pgtap.log"; then
 fi
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
 
-# pg_dump/pg_restore and DROP EXTENSION: one count per check.
-echo "== dump, restore and DROP EXTENSION"
-set +e
-bash "$ROOT/test/dump_restore.sh" >"$LOG_DIR/dump.log" 2>&1
-set -e
-cat "$LOG_DIR/dump.log"
-passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/dump.log" || true)))
-failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/dump.log" || true)))
+# Runs check scripts, each printing "<check> ... ok|FAILED" per check, into
+# one log shown here; counts the checks.  A script that exits non-zero
+# without a FAILED line (stopped before its checks) counts as one failure.
+run_checks() {  # title, log name, script...
+    local title=$1 name=$2 log="$LOG_DIR/$2.log" script out status script_bad
+    shift 2
+    echo "== $title"
+    : >"$log"
+    for script in "$@"; do
+        out="$LOG_DIR/$name-$(basename "$script" .sh).out"
+        set +e
+        bash "$script" >"$out" 2>&1
+        status=$?
+        set -e
+        cat "$out" >>"$log"
+        script_bad=$(grep -c '\.\.\. FAILED' "$out" || true)
+        if [ "$status" -ne 0 ] && [ "$script_bad" -eq 0 ]; then
+            echo "$(basename "$script") ... FAILED (exit status $status before any failed check)" >>"$log"
+        fi
+    done
+    cat "$log"
+    passed=$((passed + $(grep -c '\.\.\. ok$' "$log" || true)))
+    failed=$((failed + $(grep -c '\.\.\. FAILED' "$log" || true)))
+}
 
-# Races between sessions: one count per check.
-echo "== concurrency"
-set +e
-for script in "$ROOT"/test/concurrency.sh "$ROOT"/test/models_concurrency.sh; do
-    bash "$script"
-done >"$LOG_DIR/concurrency.log" 2>&1
-set -e
-cat "$LOG_DIR/concurrency.log"
-passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/concurrency.log" || true)))
-failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/concurrency.log" || true)))
-
-# ddb-gateway over HTTP: one count per check.
-echo "== gateway"
-set +e
-bash "$ROOT/test/gateway.sh" >"$LOG_DIR/gateway.log" 2>&1
-set -e
-cat "$LOG_DIR/gateway.log"
-passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/gateway.log" || true)))
-failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/gateway.log" || true)))
-
-# ddb-transfer import and export: one count per check.
-echo "== transfer"
-set +e
-bash "$ROOT/test/transfer.sh" >"$LOG_DIR/transfer.log" 2>&1
-set -e
-cat "$LOG_DIR/transfer.log"
-passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/transfer.log" || true)))
-failed=$((failed + $(grep -c '\.\.\. FAILED' "$LOG_DIR/transfer.log" || true)))
-
-# The SQL examples of docs/: one count per page.
-echo "== docs examples"
-set +e
-bash "$ROOT/test/docs_examples.sh" >"$LOG_DIR/docs.log" 2>&1
-set -e
-cat "$LOG_DIR/docs.log"
-passed=$((passed + $(grep -c '\.\.\. ok$' "$LOG_DIR/docs.log" || true)))
-failed=$((failed + $(grep -c '\.\.\. FAILED$' "$LOG_DIR/docs.log" || true)))
+run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
+run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/models_concurrency.sh"
+run_checks "gateway" gateway "$ROOT/test/gateway.sh"
+run_checks "transfer" transfer "$ROOT/test/transfer.sh"
+run_checks "docs examples" docs "$ROOT/test/docs_examples.sh"
 
 # The fuzz harness over its corpus (a crash or broken invariant fails).
 echo "== fuzz corpus replay"
