@@ -125,10 +125,14 @@ DECLARE
     bytes bigint := coalesce(CASE WHEN TG_OP <> 'DELETE' THEN NEW.item_size END, 0)
                     - coalesce(CASE WHEN TG_OP <> 'INSERT' THEN OLD.item_size END, 0);
     items integer := CASE TG_OP WHEN 'INSERT' THEN 1 WHEN 'DELETE' THEN -1 ELSE 0 END;
-    quota bigint := uds.quota_of(item ->> 'appName');
+    quota bigint;
 BEGIN
     IF bytes = 0 AND items = 0 THEN
         RETURN NULL;
+    END IF;
+    -- the quota (a read of the app) matters only to a write that grows the data
+    IF bytes > 0 THEN
+        quota := uds.quota_of(item ->> 'appName');
     END IF;
     PERFORM ddb.update_item('appUsage', ((item ->> 'appName') || '#' || (item ->> 'user'))::ddb.ddb_key, NULL,
         'SET appName = :a, #u = :u ADD #b :d, #n :k',

@@ -84,11 +84,9 @@ DECLARE
     want_ttl bigint;
 BEGIN
     -- W17: the audit trail is written by its trigger only, and never changed
+    -- (deletes reach this function only for audit items: check_audit_delete)
     IF TG_OP = 'DELETE' THEN
-        IF OLD.pk::text = 'RULEBOOKCONFIGUPDATE' THEN
-            PERFORM ddb.invalid_parameter('the rulebook audit trail cannot be deleted (W17)');
-        END IF;
-        RETURN OLD;
+        PERFORM ddb.invalid_parameter('the rulebook audit trail cannot be deleted (W17)');
     END IF;
     i := NEW.item;
     pk := NEW.pk::text;
@@ -187,10 +185,7 @@ DECLARE
     at timestamptz;
     snapshot jsonb;
 BEGIN
-    IF (CASE WHEN TG_OP = 'DELETE' THEN OLD.pk ELSE NEW.pk END)::text <> 'RULEBOOK' THEN
-        RETURN NULL;
-    END IF;
-    -- rulebook changes of one environment are audited one transaction at a
+    -- (its triggers fire for rulebook items only) rulebook changes of one environment are audited one transaction at a
     -- time, so that each snapshot holds every change committed before it
     PERFORM pg_advisory_xact_lock(hashtext('underwriting audit ' || tbl));
     at := clock_timestamp();
@@ -222,10 +217,18 @@ BEGIN
     PERFORM ddb.create_table(tbl, 'PK', 'S', 'SK', 'S', schema_name => 'underwriting', ttl_attribute => 'ttl');
     PERFORM ddb.create_index(tbl, 'GSI1', 'GSI1PK', 'S', 'GSI1SK', 'S');
     PERFORM ddb.create_index(tbl, 'GSI2', 'GSI2PK', 'S', 'GSI2SK', 'S');
-    EXECUTE format('CREATE TRIGGER check_item BEFORE INSERT OR UPDATE OR DELETE ON underwriting.%I '
+    -- the audit's triggers fire for the rows they concern only (WHEN), not for every profile and result
+    EXECUTE format('CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON underwriting.%I '
                    'FOR EACH ROW EXECUTE FUNCTION underwriting.check_item()', ddb.relation_name(tbl));
-    EXECUTE format('CREATE TRIGGER audit_rulebooks AFTER INSERT OR UPDATE OR DELETE ON underwriting.%I '
-                   'FOR EACH ROW EXECUTE FUNCTION underwriting.audit_rulebooks(%L)', ddb.relation_name(tbl), tbl);
+    EXECUTE format('CREATE TRIGGER check_audit_delete BEFORE DELETE ON underwriting.%I '
+                   'FOR EACH ROW WHEN (OLD.pk::text = ''RULEBOOKCONFIGUPDATE'') EXECUTE FUNCTION underwriting.check_item()',
+                   ddb.relation_name(tbl));
+    EXECUTE format('CREATE TRIGGER audit_rulebooks AFTER INSERT OR UPDATE ON underwriting.%I '
+                   'FOR EACH ROW WHEN (NEW.pk::text = ''RULEBOOK'') EXECUTE FUNCTION underwriting.audit_rulebooks(%L)',
+                   ddb.relation_name(tbl), tbl);
+    EXECUTE format('CREATE TRIGGER audit_rulebook_deletes AFTER DELETE ON underwriting.%I '
+                   'FOR EACH ROW WHEN (OLD.pk::text = ''RULEBOOK'') EXECUTE FUNCTION underwriting.audit_rulebooks(%L)',
+                   ddb.relation_name(tbl), tbl);
     -- a result id names one evaluation result of a user (W7)
     EXECUTE format($i$CREATE UNIQUE INDEX %I ON underwriting.%I (pk, (item OPERATOR(pg_catalog.->>) 'GSI1SK'))
                       WHERE item OPERATOR(pg_catalog.->>) 'item_type' OPERATOR(pg_catalog.=) 'evaluation_result'$i$,
