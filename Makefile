@@ -1,5 +1,11 @@
 # ddb_model — PGXS build.  `make && make install`, then `make installcheck`
 # against a running server; tools/test.sh runs every suite on a throwaway one.
+# `make` builds the extension alone, with nothing but PostgreSQL's server
+# headers; `make tools` builds ddb-gateway and ddb-transfer (libmicrohttpd,
+# jansson, libpq, zlib, OpenSSL), which `make install` then installs into
+# PostgreSQL's bindir (or DDB_BINDIR).  Warnings are errors with
+# WERROR=-Werror, as the test command builds; off by default, so that a newer
+# compiler on a user's machine does not break the build.
 
 EXTENSION = ddb_model
 MODULE_big = ddb_model
@@ -11,6 +17,9 @@ DATA = $(wildcard sql/ddb_model--*--*.sql)
 
 OBJS = \
 	src/ddb_model.o \
+	src/error_types.o \
+	src/ddb_errors.o \
+	src/ddb_jsonb.o \
 	src/key/key_codec.o \
 	src/key/key_io.o \
 	src/key/key_compare.o \
@@ -27,11 +36,13 @@ OBJS = \
 	src/expr/reserved_words.o \
 	src/expr/expr_parse.o \
 	src/expr/expr_eval.o \
+	src/itemexpr/placeholders.o \
+	src/itemexpr/check.o \
+	src/itemexpr/host.o \
+	src/itemexpr/condition.o \
+	src/itemexpr/update.o \
+	src/itemexpr/projection.o \
 	src/api/request.o \
-	src/api/expr_host.o \
-	src/api/expr_check.o \
-	src/api/projection.o \
-	src/api/update.o \
 	src/api/capacity.o \
 	src/api/transactions.o \
 	src/api/legacy.o \
@@ -40,11 +51,17 @@ OBJS = \
 	src/api/item_sql.o \
 	src/api/execute.o
 
-PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+WERROR ?=
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(WERROR)
 
 # pg_regress reads test/sql/*.sql and test/expected/*.out (a link to expected/).
 REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
 REGRESS_OPTS = --inputdir=test --outputdir=build/regress --load-extension=ddb_model
+
+# ddb-gateway and ddb-transfer, each its own binary (below): `make tools`.
+TOOLS = ddb-gateway ddb-transfer
+DDB_BINDIR ?= $(bindir)
+EXTRA_CLEAN = $(TOOLS)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -62,24 +79,34 @@ build-regress-dir:
 ddb_model--$(EXTVERSION).sql: sql/ddb_model.sql sql/streams.sql $(sort $(wildcard sql/models/*.sql))
 	cat $^ > $@
 
-# ddb-gateway, the HTTP daemon (docs/gateway.md): its own binary.
-GATEWAY_SRCS = $(wildcard src/gateway/*.c)
-GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror -pthread \
+.PHONY: tools install-tools
+tools: $(TOOLS)
+
+# ddb-gateway, the HTTP daemon (docs/gateway.md); it shares the table of error types with the extension.
+GATEWAY_SRCS = $(wildcard src/gateway/*.c) src/error_types.c
+GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter $(WERROR) -pthread \
 	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags libmicrohttpd jansson libcrypto)
 GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs libmicrohttpd jansson zlib libcrypto) -pthread
 
-all: ddb-gateway
-ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h)
+ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h) src/error_types.h
 	$(CC) $(GATEWAY_CFLAGS) -o $@ $(GATEWAY_SRCS) $(GATEWAY_LIBS)
-EXTRA_CLEAN += ddb-gateway
 
-# ddb-transfer, DynamoDB's export to S3 format in and out of tables (docs/transfer.md): its own binary.
+# ddb-transfer, DynamoDB's export to S3 format in and out of tables (docs/transfer.md).
 TRANSFER_SRCS = $(wildcard src/transfer/*.c)
-TRANSFER_CFLAGS = -O2 -g -Wall -Wextra -Werror \
+TRANSFER_CFLAGS = -O2 -g -Wall -Wextra $(WERROR) \
 	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags jansson zlib libcrypto)
 TRANSFER_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs jansson zlib libcrypto)
 
-all: ddb-transfer
 ddb-transfer: $(TRANSFER_SRCS) $(wildcard src/transfer/*.h)
 	$(CC) $(TRANSFER_CFLAGS) -o $@ $(TRANSFER_SRCS) $(TRANSFER_LIBS)
-EXTRA_CLEAN += ddb-transfer
+
+# `make install` installs the tools that `make tools` built, and says which it skipped.
+install: install-tools
+install-tools:
+	@for tool in $(TOOLS); do \
+		if [ -f $$tool ]; then \
+			$(MKDIR_P) '$(DESTDIR)$(DDB_BINDIR)' && $(INSTALL_PROGRAM) $$tool '$(DESTDIR)$(DDB_BINDIR)/' || exit 1; \
+		else \
+			echo "$$tool not built (make tools): not installed"; \
+		fi; \
+	done

@@ -39,11 +39,13 @@ install_packages() {
     fi
 }
 
-# Builds with warnings as errors and installs into the server's directories.
+# Builds the extension and its tools (ddb-gateway, ddb-transfer) and installs
+# them into the server's directories; warnings are errors when WERROR=-Werror
+# (the test command sets it).
 build_and_install() {
     echo "== building and installing ddb_model"
     make -C "$ROOT" -s clean >/dev/null
-    make -C "$ROOT" -s >/dev/null
+    make -C "$ROOT" -s all tools WERROR="${WERROR:-}" >/dev/null
     make -C "$ROOT" -s install >/dev/null
 }
 

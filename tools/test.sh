@@ -7,6 +7,9 @@
 # assertions + dump/restore and concurrency checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
+# the tests build with warnings as errors (a user's `make` does not)
+WERROR=-Werror
+
 install_packages
 build_and_install
 start_cluster

@@ -1,6 +1,6 @@
 /*
  * api.h — shared pieces of ddb.execute: reading request fields, building
- * responses, expressions with their placeholders, and the operations.
+ * responses, and the operations.  Expressions are src/itemexpr/'s.
  */
 #ifndef DDB_API_H
 #define DDB_API_H
@@ -9,44 +9,8 @@
 
 #include "utils/jsonb.h"
 
-#include "../expr/expr.h"
-#include "../expr/expr_eval.h"
-#include "../table/item_store.h"
-
-/* The placeholders of a request and which of them expressions used. */
-typedef struct Placeholders
-{
-	JsonbContainer *names;		/* ExpressionAttributeNames, or NULL */
-	JsonbContainer *values;		/* ExpressionAttributeValues, or NULL */
-	bool		natural_values; /* values are natural jsonb (SQL functions), not DynamoDB JSON */
-	List	   *used_names;		/* char * of the #names expressions used */
-	List	   *used_values;
-} Placeholders;
-
-/* The state of an evaluator host (expr_host.c) for one request's expression. */
-typedef struct HostContext
-{
-	Placeholders *ph;
-	const char *kind;			/* "FilterExpression", ... for messages */
-	JsonbContainer *item;		/* the item being evaluated */
-	List	   *values;			/* placeholder values converted so far */
-	MemoryContext cxt;			/* where they live: the request's, not a row's */
-} HostContext;
-
-/* Sets up an evaluator host for one request's expression. */
-extern void api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *host);
-
-/*
- * Resolves every placeholder of an expression and applies DynamoDB's static
- * checks, so that a bad expression fails before any item is read.
- */
-extern void api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node);
-
-/* Order of two natural values of one type, S, N or B (DynamoDB's order). */
-extern int	api_compare_values(JsonbValue *a, JsonbValue *b);
-
-/* The kind an attribute_type name stands for (S = 1, ...), or -1 for a name DynamoDB does not know. */
-extern int	api_attribute_type_kind(JsonbValue *name);
+#include "../ddb_jsonb.h"
+#include "../itemexpr/itemexpr.h"
 
 /* A request field; false when absent (or JSON null). */
 extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);
@@ -82,47 +46,11 @@ extern void api_missing(const char *member) pg_attribute_noreturn();
 /* Reads ExpressionAttributeNames/Values of a request into a context. */
 extern void api_expr_context(Jsonb *request, Placeholders *ctx);
 
-/* The placeholders of a SQL function call: names ({"#n": "name"}) and natural values ({":v": 1}), either NULL. */
-extern void api_sql_placeholders(Placeholders *ctx, Jsonb *names, Jsonb *values);
-
-/* Arena allocation for the expression parser: palloc in the current context. */
-extern void *api_palloc_arena(void *context, size_t size);
-
-/* A parsed ProjectionExpression (projection.c). */
-typedef struct ProjectionNode ProjectionNode;
-
-/* Parses a ProjectionExpression into its trie; NULL for a NULL text. */
-extern ProjectionNode *api_projection(Placeholders *ph, const char *text);
-
-/* The trie of document paths, raising DynamoDB's overlap and conflict errors. */
-extern ProjectionNode *api_path_trie(Placeholders *ph, const char *kind, ExprNode **paths, int npaths);
-
-/* Applies an UpdateExpression to an item (update.c); returns the new canonical item. */
-extern Jsonb *api_apply_update(const ExprUpdate *update, Placeholders *ph, Jsonb *item);
-
-/* The item as a ProjectionExpression projects it (a new natural item). */
-extern Jsonb *api_project(ProjectionNode *projection, Jsonb *item);
-
-/* Parses a condition expression of the request, raising DynamoDB's errors. */
-extern ExprNode *api_parse_condition(Placeholders *ctx, const char *kind, const char *text);
-
-/* The attribute name a path step stands for (resolving #placeholders). */
-extern char *api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step);
-
-/* The natural value of a :value placeholder. */
-extern void api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out);
-
-/* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
-extern char *api_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps);
-
 /*
  * Raises when placeholders come with an operation that has no expression
  * using them; value_expressions_null ends the message for values, or NULL.
  */
 extern void api_reject_placeholders(Jsonb *request, const char *value_expressions_null);
-
-/* Raises when a request defined placeholders that no expression used. */
-extern void api_check_unused(Placeholders *ctx);
 
 /* Reads a Key map (DynamoDB JSON) for a table: exactly its key attributes. */
 extern void api_table_key(TableDef *def, JsonbContainer *key, Datum *pk, Datum *sk);
@@ -133,14 +61,6 @@ extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *i
 
 /* True when two keys of one table address the same item. */
 extern bool api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2);
-
-/* Pushes a string key; a member whose value is a string; an empty response, {}. */
-extern void api_push_key(JsonbParseState **state, const char *key);
-extern void api_push_string(JsonbParseState **state, const char *key, const char *value);
-extern Jsonb *api_empty_response(void);
-
-/* A jbvBinary value holding a whole Jsonb. */
-extern void api_binary_value(Jsonb *j, JsonbValue *out);
 
 /* The operations. */
 
@@ -166,12 +86,6 @@ extern bool api_collection_metrics_wanted(Jsonb *request);
 /* Pushes ItemCollectionMetrics for the item collections a batch or transaction wrote (tables with LSIs only). */
 extern void api_push_collection_metrics_map(JsonbParseState **state, TableDef **defs, Datum *pks, int n);
 
-/* A ConditionExpression as a WriteCondition checked under the row lock; NULL for a NULL text. */
-extern WriteCondition *api_write_condition(Placeholders *ph, const char *text);
-
-/* Raises ConditionalCheckFailedException (the current item in the body when return_item). */
-extern void api_raise_condition_failed(const char *condition, bool return_item, Jsonb *current) pg_attribute_noreturn();
-
 /* ConsumedCapacity (capacity.c): recording a request's reads and writes, and the response with them. */
 extern void api_capacity_start(Jsonb *request);
 extern void api_capacity_stop(void);
@@ -180,22 +94,10 @@ extern void api_capacity_read_item(const char *table, Jsonb *item, bool consiste
 extern void api_capacity_write_item(const char *table, Jsonb *before, Jsonb *after);
 extern Jsonb *api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list);
 
-/* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */
-extern ExprNode *api_parse_filter(Placeholders *ph, const char *text);
-
 /* A ReturnValues option of UpdateItem (NULL: NONE), checked. */
 extern const char *api_update_return_values(const char *rv);
 
-/* Parses an UpdateExpression for a table; *paths gets the trie of the updated paths. */
-extern ExprUpdate *api_parse_update(TableDef *def, Placeholders *ph, const char *text,
-									ProjectionNode **paths);
-
-/* Applies an update (NULL: create from the key if absent) under a condition; false when it failed. */
-extern bool api_store_update(TableDef *def, Datum pk, Datum sk, ExprUpdate *update, Placeholders *ph,
-							 WriteCondition *cond, Jsonb **old, Jsonb **written);
-
-/* The attributes an UpdateItem returns for a ReturnValues option, or NULL for none. */
-extern Jsonb *api_update_returned(const char *rv, ProjectionNode *paths, Jsonb *old, Jsonb *written);
+/* ConditionCheck, TransactWriteItems' action that only checks a condition. */
 extern Jsonb *api_condition_check(Jsonb *request);
 extern Jsonb *api_transact_write_items(Jsonb *request);
 

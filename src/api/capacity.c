@@ -205,7 +205,7 @@ static void
 push_units(JsonbParseState **state, double units)
 {
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(state, "CapacityUnits");
+	ddb_push_key(state, "CapacityUnits");
 	push_number(state, units);
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
@@ -225,11 +225,11 @@ push_indexes(JsonbParseState **state, TableUnits *u, bool local)
 			continue;
 		if (!opened)
 		{
-			api_push_key(state, local ? "LocalSecondaryIndexes" : "GlobalSecondaryIndexes");
+			ddb_push_key(state, local ? "LocalSecondaryIndexes" : "GlobalSecondaryIndexes");
 			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 			opened = true;
 		}
-		api_push_key(state, iu->index);
+		ddb_push_key(state, iu->index);
 		push_units(state, iu->read + iu->write);
 	}
 	if (opened)
@@ -253,22 +253,22 @@ push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 		write += ((IndexUnits *) lfirst(lc))->write;
 	}
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	api_push_string(state, "TableName", u->table);
-	api_push_key(state, "CapacityUnits");
+	ddb_push_string(state, "TableName", u->table);
+	ddb_push_key(state, "CapacityUnits");
 	push_number(state, read + write);
 	if (read > 0)
 	{
-		api_push_key(state, "ReadCapacityUnits");
+		ddb_push_key(state, "ReadCapacityUnits");
 		push_number(state, read);
 	}
 	if (write > 0)
 	{
-		api_push_key(state, "WriteCapacityUnits");
+		ddb_push_key(state, "WriteCapacityUnits");
 		push_number(state, write);
 	}
 	if (indexes)
 	{
-		api_push_key(state, "Table");
+		ddb_push_key(state, "Table");
 		push_units(state, u->read + u->write);
 		push_indexes(state, u, false);
 		push_indexes(state, u, true);
@@ -294,7 +294,7 @@ api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list)
 		return response;
 	indexes = strcmp(mode, "INDEXES") == 0;
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(&state, "ConsumedCapacity");
+	ddb_push_key(&state, "ConsumedCapacity");
 	if (per_table_list)
 	{
 		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);

@@ -77,50 +77,6 @@ static const struct
 };
 
 
-/* DynamoDB's __type for a SQLSTATE of class YD, or NULL for other errors. */
-static const char *
-error_type(int sqlerrcode)
-{
-	if (sqlerrcode == ERRCODE_DDB_VALIDATION)
-		return "com.amazon.coral.validate#ValidationException";
-	if (sqlerrcode == ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
-		return "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException";
-	if (sqlerrcode == ERRCODE_DDB_TRANSACTION_CANCELED)
-		return "com.amazonaws.dynamodb.v20120810#TransactionCanceledException";
-	if (sqlerrcode == ERRCODE_DDB_RESOURCE_NOT_FOUND)
-		return "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException";
-	if (sqlerrcode == ERRCODE_DDB_RESOURCE_IN_USE)
-		return "com.amazonaws.dynamodb.v20120810#ResourceInUseException";
-	if (sqlerrcode == ERRCODE_DDB_SERIALIZATION)
-		return "com.amazon.coral.service#SerializationException";
-	if (sqlerrcode == ERRCODE_DDB_UNKNOWN_OPERATION)
-		return "com.amazon.coral.service#UnknownOperationException";
-	if (sqlerrcode == ERRCODE_DDB_IDEMPOTENT_MISMATCH)
-		return "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException";
-	if (sqlerrcode == ERRCODE_DDB_LIMIT_EXCEEDED)
-		return "com.amazonaws.dynamodb.v20120810#LimitExceededException";
-	if (sqlerrcode == ERRCODE_DDB_ACCESS_DENIED)
-		return "com.amazon.coral.service#AccessDeniedException";
-	if (sqlerrcode == ERRCODE_DDB_DUPLICATE_ITEM)
-		return "com.amazonaws.dynamodb.v20120810#DuplicateItemException";
-	return NULL;
-}
-
-/* DynamoDB's error body for a type and message, as JSON text. */
-static char *
-error_body(const char *type, const char *message)
-{
-	StringInfoData body;
-
-	initStringInfo(&body);
-	appendStringInfoString(&body, "{\"__type\": ");
-	escape_json(&body, type);
-	appendStringInfoString(&body, ", \"message\": ");
-	escape_json(&body, message ? message : "");
-	appendStringInfoChar(&body, '}');
-	return body.data;
-}
-
 /* Calls the SQL function of a table operation. */
 static Jsonb *
 run_sql_operation(const char *function, Jsonb *request)
@@ -179,8 +135,8 @@ ddb_execute(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DDB_UNKNOWN_OPERATION),
 				 errmsg("An unknown operation was requested"),
-				 errdetail("%s", error_body(error_type(ERRCODE_DDB_UNKNOWN_OPERATION),
-											"An unknown operation was requested"))));
+				 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_UNKNOWN_OPERATION),
+												"An unknown operation was requested", NULL, NULL))));
 	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	request = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 
@@ -210,7 +166,7 @@ ddb_execute(PG_FUNCTION_ARGS)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		const char *type;
+		const DdbErrorType *type;
 
 		MemoryContextSwitchTo(cxt);
 		if (shared)
@@ -219,13 +175,13 @@ ddb_execute(PG_FUNCTION_ARGS)
 			api_capacity_stop();
 		}
 		edata = CopyErrorData();
-		type = error_type(edata->sqlerrcode);
+		type = ddb_error_type_of_errcode(edata->sqlerrcode);
 		if (type == NULL)
 			PG_RE_THROW();
 		FlushErrorState();
 		/* an error that already carries its body (with an Item, say) keeps it */
 		if (edata->detail == NULL || edata->detail[0] != '{' || strstr(edata->detail, "\"__type\"") == NULL)
-			edata->detail = error_body(type, edata->message);
+			edata->detail = ddb_error_body(type, edata->message, NULL, NULL);
 		edata->context = NULL;
 		ReThrowError(edata);
 	}

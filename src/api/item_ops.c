@@ -39,7 +39,7 @@ item_response(const char *key, Jsonb *item)
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	if (item)
 	{
-		api_push_key(&state, key);
+		ddb_push_key(&state, key);
 		item_push_dynamodb(&state, &item->root);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
@@ -95,13 +95,13 @@ push_collection_metrics(JsonbParseState **state, TableDef *def, Datum pk)
 	SPI_finish();
 
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(state, "ItemCollectionKey");
+	ddb_push_key(state, "ItemCollectionKey");
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(state, def->keys.hash_key);
+	ddb_push_key(state, def->keys.hash_key);
 	item_key_to_value(pk, &v);
 	item_push_dynamodb_value(state, &v);
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
-	api_push_key(state, "SizeEstimateRangeGB");
+	ddb_push_key(state, "SizeEstimateRangeGB");
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	v.type = jbvNumeric;
 	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(gb)));
@@ -121,7 +121,7 @@ with_collection_metrics(TableDef *def, Datum pk, Jsonb *response)
 	if (!has_local_index(def))
 		return response;
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(&state, "ItemCollectionMetrics");
+	ddb_push_key(&state, "ItemCollectionMetrics");
 	push_collection_metrics(&state, def, pk);
 	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(response),
 											  JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)))));
@@ -146,11 +146,11 @@ api_push_collection_metrics_map(JsonbParseState **state, TableDef **defs, Datum 
 			continue;
 		if (!opened)
 		{
-			api_push_key(state, "ItemCollectionMetrics");
+			ddb_push_key(state, "ItemCollectionMetrics");
 			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 			opened = true;
 		}
-		api_push_key(state, defs[i]->name);
+		ddb_push_key(state, defs[i]->name);
 		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 		for (int k = i; k < n; k++)
 		{
@@ -181,76 +181,11 @@ return_all_old(Jsonb *request)
 	return false;
 }
 
-/* A ConditionExpression to check under the item's row lock. */
-typedef struct RequestCondition
-{
-	ExprNode   *cond;
-	ExprHost	host;
-	HostContext host_ctx;
-	Jsonb	   *empty;			/* the item a missing item is checked as */
-} RequestCondition;
-
-/* WriteCondition callback: does the condition hold for the current item? */
-static bool
-condition_holds(void *arg, Jsonb *current)
-{
-	RequestCondition *rc = (RequestCondition *) arg;
-
-	rc->host_ctx.item = &(current ? current : rc->empty)->root;
-	return expr_eval_condition(rc->cond, &rc->host);
-}
-
-/* A ConditionExpression as a WriteCondition checked under the row lock; NULL for a NULL text. */
-WriteCondition *
-api_write_condition(Placeholders *ph, const char *text)
-{
-	RequestCondition *rc;
-	WriteCondition *wc;
-
-	if (text == NULL)
-		return NULL;
-	rc = palloc0(sizeof(RequestCondition));
-	rc->cond = api_parse_condition(ph, "ConditionExpression", text);
-	api_check_expression(ph, "ConditionExpression", rc->cond);
-	api_expr_host(&rc->host_ctx, ph, "ConditionExpression", &rc->host);
-	rc->empty = api_empty_response();
-	wc = palloc(sizeof(WriteCondition));
-	wc->holds = condition_holds;
-	wc->arg = rc;
-	return wc;
-}
-
 /* The request's ConditionExpression as a WriteCondition, or NULL when it has none. */
 static WriteCondition *
 request_condition(Jsonb *request, Placeholders *ph)
 {
-	return api_write_condition(ph, api_string(request, "ConditionExpression"));
-}
-
-/*
- * Raises ConditionalCheckFailedException for a condition (NULL: an update's
- * or put's own), with the current item in its body when return_item.
- */
-void
-api_raise_condition_failed(const char *condition, bool return_item, Jsonb *current)
-{
-	JsonbParseState *state = NULL;
-	const char *message = "The conditional request failed";
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_string(&state, "__type", "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException");
-	api_push_string(&state, "message", message);
-	if (return_item && current)
-	{
-		api_push_key(&state, "Item");
-		item_push_dynamodb(&state, &current->root);
-	}
-	/* the HINT names the condition that failed; the DETAIL stays DynamoDB's body */
-	ereport(ERROR,
-			(errcode(ERRCODE_DDB_CONDITIONAL_CHECK_FAILED),
-			 errmsg("%s", message),
-			 errdetail("%s", JsonbToCString(NULL, &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root, 0)),
-			 condition ? errhint("The condition that failed: %s", condition) : 0));
+	return itemexpr_write_condition(ph, api_string(request, "ConditionExpression"));
 }
 
 /* Raises ConditionalCheckFailedException for a request, honouring ReturnValuesOnConditionCheckFailure. */
@@ -259,7 +194,7 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 {
 	char	   *rv = api_string(request, "ReturnValuesOnConditionCheckFailure");
 
-	api_raise_condition_failed(api_string(request, "ConditionExpression"),
+	itemexpr_raise_condition_failed(api_string(request, "ConditionExpression"),
 						 rv && strcmp(rv, "ALL_OLD") == 0, current);
 }
 
@@ -297,7 +232,7 @@ api_put_item(Jsonb *request)
 	cond = request_condition(request, &ph);
 	if (cond == NULL)
 		api_reject_placeholders(request, "ConditionExpression is null");
-	api_check_unused(&ph);
+	itemexpr_check_unused(&ph);
 	natural = item_from_dynamodb(item);
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
 		report_condition_failed(request, old);
@@ -323,16 +258,16 @@ api_get_item(Jsonb *request)
 
 	request = api_legacy_to_expressions(request, LEGACY_ATTRIBUTES_TO_GET, NULL);
 	api_expr_context(request, &ph);
-	projection = api_projection(&ph, api_string(request, "ProjectionExpression"));
+	projection = itemexpr_projection(&ph, api_string(request, "ProjectionExpression"));
 	if (projection == NULL)
 		api_reject_placeholders(request, NULL);
-	api_check_unused(&ph);
+	itemexpr_check_unused(&ph);
 	consistent = api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	item = store_get(def, pk, sk);
 	api_capacity_read_item(def->name, item, consistent);
 	if (item && projection)
-		item = api_project(projection, item);
+		item = itemexpr_project(projection, item);
 	return item_response("Item", item);
 }
 
@@ -356,12 +291,12 @@ api_delete_item(Jsonb *request)
 	cond = request_condition(request, &ph);
 	if (cond == NULL)
 		api_reject_placeholders(request, "ConditionExpression is null");
-	api_check_unused(&ph);
+	itemexpr_check_unused(&ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, old, NULL);
-	response = all_old ? item_response("Attributes", old) : api_empty_response();
+	response = all_old ? item_response("Attributes", old) : ddb_empty_object();
 	return metrics ? with_collection_metrics(def, pk, response) : response;
 }
 
@@ -381,57 +316,11 @@ api_condition_check(Jsonb *request)
 	cond = request_condition(request, &ph);
 	if (cond == NULL)
 		api_missing("conditionExpression");
-	api_check_unused(&ph);
+	itemexpr_check_unused(&ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_check(def, pk, sk, cond, &current))
 		report_condition_failed(request, current);
-	return api_empty_response();
-}
-
-/* What an UpdateItem applies to the current item (or to the key of an absent one). */
-typedef struct UpdateChange
-{
-	TableDef   *def;
-	Datum		pk;
-	Datum		sk;
-	ExprUpdate *update;			/* NULL: the item is only created if absent */
-	Placeholders *ph;
-} UpdateChange;
-
-/* The item an UpdateItem starts from when none exists: its key attributes. */
-static Jsonb *
-key_only_item(UpdateChange *uc)
-{
-	JsonbParseState *state = NULL;
-	JsonbValue	k;
-	JsonbValue	v;
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	k.type = jbvString;
-	k.val.string.val = uc->def->keys.hash_key;
-	k.val.string.len = (int) strlen(uc->def->keys.hash_key);
-	pushJsonbValue(&state, WJB_KEY, &k);
-	item_key_to_value(uc->pk, &v);
-	pushJsonbValue(&state, WJB_VALUE, &v);
-	if (uc->def->keys.range_key)
-	{
-		k.val.string.val = uc->def->keys.range_key;
-		k.val.string.len = (int) strlen(uc->def->keys.range_key);
-		pushJsonbValue(&state, WJB_KEY, &k);
-		item_key_to_value(uc->sk, &v);
-		pushJsonbValue(&state, WJB_VALUE, &v);
-	}
-	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
-}
-
-/* WriteChange callback: the updated item. */
-static Jsonb *
-apply_update(void *arg, Jsonb *current)
-{
-	UpdateChange *uc = (UpdateChange *) arg;
-	Jsonb	   *base = current ? current : key_only_item(uc);
-
-	return uc->update ? api_apply_update(uc->update, uc->ph, base) : base;
+	return ddb_empty_object();
 }
 
 /* A ReturnValues option of UpdateItem (NULL: NONE), checked: NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW. */
@@ -446,69 +335,6 @@ api_update_return_values(const char *rv)
 		if (strcmp(rv, allowed[i]) == 0)
 			return allowed[i];
 	ddb_validation_error("Return values set to invalid value");
-	return NULL;
-}
-
-/*
- * Parses an UpdateExpression for a table: key attributes refused,
- * placeholders resolved, paths checked; *paths gets the trie of the updated
- * paths (for UPDATED_OLD / UPDATED_NEW).
- */
-ExprUpdate *
-api_parse_update(TableDef *def, Placeholders *ph, const char *text, ProjectionNode **paths)
-{
-	ExprArena	arena = {api_palloc_arena, NULL};
-	ExprError	error;
-	ExprUpdate *update = palloc(sizeof(ExprUpdate));
-	ExprNode  **action_paths;
-
-	if (!expr_parse_update(text, strlen(text), &arena, update, &error))
-		ddb_validation_error("Invalid UpdateExpression: %s", error.message);
-	action_paths = palloc(sizeof(ExprNode *) * Max(1, update->nactions));
-	for (int i = 0; i < update->nactions; i++)
-	{
-		ExprAction *action = &update->actions[i];
-		char	   *top = api_step_name(ph, "UpdateExpression", &action->path->u.path.steps[0]);
-
-		if (strcmp(top, def->keys.hash_key) == 0 ||
-			(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
-			ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
-								 top);
-		api_check_expression(ph, "UpdateExpression", action->path);
-		if (action->value)
-			api_check_expression(ph, "UpdateExpression", action->value);
-		action_paths[i] = action->path;
-	}
-	*paths = api_path_trie(ph, "UpdateExpression", action_paths, update->nactions);
-	return update;
-}
-
-/*
- * Applies an update (NULL: only creates the item from its key if absent)
- * under a condition; false when the condition failed (*old is the current item).
- */
-bool
-api_store_update(TableDef *def, Datum pk, Datum sk, ExprUpdate *update, Placeholders *ph,
-				 WriteCondition *cond, Jsonb **old, Jsonb **written)
-{
-	UpdateChange uc = {def, pk, sk, update, ph};
-	WriteChange change = {apply_update, &uc};
-
-	return store_update(def, pk, sk, cond, &change, old, written);
-}
-
-/* The attributes an UpdateItem returns for a ReturnValues option, or NULL for none. */
-Jsonb *
-api_update_returned(const char *rv, ProjectionNode *paths, Jsonb *old, Jsonb *written)
-{
-	if (strcmp(rv, "ALL_OLD") == 0)
-		return old;
-	if (strcmp(rv, "ALL_NEW") == 0)
-		return written;
-	if (strcmp(rv, "UPDATED_OLD") == 0)
-		return old && paths ? api_project(paths, old) : NULL;
-	if (strcmp(rv, "UPDATED_NEW") == 0)
-		return paths ? api_project(paths, written) : NULL;
 	return NULL;
 }
 
@@ -537,17 +363,17 @@ api_update_item(Jsonb *request)
 	api_expr_context(request, &ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (text)
-		update = api_parse_update(def, &ph, text, &paths);
+		update = itemexpr_parse_update(def, &ph, text, &paths);
 	cond = request_condition(request, &ph);
 	if (text == NULL && cond == NULL)
 		api_reject_placeholders(request, "UpdateExpression and ConditionExpression are null");
-	api_check_unused(&ph);
+	itemexpr_check_unused(&ph);
 
-	if (!api_store_update(def, pk, sk, update, &ph, cond, &old, &written))
+	if (!itemexpr_store_update(def, pk, sk, update, &ph, cond, &old, &written))
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, old, written);
-	response = strcmp(rv, "NONE") == 0 ? api_empty_response()
-		: item_response("Attributes", api_update_returned(rv, paths, old, written));
+	response = strcmp(rv, "NONE") == 0 ? ddb_empty_object()
+		: item_response("Attributes", itemexpr_update_returned(rv, paths, old, written));
 	return metrics ? with_collection_metrics(def, pk, response) : response;
 }
 
@@ -642,7 +468,7 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 		old = MemoryContextSwitchTo(page->cxt);
 		if (!page->count_only)
 			item_push_dynamodb(&page->state,
-							   page->projection ? &api_project(page->projection, item)->root
+							   page->projection ? &itemexpr_project(page->projection, item)->root
 							   : &DatumGetJsonbPCopy(JsonbPGetDatum(item))->root);
 		MemoryContextSwitchTo(old);
 		page->count++;
@@ -670,7 +496,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	page.filter = filter;
 	page.projection = projection;
 	if (filter)
-		api_expr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
+		itemexpr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
 	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
 	/* one row past the limit tells whether the page is the last */
 	req->batch_size = page.limit > 0 && page.limit < 256 ? (int) page.limit + 1 : 0;
@@ -694,7 +520,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	pushJsonbValue(&page.state, WJB_BEGIN_OBJECT, NULL);
 	if (!page.count_only)
 	{
-		api_push_key(&page.state, "Items");
+		ddb_push_key(&page.state, "Items");
 		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
 	}
 	store_read(req, page_row, &page);
@@ -704,16 +530,16 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
 	if (page.limit >= 0 && page.scanned == page.limit)
 		page.more = true;
-	api_push_key(&page.state, "Count");
+	ddb_push_key(&page.state, "Count");
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(page.count);
 	pushJsonbValue(&page.state, WJB_VALUE, &v);
-	api_push_key(&page.state, "ScannedCount");
+	ddb_push_key(&page.state, "ScannedCount");
 	v.val.numeric = int64_to_numeric(page.scanned);
 	pushJsonbValue(&page.state, WJB_VALUE, &v);
 	if (page.more && page.scanned > 0)
 	{
-		api_push_key(&page.state, "LastEvaluatedKey");
+		ddb_push_key(&page.state, "LastEvaluatedKey");
 		api_push_row_key(&page.state, req->def, req->index, &page.last);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&page.state, WJB_END_OBJECT, NULL));
@@ -736,7 +562,7 @@ condition_key_value(Placeholders *ctx, ExprNode *value, const char *attribute, c
 
 	if (value->kind != EXPR_VALUE)
 		report_key_condition("Invalid KeyConditionExpression: the key must be compared with an expression attribute value");
-	api_value(ctx, "KeyConditionExpression", value, &natural);
+	itemexpr_value(ctx, "KeyConditionExpression", value, &natural);
 	if (!item_value_to_key(&natural, type, &role, &key))
 		ddb_validation_error("One or more parameter values were invalid: Condition parameter type does not match schema type");
 	return key;
@@ -748,7 +574,7 @@ condition_attribute(Placeholders *ctx, ExprNode *path)
 {
 	if (path->kind != EXPR_PATH || path->u.path.nsteps != 1 || path->u.path.steps[0].name == NULL)
 		report_key_condition("Query key condition not supported");
-	return api_step_name(ctx, "KeyConditionExpression", &path->u.path.steps[0]);
+	return itemexpr_step_name(ctx, "KeyConditionExpression", &path->u.path.steps[0]);
 }
 
 /* Applies one key condition (a comparison, BETWEEN or begins_with) to the request. */
@@ -837,7 +663,7 @@ apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *h
 static ExprNode *
 request_filter(Jsonb *request, Placeholders *ctx)
 {
-	return api_parse_filter(ctx, api_string(request, "FilterExpression"));
+	return itemexpr_parse_filter(ctx, api_string(request, "FilterExpression"));
 }
 
 /*
@@ -854,7 +680,7 @@ reject_key_in_filter(Placeholders *ph, const ExprNode *node, const KeySchema *ke
 		case EXPR_PATH:
 			if (node->u.path.steps[0].name == NULL)
 				return;
-			name = api_step_name(ph, "FilterExpression", &node->u.path.steps[0]);
+			name = itemexpr_step_name(ph, "FilterExpression", &node->u.path.steps[0]);
 			if (strcmp(name, keys->hash_key) == 0 || (keys->range_key && strcmp(name, keys->range_key) == 0))
 				ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
 									 name);
@@ -892,19 +718,6 @@ reject_key_in_filter(Placeholders *ph, const ExprNode *node, const KeySchema *ke
 	}
 }
 
-/* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */
-ExprNode *
-api_parse_filter(Placeholders *ph, const char *text)
-{
-	ExprNode   *filter;
-
-	if (text == NULL)
-		return NULL;
-	filter = api_parse_condition(ph, "FilterExpression", text);
-	api_check_expression(ph, "FilterExpression", filter);
-	return filter;
-}
-
 /* Query. */
 Jsonb *
 api_query(Jsonb *request)
@@ -931,8 +744,8 @@ api_query(Jsonb *request)
 	if (text == NULL)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
 	api_expr_context(request, &ctx);
-	cond = api_parse_condition(&ctx, "KeyConditionExpression", text);
-	api_check_expression(&ctx, "KeyConditionExpression", cond);
+	cond = itemexpr_parse_condition(&ctx, "KeyConditionExpression", text);
+	itemexpr_check(&ctx, "KeyConditionExpression", cond);
 	if (cond->kind == EXPR_AND)
 	{
 		if (cond->u.logic.left->kind == EXPR_AND || cond->u.logic.right->kind == EXPR_AND)
@@ -948,8 +761,8 @@ api_query(Jsonb *request)
 	filter = request_filter(request, &ctx);
 	if (filter)
 		reject_key_in_filter(&ctx, filter, req.index ? &req.index->keys : &req.def->keys);
-	projection = api_projection(&ctx, api_string(request, "ProjectionExpression"));
-	api_check_unused(&ctx);
+	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
+	itemexpr_check_unused(&ctx);
 	return read_response(request, &req, &ctx, filter, projection);
 }
 
@@ -972,7 +785,7 @@ api_scan(Jsonb *request)
 	request = api_legacy_to_expressions(request, LEGACY_SCAN_FILTER | LEGACY_ATTRIBUTES_TO_GET, "FilterExpression is null");
 	api_expr_context(request, &ctx);
 	filter = request_filter(request, &ctx);
-	projection = api_projection(&ctx, api_string(request, "ProjectionExpression"));
+	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
 	if (filter == NULL && projection == NULL)
 		api_reject_placeholders(request, "FilterExpression is null");
 	if ((segment >= 0) != (total >= 0))
@@ -987,7 +800,7 @@ api_scan(Jsonb *request)
 		req.segment = (int) segment;
 		req.total_segments = (int) total;
 	}
-	api_check_unused(&ctx);
+	itemexpr_check_unused(&ctx);
 	return read_response(request, &req, &ctx, filter, projection);
 }
 
@@ -1116,7 +929,7 @@ api_batch_write_item(Jsonb *request)
 		}
 	}
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(&state, "UnprocessedItems");
+	ddb_push_key(&state, "UnprocessedItems");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	if (metrics)
@@ -1154,7 +967,7 @@ api_batch_get_item(Jsonb *request)
 	if (JsonContainerSize(tables) == 0)
 		ddb_validation_error("The requestItems parameter is required for BatchGetItem");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(&state, "Responses");
+	ddb_push_key(&state, "Responses");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	it = JsonbIteratorInit(tables);
 	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
@@ -1178,13 +991,13 @@ api_batch_get_item(Jsonb *request)
 		spec = JsonbValueToJsonb(&v);
 		spec = api_legacy_to_expressions(spec, LEGACY_ATTRIBUTES_TO_GET, NULL);
 		api_expr_context(spec, &ph);
-		projection = api_projection(&ph, api_string(spec, "ProjectionExpression"));
+		projection = itemexpr_projection(&ph, api_string(spec, "ProjectionExpression"));
 		if (projection == NULL)
 			api_reject_placeholders(spec, NULL);
-		api_check_unused(&ph);
+		itemexpr_check_unused(&ph);
 		if (!api_field(spec, "Keys", &keys))
 			api_missing("keys");
-		api_push_key(&state, name);
+		ddb_push_key(&state, name);
 		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 		if (JsonContainerSize(array_of(&keys, "Keys")) == 0)
 			ddb_validation_error("1 validation error detected: Value '[]' at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1",
@@ -1216,14 +1029,14 @@ api_batch_get_item(Jsonb *request)
 			item = store_get(def, pk, sk);
 			api_capacity_read_item(def->name, item, false);
 			if (item && projection)
-				item = api_project(projection, item);
+				item = itemexpr_project(projection, item);
 			if (item)
 				item_push_dynamodb(&state, &item->root);
 		}
 		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	}
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	api_push_key(&state, "UnprocessedKeys");
+	ddb_push_key(&state, "UnprocessedKeys");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));

@@ -71,7 +71,7 @@ placeholders_arg(FunctionCallInfo fcinfo, int names_arg, int values_arg, bool ha
 
 	if (!has_expression && (names || values))
 		ddb_validation_error("names and vals can only be given with an expression that uses them");
-	api_sql_placeholders(ph, names, values);
+	itemexpr_sql_placeholders(ph, names, values);
 }
 
 /*
@@ -89,8 +89,8 @@ condition_arg(FunctionCallInfo fcinfo, int cond_arg)
 		return NULL;
 	ph = palloc(sizeof(Placeholders));
 	placeholders_arg(fcinfo, cond_arg + 1, cond_arg + 2, condition != NULL, ph);
-	cond = api_write_condition(ph, condition);
-	api_check_unused(ph);
+	cond = itemexpr_write_condition(ph, condition);
+	itemexpr_check_unused(ph);
 	return cond;
 }
 
@@ -108,7 +108,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 		ddb_validation_error("The item must not be null");
 	item = item_canonical(&PG_GETARG_JSONB_P(1)->root);
 	if (!store_put(def, item, cond, (return_old || cond) ? &old : NULL))
-		api_raise_condition_failed(text_arg(fcinfo, 3), false, NULL);
+		itemexpr_raise_condition_failed(text_arg(fcinfo, 3), false, NULL);
 	if (!return_old || old == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(old);
@@ -130,13 +130,13 @@ ddb_get_item(PG_FUNCTION_ARGS)
 		Placeholders ph;
 
 		placeholders_arg(fcinfo, 4, -1, projection_text != NULL, &ph);
-		projection = api_projection(&ph, projection_text);
-		api_check_unused(&ph);
+		projection = itemexpr_projection(&ph, projection_text);
+		itemexpr_check_unused(&ph);
 	}
 	item = store_get(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2));
 	if (item == NULL)
 		PG_RETURN_NULL();
-	PG_RETURN_JSONB_P(projection ? api_project(projection, item) : item);
+	PG_RETURN_JSONB_P(projection ? itemexpr_project(projection, item) : item);
 }
 
 /*
@@ -163,12 +163,12 @@ ddb_update_item(PG_FUNCTION_ARGS)
 		ddb_validation_error("The provided key element does not match the schema");
 	placeholders_arg(fcinfo, 5, 6, update_text || condition, &ph);
 	if (update_text)
-		update = api_parse_update(def, &ph, update_text, &paths);
-	cond = api_write_condition(&ph, condition);
-	api_check_unused(&ph);
-	if (!api_store_update(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2), update, &ph, cond, &old, &written))
-		api_raise_condition_failed(condition, false, NULL);
-	returned = api_update_returned(rv, paths, old, written);
+		update = itemexpr_parse_update(def, &ph, update_text, &paths);
+	cond = itemexpr_write_condition(&ph, condition);
+	itemexpr_check_unused(&ph);
+	if (!itemexpr_store_update(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2), update, &ph, cond, &old, &written))
+		itemexpr_raise_condition_failed(condition, false, NULL);
+	returned = itemexpr_update_returned(rv, paths, old, written);
 	if (returned == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(returned);
@@ -186,7 +186,7 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 		ddb_validation_error("The provided key element does not match the schema");
 	cond = condition_arg(fcinfo, 3);
 	if (!store_delete(def, key_arg(fcinfo, 1), key_arg(fcinfo, 2), cond, &old))
-		api_raise_condition_failed(text_arg(fcinfo, 3), false, NULL);
+		itemexpr_raise_condition_failed(text_arg(fcinfo, 3), false, NULL);
 	if (old == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(old);
@@ -220,7 +220,7 @@ sink_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 		if (!expr_eval_condition(sink->filter, &sink->host))
 			return true;
 	}
-	value = JsonbPGetDatum(sink->projection ? api_project(sink->projection, item) : item);
+	value = JsonbPGetDatum(sink->projection ? itemexpr_project(sink->projection, item) : item);
 	tuplestore_putvalues(sink->store, sink->desc, &value, &isnull);
 	if (sink->remaining > 0)
 		sink->remaining--;
@@ -274,11 +274,11 @@ read_into_result(FunctionCallInfo fcinfo, ReadRequest *req, int limit_arg, int f
 		Placeholders *ph = palloc(sizeof(Placeholders));
 
 		placeholders_arg(fcinfo, first_expr_arg + 2, first_expr_arg + 3, filter || projection, ph);
-		sink.filter = api_parse_filter(ph, filter);
+		sink.filter = itemexpr_parse_filter(ph, filter);
 		if (sink.filter)
-			api_expr_host(&sink.host_ctx, ph, "FilterExpression", &sink.host);
-		sink.projection = api_projection(ph, projection);
-		api_check_unused(ph);
+			itemexpr_host(&sink.host_ctx, ph, "FilterExpression", &sink.host);
+		sink.projection = itemexpr_projection(ph, projection);
+		itemexpr_check_unused(ph);
 	}
 	/* max_items counts the items returned: with a filter, rows read are not bounded by it */
 	req->batch_size = sink.filter == NULL && sink.remaining > 0 && sink.remaining < 256 ? (int) sink.remaining : 0;
@@ -372,12 +372,5 @@ ddb_from_dynamodb(PG_FUNCTION_ARGS)
 Datum
 ddb_to_dynamodb(PG_FUNCTION_ARGS)
 {
-	JsonbParseState *state = NULL;
-	JsonbValue *wrapper;
-
-	/* pushed inside an array, so that the finished object is not dropped */
-	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
-	item_push_dynamodb(&state, &item_canonical(item_object_arg(fcinfo))->root);
-	wrapper = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(&wrapper->val.array.elems[0]));
+	PG_RETURN_JSONB_P(item_to_dynamodb(&item_canonical(item_object_arg(fcinfo))->root));
 }

@@ -202,7 +202,7 @@ comparison_text(LegacyRewrite *rw, const char *param, const char *attribute, con
 
 		item_value_from_dynamodb(&values[0], &low);
 		item_value_from_dynamodb(&values[1], &high);
-		if (api_compare_values(&low, &high) > 0)
+		if (itemexpr_compare_values(&low, &high) > 0)
 			ddb_validation_error("The BETWEEN condition was provided a range where the lower bound is greater than the upper bound");
 	}
 
@@ -432,10 +432,10 @@ attribute_updates_text(LegacyRewrite *rw, JsonbContainer *map)
 			JsonbParseState *state = NULL;
 
 			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-			api_push_key(&state, "L");
+			ddb_push_key(&state, "L");
 			pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 			pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-			api_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), &empty);
+			ddb_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), &empty);
 			appendStringInfo(&set, "%s%s = list_append(if_not_exists(%s, %s), %s)", set.len ? ", " : "",
 							 name, name, value_placeholder(rw, &empty), value_placeholder(rw, &value));
 		}
@@ -555,24 +555,24 @@ rewritten_request(Jsonb *request, LegacyRewrite *rw)
 		pushJsonbValue(&state, WJB_VALUE, &v);
 	}
 	forboth(lc, rw->fields, lt, rw->texts)
-		api_push_string(&state, lfirst(lc), lfirst(lt));
+		ddb_push_string(&state, lfirst(lc), lfirst(lt));
 	if (rw->names || api_field(request, "ExpressionAttributeNames", &v))
 	{
-		api_push_key(&state, "ExpressionAttributeNames");
+		ddb_push_key(&state, "ExpressionAttributeNames");
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 		push_members(&state, request, "ExpressionAttributeNames");
 		forboth(lk, rw->name_keys, lc, rw->names)
-			api_push_string(&state, lfirst(lk), lfirst(lc));
+			ddb_push_string(&state, lfirst(lk), lfirst(lc));
 		pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	}
 	if (rw->values || api_field(request, "ExpressionAttributeValues", &v))
 	{
-		api_push_key(&state, "ExpressionAttributeValues");
+		ddb_push_key(&state, "ExpressionAttributeValues");
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 		push_members(&state, request, "ExpressionAttributeValues");
 		forboth(lk, rw->value_keys, lc, rw->values)
 		{
-			api_push_key(&state, lfirst(lk));
+			ddb_push_key(&state, lfirst(lk));
 			pushJsonbValue(&state, WJB_VALUE, lfirst(lc));
 		}
 		pushJsonbValue(&state, WJB_END_OBJECT, NULL);

@@ -1026,11 +1026,11 @@ project_item(JsonbValue *item, List *projection)
 		foreach(sc, steps)
 			if (((char *) lfirst(sc))[0] != '[')
 				name = lfirst(sc);
-		api_push_key(&state, name);
+		ddb_push_key(&state, name);
 		pushJsonbValue(&state, WJB_VALUE, v);
 	}
 	projected = palloc(sizeof(JsonbValue));
-	api_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), projected);
+	ddb_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), projected);
 	return projected;
 }
 
@@ -1188,7 +1188,7 @@ push_items(JsonbParseState **state, List *items)
 {
 	ListCell   *lc;
 
-	api_push_key(state, "Items");
+	ddb_push_key(state, "Items");
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	foreach(lc, items)
 		pushJsonbValue(state, WJB_ELEM, lfirst(lc));
@@ -1208,7 +1208,7 @@ api_execute_statement(Jsonb *request)
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_items(&state, items);
 	if (next.type != jbvNull)
-		api_push_string(&state, "NextToken", JsonbToCString(NULL, next.val.binary.data, next.val.binary.len));
+		ddb_push_string(&state, "NextToken", JsonbToCString(NULL, next.val.binary.data, next.val.binary.len));
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
@@ -1274,7 +1274,7 @@ api_batch_execute_statement(Jsonb *request)
 	JsonbParseState *state = NULL;
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(&state, "Responses");
+	ddb_push_key(&state, "Responses");
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
 	{
@@ -1318,18 +1318,18 @@ api_batch_execute_statement(Jsonb *request)
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 		if (failure)
 		{
-			api_push_key(&state, "Error");
+			ddb_push_key(&state, "Error");
 			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-			api_push_string(&state, "Code", batch_error_code(failure->sqlerrcode));
-			api_push_string(&state, "Message", failure->message);
+			ddb_push_string(&state, "Code", batch_error_code(failure->sqlerrcode));
+			ddb_push_string(&state, "Message", failure->message);
 			pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 		}
 		else
 		{
-			api_push_string(&state, "TableName", table);
+			ddb_push_string(&state, "TableName", table);
 			if (items != NIL)
 			{
-				api_push_key(&state, "Item");
+				ddb_push_key(&state, "Item");
 				pushJsonbValue(&state, WJB_VALUE, linitial(items));
 			}
 		}
@@ -1399,7 +1399,7 @@ api_execute_transaction(Jsonb *request)
 
 		responses = getKeyJsonValueFromContainer(&response->root, "Responses", 9, NULL);
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-		api_push_key(&state, "Responses");
+		ddb_push_key(&state, "Responses");
 		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 		foreach(lc, projections)
 		{
@@ -1409,7 +1409,7 @@ api_execute_transaction(Jsonb *request)
 			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 			if (item)
 			{
-				api_push_key(&state, "Item");
+				ddb_push_key(&state, "Item");
 				pushJsonbValue(&state, WJB_VALUE, project_item(item, lfirst(lc)));
 			}
 			pushJsonbValue(&state, WJB_END_OBJECT, NULL);
@@ -1424,5 +1424,5 @@ api_execute_transaction(Jsonb *request)
 		escape_json(&actions, token);
 	}
 	api_transact_write(text_to_jsonb(psprintf("{\"TransactItems\": [%s}", actions.data)), inserts);
-	return api_empty_response();
+	return ddb_empty_object();
 }

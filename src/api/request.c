@@ -134,72 +134,6 @@ api_expr_context(Jsonb *request, Placeholders *ctx)
 		ddb_validation_error("ExpressionAttributeValues must not be empty");
 }
 
-/* The placeholders of a SQL function call: names ({"#n": "name"}) and natural values ({":v": 1}), either NULL. */
-void
-api_sql_placeholders(Placeholders *ctx, Jsonb *names, Jsonb *values)
-{
-	memset(ctx, 0, sizeof(*ctx));
-	if (names && !JB_ROOT_IS_OBJECT(names))
-		ddb_validation_error("names must be a jsonb object of placeholders, such as {\"#n\": \"name\"}");
-	if (values && !JB_ROOT_IS_OBJECT(values))
-		ddb_validation_error("vals must be a jsonb object of placeholders, such as {\":v\": 1}");
-	ctx->names = names ? &names->root : NULL;
-	/* canonical once (numbers, sets), as an item's attributes would be */
-	ctx->values = values ? &item_canonical(&values->root)->root : NULL;
-	ctx->natural_values = true;
-}
-
-/* Arena allocation for the expression parser: palloc in the current context. */
-void *
-api_palloc_arena(void *context, size_t size)
-{
-	return palloc(size);
-}
-
-/* Parses a condition expression, raising DynamoDB's errors. */
-ExprNode *
-api_parse_condition(Placeholders *ctx, const char *kind, const char *text)
-{
-	ExprArena	arena = {api_palloc_arena, NULL};
-	ExprError	error;
-	ExprNode   *root = expr_parse_condition(text, strlen(text), &arena, &error);
-
-	if (root == NULL)
-		ddb_validation_error("Invalid %s: %s", kind, error.message);
-	return root;
-}
-
-/* Records a used placeholder once. */
-static List *
-note_used(List *used, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, used)
-		if (strcmp((char *) lfirst(lc), name) == 0)
-			return used;
-	return lappend(used, pstrdup(name));
-}
-
-/* The attribute name a path step stands for. */
-char *
-api_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step)
-{
-	char	   *name = pnstrdup(step->name, step->name_len);
-	JsonbValue	v;
-
-	if (!step->placeholder)
-		return name;
-	if (ctx->names == NULL ||
-		getKeyJsonValueFromContainer(ctx->names, name, step->name_len, &v) == NULL)
-		ddb_validation_error("Invalid %s: An expression attribute name used in the document path is not defined; attribute name: %s",
-							 kind, name);
-	if (v.type != jbvString)
-		report_wrong_type("ExpressionAttributeNames", "string values");
-	ctx->used_names = note_used(ctx->used_names, name);
-	return pnstrdup(v.val.string.val, v.val.string.len);
-}
-
 /*
  * A TableName checked as DynamoDB checks it before it looks the table up:
  * 1 to 255 characters of [a-zA-Z0-9_.-], every broken constraint reported
@@ -283,59 +217,6 @@ api_check_request_members(Jsonb *request)
 		ddb_validation_error("%d validation error%s detected: %s", n, n > 1 ? "s" : "", message.data);
 }
 
-/* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
-char *
-api_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '[');
-	for (int i = 0; i < nsteps; i++)
-	{
-		ExprPathStep *step = &path->u.path.steps[i];
-
-		if (i > 0)
-			appendStringInfoString(&buf, ", ");
-		if (step->name)
-			appendStringInfoString(&buf, api_step_name(ph, kind, step));
-		else
-			appendStringInfo(&buf, "[%d]", step->index);
-	}
-	appendStringInfoChar(&buf, ']');
-	return buf.data;
-}
-
-/* The natural value of a :value placeholder. */
-void
-api_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)
-{
-	char	   *name = pnstrdup(value->u.value.name, value->u.value.name_len);
-	JsonbValue	av;
-
-	if (ctx->values == NULL ||
-		getKeyJsonValueFromContainer(ctx->values, name, value->u.value.name_len, &av) == NULL)
-		ddb_validation_error("Invalid %s: An expression attribute value used in expression is not defined; attribute value: %s",
-							 kind, name);
-	ctx->used_values = note_used(ctx->used_values, name);
-	if (ctx->natural_values)
-		*out = av;
-	else
-		item_value_from_dynamodb(&av, out);
-}
-
-/* Pushes a string key. */
-void
-api_push_key(JsonbParseState **state, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = (int) strlen(key);
-	pushJsonbValue(state, WJB_KEY, &k);
-}
-
 /*
  * Raises when placeholders come with an operation that has no expression
  * using them; value_expressions_null ends the message for values
@@ -355,77 +236,6 @@ api_reject_placeholders(Jsonb *request, const char *value_expressions_null)
 								 value_expressions_null);
 		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions");
 	}
-}
-
-/* Pushes a member whose value is a string. */
-void
-api_push_string(JsonbParseState **state, const char *key, const char *value)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) value;
-	v.val.string.len = (int) strlen(value);
-	api_push_key(state, key);
-	pushJsonbValue(state, WJB_VALUE, &v);
-}
-
-/* A jbvBinary value holding a whole Jsonb (its length set, so it can be copied or pushed). */
-void
-api_binary_value(Jsonb *j, JsonbValue *out)
-{
-	out->type = jbvBinary;
-	out->val.binary.data = &j->root;
-	out->val.binary.len = VARSIZE(j) - VARHDRSZ;
-}
-
-/* An empty response, {}. */
-Jsonb *
-api_empty_response(void)
-{
-	JsonbParseState *state = NULL;
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
-}
-
-/* Raises for defined placeholders that no expression used. */
-static void
-check_unused_map(JsonbContainer *map, List *used, const char *what)
-{
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	StringInfoData unused;
-
-	if (map == NULL)
-		return;
-	initStringInfo(&unused);
-	it = JsonbIteratorInit(map);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		char	   *name;
-		ListCell   *lc;
-		bool		found = false;
-
-		if (tok != WJB_KEY)
-			continue;
-		name = pnstrdup(v.val.string.val, v.val.string.len);
-		foreach(lc, used)
-			found |= strcmp((char *) lfirst(lc), name) == 0;
-		if (!found)
-			appendStringInfo(&unused, "%s%s", unused.len ? ", " : "", name);
-	}
-	if (unused.len > 0)
-		ddb_validation_error("Value provided in %s unused in expressions: keys: {%s}", what, unused.data);
-}
-
-/* Raises when a request defined placeholders that no expression used. */
-void
-api_check_unused(Placeholders *ctx)
-{
-	check_unused_map(ctx->names, ctx->used_names, "ExpressionAttributeNames");
-	check_unused_map(ctx->values, ctx->used_values, "ExpressionAttributeValues");
 }
 
 /* A key value of a Key map: the natural value must have the declared type. */
@@ -464,13 +274,9 @@ api_table_key(TableDef *def, JsonbContainer *key, Datum *pk, Datum *sk)
 static void
 push_key_attribute(JsonbParseState **state, const char *name, Datum key)
 {
-	JsonbValue	k;
 	JsonbValue	v;
 
-	k.type = jbvString;
-	k.val.string.val = (char *) name;
-	k.val.string.len = (int) strlen(name);
-	pushJsonbValue(state, WJB_KEY, &k);
+	ddb_push_key(state, name);
 	item_key_to_value(key, &v);
 	item_push_dynamodb_value(state, &v);
 }

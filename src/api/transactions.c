@@ -130,13 +130,13 @@ push_reason(JsonbParseState **state, const char *code, const char *message, Json
 	JsonbValue	v;
 
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	api_push_string(state, "Code", code);
+	ddb_push_string(state, "Code", code);
 	if (message)
-		api_push_string(state, "Message", message);
+		ddb_push_string(state, "Message", message);
 	if (item)
 	{
-		api_push_key(state, "Item");
-		api_binary_value(item, &v);
+		ddb_push_key(state, "Item");
+		ddb_binary_value(item, &v);
 		pushJsonbValue(state, WJB_VALUE, &v);
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
@@ -151,8 +151,7 @@ raise_cancelled(int n, const char **codes, const char **messages, Jsonb **items)
 {
 	JsonbParseState *state = NULL;
 	StringInfoData summary;
-	StringInfoData body;
-	Jsonb	   *reasons;
+	JsonbValue	reasons;
 	char	   *message;
 
 	initStringInfo(&summary);
@@ -162,17 +161,14 @@ raise_cancelled(int n, const char **codes, const char **messages, Jsonb **items)
 		push_reason(&state, codes[i], messages[i], items ? items[i] : NULL);
 		appendStringInfo(&summary, "%s%s", i ? ", " : "", codes[i]);
 	}
-	reasons = JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL));
+	ddb_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL)), &reasons);
 	message = psprintf("Transaction cancelled, please refer cancellation reasons for specific reasons [%s]",
 					   summary.data);
-	initStringInfo(&body);
-	appendStringInfoString(&body, "{\"__type\": \"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\", \"message\": ");
-	escape_json(&body, message);
-	appendStringInfo(&body, ", \"CancellationReasons\": %s}", JsonbToCString(NULL, &reasons->root, 0));
 	ereport(ERROR,
 			(errcode(ERRCODE_DDB_TRANSACTION_CANCELED),
 			 errmsg("%s", message),
-			 errdetail("%s", body.data)));
+			 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_TRANSACTION_CANCELED), message,
+											"CancellationReasons", &reasons))));
 }
 
 /* The DynamoDB-JSON item a ConditionalCheckFailed error body carries, or NULL. */
@@ -295,7 +291,7 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		digest = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(md5_text,
 																	PointerGetDatum(cstring_to_text(JsonbToCString(NULL, &body->root, 0))))));
 		if (!token_claim(token, digest))
-			return api_empty_response();
+			return ddb_empty_object();
 	}
 
 	/* all actions in one subtransaction; each in one of its own */
@@ -341,7 +337,7 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		return metrics ? collection_metrics_response(actions, n) : api_empty_response();
+		return metrics ? collection_metrics_response(actions, n) : ddb_empty_object();
 	}
 	RollbackAndReleaseCurrentSubTransaction();
 	MemoryContextSwitchTo(cxt);
@@ -430,14 +426,14 @@ api_transact_get_items(Jsonb *request)
 		raise_cancelled(n, codes, messages, NULL);
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	api_push_key(&state, "Responses");
+	ddb_push_key(&state, "Responses");
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
 	{
 		Jsonb	   *got = actions[i].kind->run(actions[i].request);
 		JsonbValue	v;
 
-		api_binary_value(got, &v);
+		ddb_binary_value(got, &v);
 		pushJsonbValue(&state, WJB_ELEM, &v);
 	}
 	pushJsonbValue(&state, WJB_END_ARRAY, NULL);

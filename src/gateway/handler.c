@@ -52,13 +52,13 @@ respond(struct MHD_Connection *connection, unsigned int status, const char *body
 	return result;
 }
 
-/* Queues DynamoDB's error body for an error type and message. */
+/* Queues DynamoDB's error body for an error and message, with the error's HTTP status. */
 static enum MHD_Result
-respond_error(struct MHD_Connection *connection, unsigned int status, const char *type, const char *message)
+respond_error(struct MHD_Connection *connection, const DdbErrorType *error_type, const char *message)
 {
-	json_t	   *error = json_pack("{s:s, s:s}", "__type", type, "message", message ? message : "");
+	json_t	   *error = json_pack("{s:s, s:s}", "__type", error_type->type, "message", message ? message : "");
 	char	   *body = json_dumps(error, JSON_COMPACT);
-	enum MHD_Result result = respond(connection, status, body ? body : "{}");
+	enum MHD_Result result = respond(connection, error_type->http_status, body ? body : "{}");
 
 	free(body);
 	json_decref(error);
@@ -142,19 +142,18 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 		AuthResult	auth;
 
 		sigv4_verify(connection, "POST", url, body, body_len, conn, &auth);
-		if (auth.type == NULL && auth.tables != NULL && !tables_allowed(auth.tables, body))
+		if (auth.error == NULL && auth.tables != NULL && !tables_allowed(auth.tables, body))
 		{
-			auth.type = "com.amazon.coral.service#AccessDeniedException";
+			auth.error = ddb_error_type(DDB_ERROR_ACCESS_DENIED);
 			snprintf(auth.message, sizeof(auth.message),
 					 "User: %s is not authorized to perform: dynamodb:%s on the tables of this request",
 					 auth.access_key_id, operation);
 		}
 		free(auth.tables);
-		if (auth.type)
+		if (auth.error)
 		{
 			pool_give(pool, conn);
-			return respond_error(connection, auth.server_error ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST,
-								 auth.type, auth.message);
+			return respond_error(connection, auth.error, auth.message);
 		}
 	}
 	res = pool_exec(conn, "execute", "SELECT ddb.execute($1, $2::jsonb)::text", 2, params);
@@ -163,18 +162,17 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 	else
 	{
 		const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		const DdbErrorType *error = ddb_error_type_of_sqlstate(sqlstate);
 		const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 		char	   *message = first_line(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
 
-		if (sqlstate && strncmp(sqlstate, "YD", 2) == 0 && detail && detail[0] == '{')
-			result = respond(connection, MHD_HTTP_BAD_REQUEST, detail);
+		if (error && detail && detail[0] == '{')
+			result = respond(connection, error->http_status, detail);
 		else if (sqlstate && strncmp(sqlstate, "22P02", 5) == 0)
 			/* the body is not JSON at all */
-			result = respond_error(connection, MHD_HTTP_BAD_REQUEST,
-								   "com.amazon.coral.service#SerializationException", message);
+			result = respond_error(connection, ddb_error_type(DDB_ERROR_SERIALIZATION), message);
 		else
-			result = respond_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR,
-								   "com.amazonaws.dynamodb.v20120810#InternalServerError", message);
+			result = respond_error(connection, ddb_error_type(DDB_ERROR_INTERNAL_SERVER_ERROR), message);
 		free(message);
 	}
 	PQclear(res);
@@ -197,11 +195,9 @@ gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, co
 		/* first call, headers only: refuse what cannot be served before reading the body */
 		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (strcmp(method, "POST") != 0)
-			return respond_error(connection, MHD_HTTP_METHOD_NOT_ALLOWED,
-								 "com.amazon.coral.service#UnknownOperationException", "DynamoDB takes POST requests");
+			return respond_error(connection, ddb_error_type(DDB_ERROR_METHOD_NOT_ALLOWED), "DynamoDB takes POST requests");
 		if (length && strtoull(length, NULL, 10) > GATEWAY_MAX_BODY)
-			return respond_error(connection, MHD_HTTP_CONTENT_TOO_LARGE,
-								 "com.amazon.coral.validate#ValidationException", "Request size exceeds 16777216 bytes");
+			return respond_error(connection, ddb_error_type(DDB_ERROR_REQUEST_TOO_LARGE), "Request size exceeds 16777216 bytes");
 		body = calloc(1, sizeof(RequestBody));
 		if (body == NULL)
 			return MHD_NO;
@@ -231,8 +227,7 @@ gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, co
 		return MHD_YES;
 	}
 	if (body->too_large)
-		return respond_error(connection, MHD_HTTP_CONTENT_TOO_LARGE,
-							 "com.amazon.coral.validate#ValidationException", "Request size exceeds 16777216 bytes");
+		return respond_error(connection, ddb_error_type(DDB_ERROR_REQUEST_TOO_LARGE), "Request size exceeds 16777216 bytes");
 	target = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "X-Amz-Target");
 	/* DynamoDB's operations, and DynamoDB Streams' (ListStreams, GetRecords, ...) */
 	if (target != NULL && strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) == 0)
@@ -240,7 +235,7 @@ gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, co
 	else if (target != NULL && strncmp(target, STREAMS_TARGET_PREFIX, strlen(STREAMS_TARGET_PREFIX)) == 0)
 		operation = target + strlen(STREAMS_TARGET_PREFIX);
 	else
-		return respond_error(connection, MHD_HTTP_BAD_REQUEST, "com.amazon.coral.service#UnknownOperationException",
+		return respond_error(connection, ddb_error_type(DDB_ERROR_UNKNOWN_OPERATION),
 							 "X-Amz-Target must name a DynamoDB_20120810 or DynamoDBStreams_20120810 operation");
 	if (body->data == NULL)
 		body->data = strdup("{}");

@@ -24,11 +24,6 @@
 #define MAX_SKEW_SECONDS 900
 #define SEEN_SLOTS 65536
 
-#define TYPE_MISSING "com.amazon.coral.service#MissingAuthenticationTokenException"
-#define TYPE_INCOMPLETE "com.amazon.coral.service#IncompleteSignatureException"
-#define TYPE_UNRECOGNIZED "com.amazon.coral.service#UnrecognizedClientException"
-#define TYPE_INVALID "com.amazon.coral.service#InvalidSignatureException"
-
 /* The recent signatures, by a hash of their text: a slot remembers one. */
 static struct
 {
@@ -39,14 +34,14 @@ static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Records the refusal of a request. */
 static void
-refuse(AuthResult *result, const char *type, const char *message)
+refuse(AuthResult *result, DdbError error, const char *message)
 {
-	result->type = type;
+	result->error = ddb_error_type(error);
 	snprintf(result->message, sizeof(result->message), "%s", message);
 }
 
 /* Refuses the request and returns from sigv4_verify. */
-#define REFUSE(type, message) do { refuse(result, (type), (message)); return; } while (0)
+#define REFUSE(error, message) do { refuse(result, (error), (message)); return; } while (0)
 
 /* Lower-case hex of bytes, into out (2 * n + 1 bytes). */
 static void
@@ -236,23 +231,23 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 
 	memset(result, 0, sizeof(*result));
 	if (auth == NULL)
-		REFUSE(TYPE_MISSING, "Request is missing Authentication Token");
+		REFUSE(DDB_ERROR_MISSING_AUTHENTICATION_TOKEN, "Request is missing Authentication Token");
 	if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17) != 0 || !auth_field(auth, "Credential=", credential, sizeof(credential)) ||
 		!auth_field(auth, "SignedHeaders=", signed_headers, sizeof(signed_headers)) ||
 		!auth_field(auth, "Signature=", signature, sizeof(signature)) || strlen(signature) != 64)
-		REFUSE(TYPE_INCOMPLETE, "Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters");
+		REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters");
 	for (int i = 0; i < 5; i++)
 	{
 		parts[i] = strtok_r(i == 0 ? credential : NULL, "/", &save);
 		if (parts[i] == NULL)
-			REFUSE(TYPE_INCOMPLETE, "Credential should be scoped to a valid region, service and aws4_request");
+			REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "Credential should be scoped to a valid region, service and aws4_request");
 	}
 	when = parse_amz_date(amz_date);
 	if (when < 0 || strncmp(amz_date, parts[1], 8) != 0 || strstr(signed_headers, "x-amz-date") == NULL ||
 		strstr(signed_headers, "host") == NULL)
-		REFUSE(TYPE_INCOMPLETE, "X-Amz-Date and Host must be signed, and the date must match the credential scope");
+		REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "X-Amz-Date and Host must be signed, and the date must match the credential scope");
 	if (when < now - MAX_SKEW_SECONDS || when > now + MAX_SKEW_SECONDS)
-		REFUSE(TYPE_INVALID, "Signature expired: the request's date is more than 15 minutes from now");
+		REFUSE(DDB_ERROR_INVALID_SIGNATURE, "Signature expired: the request's date is more than 15 minutes from now");
 
 	params[0] = parts[0];
 	res = lookup_key(conn, params);
@@ -265,15 +260,14 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	}
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		result->server_error = 1;
-		refuse(result, "com.amazonaws.dynamodb.v20120810#InternalServerError", PQerrorMessage(conn));
+		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
 		PQclear(res);
 		return;
 	}
 	if (PQntuples(res) != 1)
 	{
 		PQclear(res);
-		REFUSE(TYPE_UNRECOGNIZED, "The security token included in the request is invalid.");
+		REFUSE(DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
 	}
 	secret_key = malloc(strlen(PQgetvalue(res, 0, 0)) + 5);
 	sprintf(secret_key, "AWS4%s", PQgetvalue(res, 0, 0));
@@ -288,7 +282,7 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	if (asprintf(&to_sign, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/%s\n%s", amz_date, parts[1], parts[2], parts[3], parts[4], hex) < 0)
 	{
 		free(secret_key);
-		REFUSE(TYPE_INVALID, "out of memory");
+		REFUSE(DDB_ERROR_INTERNAL_SERVER_ERROR, "out of memory");
 	}
 	hmac((unsigned char *) secret_key, strlen(secret_key), parts[1], key);
 	hmac(key, 32, parts[2], key);
@@ -299,9 +293,9 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	free(to_sign);
 	free(secret_key);
 	if (CRYPTO_memcmp(expected, signature, 64) != 0)
-		REFUSE(TYPE_INVALID,
+		REFUSE(DDB_ERROR_INVALID_SIGNATURE,
 					  "The request signature we calculated does not match the signature you provided. "
 					  "Check your AWS Secret Access Key and signing method. Consult the service documentation for details.");
 	if (replayed(signature, now))
-		REFUSE(TYPE_INVALID, "The request signature was used before: a signed request is accepted once");
+		REFUSE(DDB_ERROR_INVALID_SIGNATURE, "The request signature was used before: a signed request is accepted once");
 }

@@ -8,14 +8,15 @@
 #include <libpq-fe.h>
 #include <microhttpd.h>
 
-/* Why a request is refused: DynamoDB's error type and message, or type NULL when it is signed well. */
+#include "../error_types.h"
+
+/* Why a request is refused: DynamoDB's error and message, or error NULL when it is signed well. */
 typedef struct AuthResult
 {
-	const char *type;
+	const DdbErrorType *error;	/* InternalServerError when the key could not be looked up */
 	char		message[256];
 	char		access_key_id[129];
 	char	   *tables;			/* the tables a limited key may use, a JSON array (malloc'd: the caller frees it), or NULL for every table */
-	int			server_error;	/* the key could not be looked up: status 500, not the client's fault */
 } AuthResult;
 
 /*

@@ -682,6 +682,20 @@ item_push_dynamodb(JsonbParseState **state, JsonbContainer *natural)
 	}
 }
 
+/* A natural item (an object) as a DynamoDB-JSON item. */
+Jsonb *
+item_to_dynamodb(JsonbContainer *natural)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *wrapper;
+
+	/* pushed inside an array, so that the finished object is not dropped */
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	item_push_dynamodb(&state, natural);
+	wrapper = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	return JsonbValueToJsonb(&wrapper->val.array.elems[0]);
+}
+
 /* DynamoDB's size of a number: one byte per two significant digits, plus one. */
 static int64
 number_size(Numeric num)

@@ -62,6 +62,9 @@ extern Jsonb *item_canonical(JsonbContainer *natural);
 /* Pushes a natural item (an object) as a DynamoDB-JSON item ({"a": {"S": "x"}}). */
 extern void item_push_dynamodb(JsonbParseState **state, JsonbContainer *natural);
 
+/* A natural item (an object) as a DynamoDB-JSON item. */
+extern Jsonb *item_to_dynamodb(JsonbContainer *natural);
+
 /* Pushes the DynamoDB-JSON AttributeValue of one natural value. */
 extern void item_push_dynamodb_value(JsonbParseState **state, JsonbValue *natural);
 

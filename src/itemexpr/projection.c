@@ -13,7 +13,7 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
-#include "api.h"
+#include "itemexpr.h"
 
 /* A step of the trie: a map key or a list index, and what is asked below it. */
 struct ProjectionNode
@@ -35,7 +35,7 @@ add_path(ProjectionNode *root, Placeholders *ph, const char *kind, const ExprNod
 	for (int i = 0; i < n; i++)
 	{
 		ExprPathStep *step = &path->u.path.steps[i];
-		char	   *name = step->name ? api_step_name(ph, kind, step) : NULL;
+		char	   *name = step->name ? itemexpr_step_name(ph, kind, step) : NULL;
 		ProjectionNode *child = NULL;
 		ListCell   *lc;
 
@@ -45,15 +45,15 @@ add_path(ProjectionNode *root, Placeholders *ph, const char *kind, const ExprNod
 
 			if ((c->name == NULL) != (name == NULL))
 				ddb_validation_error("Invalid %s: Two document paths conflict with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-									 kind, api_path_text(ph, kind, c->origin, c->origin->u.path.nsteps),
-									 api_path_text(ph, kind, path, n));
+									 kind, itemexpr_path_text(ph, kind, c->origin, c->origin->u.path.nsteps),
+									 itemexpr_path_text(ph, kind, path, n));
 			if (name ? strcmp(c->name, name) == 0 : c->index == step->index)
 				child = c;
 		}
 		if (child && (child->leaf || i == n - 1))
 			ddb_validation_error("Invalid %s: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-								 kind, api_path_text(ph, kind, child->origin, child->origin->u.path.nsteps),
-								 api_path_text(ph, kind, path, n));
+								 kind, itemexpr_path_text(ph, kind, child->origin, child->origin->u.path.nsteps),
+								 itemexpr_path_text(ph, kind, path, n));
 		if (child == NULL)
 		{
 			child = palloc0(sizeof(ProjectionNode));
@@ -69,22 +69,22 @@ add_path(ProjectionNode *root, Placeholders *ph, const char *kind, const ExprNod
 
 /* Parses a ProjectionExpression into its trie; NULL when the request has none. */
 ProjectionNode *
-api_projection(Placeholders *ph, const char *text)
+itemexpr_projection(Placeholders *ph, const char *text)
 {
 	ExprArena	arena = {NULL, NULL};
 	ExprError	error;
 	ExprProjection paths;
 	if (text == NULL)
 		return NULL;
-	arena.alloc = api_palloc_arena;
+	arena.alloc = itemexpr_arena_alloc;
 	if (!expr_parse_projection(text, strlen(text), &arena, &paths, &error))
 		ddb_validation_error("Invalid ProjectionExpression: %s", error.message);
-	return api_path_trie(ph, "ProjectionExpression", paths.paths, paths.npaths);
+	return itemexpr_path_trie(ph, "ProjectionExpression", paths.paths, paths.npaths);
 }
 
 /* The trie of document paths, raising DynamoDB's overlap and conflict errors. */
 ProjectionNode *
-api_path_trie(Placeholders *ph, const char *kind, ExprNode **paths, int npaths)
+itemexpr_path_trie(Placeholders *ph, const char *kind, ExprNode **paths, int npaths)
 {
 	ProjectionNode *root = palloc0(sizeof(ProjectionNode));
 
@@ -126,7 +126,7 @@ project_map(ProjectionNode *node, JsonbContainer *map, bool top_level, JsonbValu
 	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	if (kept == 0 && !top_level)
 		return false;
-	api_binary_value(JsonbValueToJsonb(result), out);
+	ddb_binary_value(JsonbValueToJsonb(result), out);
 	/* a map that now reads as a wrapper ($B, $SS, ...) keeps its $M wrapping */
 	if (!top_level && item_value_type(out) != ITEM_M)
 	{
@@ -138,7 +138,7 @@ project_map(ProjectionNode *node, JsonbContainer *map, bool top_level, JsonbValu
 		pushJsonbValue(&state, WJB_KEY, &key);
 		inner = *out;
 		pushJsonbValue(&state, WJB_VALUE, &inner);
-		api_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), out);
+		ddb_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)), out);
 	}
 	return true;
 }
@@ -176,7 +176,7 @@ project_list(ProjectionNode *node, JsonbContainer *list, JsonbValue *out)
 	result = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	if (kept == 0)
 		return false;
-	api_binary_value(JsonbValueToJsonb(result), out);
+	ddb_binary_value(JsonbValueToJsonb(result), out);
 	return true;
 }
 
@@ -212,7 +212,7 @@ project_value(ProjectionNode *node, JsonbValue *value, JsonbValue *out)
 
 /* The item as a ProjectionExpression projects it (a new natural item). */
 Jsonb *
-api_project(ProjectionNode *projection, Jsonb *item)
+itemexpr_project(ProjectionNode *projection, Jsonb *item)
 {
 	JsonbValue	out;
 

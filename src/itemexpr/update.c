@@ -19,7 +19,7 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
-#include "api.h"
+#include "itemexpr.h"
 
 /* Raises DynamoDB's error for a document path that cannot be updated. */
 static void
@@ -93,7 +93,7 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
 
 		if (step->name)
 		{
-			char	   *name = api_step_name(ph, "UpdateExpression", step);
+			char	   *name = itemexpr_step_name(ph, "UpdateExpression", step);
 
 			if (in_list)
 				report_bad_path();
@@ -165,7 +165,7 @@ set_value(Jsonb *before, Placeholders *ph, const ExprNode *node, JsonbValue *out
 				ddb_validation_error("The provided expression refers to an attribute that does not exist in the item");
 			return;
 		case EXPR_VALUE:
-			api_value(ph, "UpdateExpression", (ExprNode *) node, out);
+			itemexpr_value(ph, "UpdateExpression", (ExprNode *) node, out);
 			return;
 		case EXPR_PLUS:
 		case EXPR_MINUS:
@@ -199,7 +199,7 @@ set_value(Jsonb *before, Placeholders *ph, const ExprNode *node, JsonbValue *out
 																		 JsonbPGetDatum(value_jsonb(&a)),
 																		 JsonbPGetDatum(value_jsonb(&b))));
 
-				api_binary_value(joined, out);
+				ddb_binary_value(joined, out);
 			}
 			return;
 		default:
@@ -302,7 +302,7 @@ apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *act
 		set_value(before, ph, action->value, &value);
 		return set_at(item, path, value_jsonb(&value));
 	}
-	api_value(ph, "UpdateExpression", action->value, &value);
+	itemexpr_value(ph, "UpdateExpression", action->value, &value);
 	vtype = item_value_type(&value);
 	if (action->kind == ACTION_ADD)
 	{
@@ -343,11 +343,114 @@ apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *act
 
 /* Applies an UpdateExpression to an item; returns the new canonical item. */
 Jsonb *
-api_apply_update(const ExprUpdate *update, Placeholders *ph, Jsonb *item)
+itemexpr_apply_update(const ExprUpdate *update, Placeholders *ph, Jsonb *item)
 {
 	Jsonb	   *result = item;
 
 	for (int i = 0; i < update->nactions; i++)
 		result = apply_action(result, item, ph, &update->actions[i]);
 	return item_canonical(&result->root);
+}
+
+/* What an UpdateItem applies to the current item (or to the key of an absent one). */
+typedef struct UpdateChange
+{
+	TableDef   *def;
+	Datum		pk;
+	Datum		sk;
+	ExprUpdate *update;			/* NULL: the item is only created if absent */
+	Placeholders *ph;
+} UpdateChange;
+
+/* The item an UpdateItem starts from when none exists: its key attributes. */
+static Jsonb *
+key_only_item(UpdateChange *uc)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	v;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	ddb_push_key(&state, uc->def->keys.hash_key);
+	item_key_to_value(uc->pk, &v);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	if (uc->def->keys.range_key)
+	{
+		ddb_push_key(&state, uc->def->keys.range_key);
+		item_key_to_value(uc->sk, &v);
+		pushJsonbValue(&state, WJB_VALUE, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* WriteChange callback: the updated item. */
+static Jsonb *
+apply_update(void *arg, Jsonb *current)
+{
+	UpdateChange *uc = (UpdateChange *) arg;
+	Jsonb	   *base = current ? current : key_only_item(uc);
+
+	return uc->update ? itemexpr_apply_update(uc->update, uc->ph, base) : base;
+}
+
+/*
+ * Parses an UpdateExpression for a table: key attributes refused,
+ * placeholders resolved, paths checked; *paths gets the trie of the updated
+ * paths (for UPDATED_OLD / UPDATED_NEW).
+ */
+ExprUpdate *
+itemexpr_parse_update(TableDef *def, Placeholders *ph, const char *text, ProjectionNode **paths)
+{
+	ExprArena	arena = {itemexpr_arena_alloc, NULL};
+	ExprError	error;
+	ExprUpdate *update = palloc(sizeof(ExprUpdate));
+	ExprNode  **action_paths;
+
+	if (!expr_parse_update(text, strlen(text), &arena, update, &error))
+		ddb_validation_error("Invalid UpdateExpression: %s", error.message);
+	action_paths = palloc(sizeof(ExprNode *) * Max(1, update->nactions));
+	for (int i = 0; i < update->nactions; i++)
+	{
+		ExprAction *action = &update->actions[i];
+		char	   *top = itemexpr_step_name(ph, "UpdateExpression", &action->path->u.path.steps[0]);
+
+		if (strcmp(top, def->keys.hash_key) == 0 ||
+			(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
+			ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
+								 top);
+		itemexpr_check(ph, "UpdateExpression", action->path);
+		if (action->value)
+			itemexpr_check(ph, "UpdateExpression", action->value);
+		action_paths[i] = action->path;
+	}
+	*paths = itemexpr_path_trie(ph, "UpdateExpression", action_paths, update->nactions);
+	return update;
+}
+
+/*
+ * Applies an update (NULL: only creates the item from its key if absent)
+ * under a condition; false when the condition failed (*old is the current item).
+ */
+bool
+itemexpr_store_update(TableDef *def, Datum pk, Datum sk, ExprUpdate *update, Placeholders *ph,
+				 WriteCondition *cond, Jsonb **old, Jsonb **written)
+{
+	UpdateChange uc = {def, pk, sk, update, ph};
+	WriteChange change = {apply_update, &uc};
+
+	return store_update(def, pk, sk, cond, &change, old, written);
+}
+
+/* The attributes an UpdateItem returns for a ReturnValues option, or NULL for none. */
+Jsonb *
+itemexpr_update_returned(const char *rv, ProjectionNode *paths, Jsonb *old, Jsonb *written)
+{
+	if (strcmp(rv, "ALL_OLD") == 0)
+		return old;
+	if (strcmp(rv, "ALL_NEW") == 0)
+		return written;
+	if (strcmp(rv, "UPDATED_OLD") == 0)
+		return old && paths ? itemexpr_project(paths, old) : NULL;
+	if (strcmp(rv, "UPDATED_NEW") == 0)
+		return paths ? itemexpr_project(paths, written) : NULL;
+	return NULL;
 }

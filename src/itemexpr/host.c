@@ -10,7 +10,7 @@
 #include "utils/numeric.h"
 
 #include "../item/item_codec.h"
-#include "api.h"
+#include "itemexpr.h"
 
 /* A value placeholder's natural value, converted once per request. */
 typedef struct CachedValue
@@ -86,7 +86,7 @@ host_path(void *ctx, const ExprNode *path)
 
 		if (step->name != NULL)
 		{
-			char	   *name = api_step_name(host->ph, host->kind, step);
+			char	   *name = itemexpr_step_name(host->ph, host->kind, step);
 
 			if (type != ITEM_M)
 				return missing;
@@ -128,7 +128,7 @@ host_value(void *ctx, const ExprNode *value)
 	old = MemoryContextSwitchTo(host->cxt);
 	cached = palloc(sizeof(CachedValue));
 	cached->node = value;
-	api_value(host->ph, host->kind, (ExprNode *) value, &cached->value);
+	itemexpr_value(host->ph, host->kind, (ExprNode *) value, &cached->value);
 	host->values = lappend(host->values, cached);
 	MemoryContextSwitchTo(old);
 	return natural_value(&cached->value);
@@ -307,7 +307,7 @@ host_number(void *ctx, long n)
 
 /* The kind an attribute_type name stands for (S = 1, ...), or -1 for a name DynamoDB does not know. */
 int
-api_attribute_type_kind(JsonbValue *name)
+itemexpr_attribute_type_kind(JsonbValue *name)
 {
 	static const char *const names[] = {"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"};
 
@@ -322,12 +322,12 @@ api_attribute_type_kind(JsonbValue *name)
 static int
 host_type_name(void *ctx, ExprValue name)
 {
-	return api_attribute_type_kind(jv(name));
+	return itemexpr_attribute_type_kind(jv(name));
 }
 
 /* Sets up an evaluator host for one request's expression. */
 void
-api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *host)
+itemexpr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *host)
 {
 	ctx->ph = ph;
 	ctx->kind = kind;
@@ -348,7 +348,7 @@ api_expr_host(HostContext *ctx, Placeholders *ph, const char *kind, ExprHost *ho
 
 /* Order of two natural values of one type, S, N or B (DynamoDB's order). */
 int
-api_compare_values(JsonbValue *a, JsonbValue *b)
+itemexpr_compare_values(JsonbValue *a, JsonbValue *b)
 {
 	return host_compare(NULL, natural_value(a), natural_value(b));
 }

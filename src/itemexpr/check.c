@@ -10,7 +10,7 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
-#include "api.h"
+#include "itemexpr.h"
 
 /* Raises DynamoDB's error for an operand of the wrong type. */
 static pg_attribute_noreturn() void
@@ -29,7 +29,7 @@ operand_type(Placeholders *ph, const char *kind, const ExprNode *operand, JsonbV
 {
 	if (operand->kind != EXPR_VALUE)
 		return -1;
-	api_value(ph, kind, (ExprNode *) operand, value);
+	itemexpr_value(ph, kind, (ExprNode *) operand, value);
 	return (int) item_value_type(value);
 }
 
@@ -57,12 +57,12 @@ check_distinct(Placeholders *ph, const char *kind, const char *op, const ExprNod
 
 		if ((x->name == NULL) != (y->name == NULL))
 			return;
-		if (x->name ? strcmp(api_step_name(ph, kind, x), api_step_name(ph, kind, y)) != 0
+		if (x->name ? strcmp(itemexpr_step_name(ph, kind, x), itemexpr_step_name(ph, kind, y)) != 0
 			: x->index != y->index)
 			return;
 	}
 	ddb_validation_error("Invalid %s: The first operand must be distinct from the remaining operands for this operator or function; operator: %s, first operand: %s",
-						 kind, op, api_path_text(ph, kind, a, a->u.path.nsteps));
+						 kind, op, itemexpr_path_text(ph, kind, a, a->u.path.nsteps));
 }
 
 /* "AttributeValue: {N:5}": a BETWEEN bound as DynamoDB's messages print it (S, N or B). */
@@ -94,7 +94,7 @@ check_bounds(Placeholders *ph, const char *kind, const ExprNode *low, const Expr
 	if (ltype != htype)
 		ddb_validation_error("Invalid %s: The BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: %s, upper bound operand: %s",
 							 kind, bound_text(&lv, (ItemType) ltype), bound_text(&hv, (ItemType) htype));
-	if (api_compare_values(&lv, &hv) > 0)
+	if (itemexpr_compare_values(&lv, &hv) > 0)
 		ddb_validation_error("Invalid %s: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: %s, upper bound operand: %s",
 							 kind, bound_text(&lv, (ItemType) ltype), bound_text(&hv, (ItemType) htype));
 }
@@ -128,7 +128,7 @@ check_function(Placeholders *ph, const char *kind, const ExprNode *node)
 				report_operand_type(kind, fn, "{NS,SS,L,BS,N,M,B,BOOL,NULL,S}");
 			if (type != ITEM_S)
 				report_operand_type(kind, fn, item_type_name((ItemType) type));
-			if (api_attribute_type_kind(&v) < 0)
+			if (itemexpr_attribute_type_kind(&v) < 0)
 				ddb_validation_error("Invalid %s: Invalid attribute type name found; type: %.*s, valid types: { B,NULL,SS,BOOL,L,BS,N,NS,S,M }",
 									 kind, v.val.string.len, v.val.string.val);
 			return;
@@ -143,7 +143,7 @@ check_function(Placeholders *ph, const char *kind, const ExprNode *node)
  * expression fails before any item is read.
  */
 void
-api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node)
+itemexpr_check(Placeholders *ph, const char *kind, const ExprNode *node)
 {
 	JsonbValue	v;
 
@@ -152,14 +152,14 @@ api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node)
 		case EXPR_PATH:
 			for (int i = 0; i < node->u.path.nsteps; i++)
 				if (node->u.path.steps[i].name)
-					api_step_name(ph, kind, &node->u.path.steps[i]);
+					itemexpr_step_name(ph, kind, &node->u.path.steps[i]);
 			return;
 		case EXPR_VALUE:
-			api_value(ph, kind, (ExprNode *) node, &v);
+			itemexpr_value(ph, kind, (ExprNode *) node, &v);
 			return;
 		case EXPR_COMPARE:
-			api_check_expression(ph, kind, node->u.compare.left);
-			api_check_expression(ph, kind, node->u.compare.right);
+			itemexpr_check(ph, kind, node->u.compare.left);
+			itemexpr_check(ph, kind, node->u.compare.right);
 			if (node->u.compare.op != CMP_EQ && node->u.compare.op != CMP_NE)
 			{
 				check_orderable(ph, kind, expr_compare_op_name(node->u.compare.op), node->u.compare.left);
@@ -169,32 +169,32 @@ api_check_expression(Placeholders *ph, const char *kind, const ExprNode *node)
 						   node->u.compare.left, node->u.compare.right);
 			return;
 		case EXPR_BETWEEN:
-			api_check_expression(ph, kind, node->u.between.operand);
-			api_check_expression(ph, kind, node->u.between.low);
-			api_check_expression(ph, kind, node->u.between.high);
+			itemexpr_check(ph, kind, node->u.between.operand);
+			itemexpr_check(ph, kind, node->u.between.low);
+			itemexpr_check(ph, kind, node->u.between.high);
 			check_orderable(ph, kind, "BETWEEN", node->u.between.operand);
 			check_orderable(ph, kind, "BETWEEN", node->u.between.low);
 			check_orderable(ph, kind, "BETWEEN", node->u.between.high);
 			check_bounds(ph, kind, node->u.between.low, node->u.between.high);
 			return;
 		case EXPR_IN:
-			api_check_expression(ph, kind, node->u.in.operand);
+			itemexpr_check(ph, kind, node->u.in.operand);
 			for (int i = 0; i < node->u.in.nlist; i++)
-				api_check_expression(ph, kind, node->u.in.list[i]);
+				itemexpr_check(ph, kind, node->u.in.list[i]);
 			return;
 		case EXPR_AND:
 		case EXPR_OR:
 		case EXPR_PLUS:
 		case EXPR_MINUS:
-			api_check_expression(ph, kind, node->u.logic.left);
-			api_check_expression(ph, kind, node->u.logic.right);
+			itemexpr_check(ph, kind, node->u.logic.left);
+			itemexpr_check(ph, kind, node->u.logic.right);
 			return;
 		case EXPR_NOT:
-			api_check_expression(ph, kind, node->u.logic.left);
+			itemexpr_check(ph, kind, node->u.logic.left);
 			return;
 		case EXPR_FUNCTION:
 			for (int i = 0; i < node->u.func.nargs; i++)
-				api_check_expression(ph, kind, node->u.func.args[i]);
+				itemexpr_check(ph, kind, node->u.func.args[i]);
 			check_function(ph, kind, node);
 			return;
 	}

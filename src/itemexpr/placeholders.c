@@ -1,0 +1,159 @@
+/*
+ * placeholders.c — ExpressionAttributeNames and ExpressionAttributeValues:
+ * #name and :value placeholders resolved for an expression (undefined ones
+ * refused, used ones noted so that unused ones can be refused too), and the
+ * adapter between the plain-C expression parser and the server.
+ */
+#include "postgres.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "itemexpr.h"
+
+/* The placeholders of a SQL function call: names ({"#n": "name"}) and natural values ({":v": 1}), either NULL. */
+void
+itemexpr_sql_placeholders(Placeholders *ctx, Jsonb *names, Jsonb *values)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	if (names && !JB_ROOT_IS_OBJECT(names))
+		ddb_validation_error("names must be a jsonb object of placeholders, such as {\"#n\": \"name\"}");
+	if (values && !JB_ROOT_IS_OBJECT(values))
+		ddb_validation_error("vals must be a jsonb object of placeholders, such as {\":v\": 1}");
+	ctx->names = names ? &names->root : NULL;
+	/* canonical once (numbers, sets), as an item's attributes would be */
+	ctx->values = values ? &item_canonical(&values->root)->root : NULL;
+	ctx->natural_values = true;
+}
+
+/* Arena allocation for the expression parser: palloc in the current context. */
+void *
+itemexpr_arena_alloc(void *context, size_t size)
+{
+	return palloc(size);
+}
+
+/* Parses a condition expression, raising DynamoDB's errors. */
+ExprNode *
+itemexpr_parse_condition(Placeholders *ctx, const char *kind, const char *text)
+{
+	ExprArena	arena = {itemexpr_arena_alloc, NULL};
+	ExprError	error;
+	ExprNode   *root = expr_parse_condition(text, strlen(text), &arena, &error);
+
+	if (root == NULL)
+		ddb_validation_error("Invalid %s: %s", kind, error.message);
+	return root;
+}
+
+/* Records a used placeholder once. */
+static List *
+note_used(List *used, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, used)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return used;
+	return lappend(used, pstrdup(name));
+}
+
+/* The attribute name a path step stands for. */
+char *
+itemexpr_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step)
+{
+	char	   *name = pnstrdup(step->name, step->name_len);
+	JsonbValue	v;
+
+	if (!step->placeholder)
+		return name;
+	if (ctx->names == NULL ||
+		getKeyJsonValueFromContainer(ctx->names, name, step->name_len, &v) == NULL)
+		ddb_validation_error("Invalid %s: An expression attribute name used in the document path is not defined; attribute name: %s",
+							 kind, name);
+	if (v.type != jbvString)
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_SERIALIZATION),
+				 errmsg("Unexpected value type in payload for ExpressionAttributeNames: expected string values")));
+	ctx->used_names = note_used(ctx->used_names, name);
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
+char *
+itemexpr_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < nsteps; i++)
+	{
+		ExprPathStep *step = &path->u.path.steps[i];
+
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		if (step->name)
+			appendStringInfoString(&buf, itemexpr_step_name(ph, kind, step));
+		else
+			appendStringInfo(&buf, "[%d]", step->index);
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/* The natural value of a :value placeholder. */
+void
+itemexpr_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)
+{
+	char	   *name = pnstrdup(value->u.value.name, value->u.value.name_len);
+	JsonbValue	av;
+
+	if (ctx->values == NULL ||
+		getKeyJsonValueFromContainer(ctx->values, name, value->u.value.name_len, &av) == NULL)
+		ddb_validation_error("Invalid %s: An expression attribute value used in expression is not defined; attribute value: %s",
+							 kind, name);
+	ctx->used_values = note_used(ctx->used_values, name);
+	if (ctx->natural_values)
+		*out = av;
+	else
+		item_value_from_dynamodb(&av, out);
+}
+
+/* Raises for defined placeholders that no expression used. */
+static void
+check_unused_map(JsonbContainer *map, List *used, const char *what)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	StringInfoData unused;
+
+	if (map == NULL)
+		return;
+	initStringInfo(&unused);
+	it = JsonbIteratorInit(map);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *name;
+		ListCell   *lc;
+		bool		found = false;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(v.val.string.val, v.val.string.len);
+		foreach(lc, used)
+			found |= strcmp((char *) lfirst(lc), name) == 0;
+		if (!found)
+			appendStringInfo(&unused, "%s%s", unused.len ? ", " : "", name);
+	}
+	if (unused.len > 0)
+		ddb_validation_error("Value provided in %s unused in expressions: keys: {%s}", what, unused.data);
+}
+
+/* Raises when a request defined placeholders that no expression used. */
+void
+itemexpr_check_unused(Placeholders *ctx)
+{
+	check_unused_map(ctx->names, ctx->used_names, "ExpressionAttributeNames");
+	check_unused_map(ctx->values, ctx->used_values, "ExpressionAttributeValues");
+}
