@@ -706,27 +706,42 @@ parse_or(Parser *p)
 	return left;
 }
 
-/* Parses a condition expression. */
-ExprNode *
-expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *error)
+/*
+ * Starts parsing an expression: the parser set up at its first token; false
+ * (with the error) for an expression over DynamoDB's 4 KB or an empty one.
+ */
+static bool
+start_parse(Parser *p, const char *text, size_t len, ExprArena *arena, ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
-	ExprNode   *root;
+	Parser		start = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
 
+	*p = start;
 	if (len > EXPR_MAX_LENGTH)
 	{
 		snprintf(error->message, sizeof(error->message),
 				 "Expression size has exceeded the maximum allowed size; expression size: %zu", len);
 		error->position = 0;
-		return NULL;
+		return false;
 	}
-	next_token(&p);
-	if (p.tok.kind == TOK_EOF)
+	next_token(p);
+	if (p->tok.kind == TOK_EOF)
 	{
 		snprintf(error->message, sizeof(error->message), "The expression can not be empty;");
 		error->position = 0;
-		return NULL;
+		return false;
 	}
+	return true;
+}
+
+/* Parses a condition expression. */
+ExprNode *
+expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *error)
+{
+	Parser		p;
+	ExprNode   *root;
+
+	if (!start_parse(&p, text, len, arena, error))
+		return NULL;
 	root = require_condition(&p, parse_or(&p));
 	if (root && p.tok.kind != TOK_EOF)
 		fail_syntax(&p);
@@ -816,26 +831,14 @@ expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *ou
 				  ExprError *error)
 {
 	static const char *const clause_names[] = {"SET", "REMOVE", "ADD", "DELETE"};
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
+	Parser		p;
 	bool		seen[4] = {false, false, false, false};
 	int			cap = 8;
 
 	out->nactions = 0;
 	out->actions = NULL;
-	if (len > EXPR_MAX_LENGTH)
-	{
-		snprintf(error->message, sizeof(error->message),
-				 "Expression size has exceeded the maximum allowed size; expression size: %zu", len);
-		error->position = 0;
+	if (!start_parse(&p, text, len, arena, error))
 		return false;
-	}
-	next_token(&p);
-	if (p.tok.kind == TOK_EOF)
-	{
-		snprintf(error->message, sizeof(error->message), "The expression can not be empty;");
-		error->position = 0;
-		return false;
-	}
 	out->actions = arena_alloc(&p, sizeof(ExprAction) * cap);
 	while (!p.failed && p.tok.kind != TOK_EOF)
 	{
@@ -907,25 +910,13 @@ bool
 expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjection *out,
 					  ExprError *error)
 {
-	Parser		p = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
+	Parser		p;
 	int			cap = 8;
 
 	out->npaths = 0;
 	out->paths = NULL;
-	if (len > EXPR_MAX_LENGTH)
-	{
-		snprintf(error->message, sizeof(error->message),
-				 "Expression size has exceeded the maximum allowed size; expression size: %zu", len);
-		error->position = 0;
+	if (!start_parse(&p, text, len, arena, error))
 		return false;
-	}
-	next_token(&p);
-	if (p.tok.kind == TOK_EOF)
-	{
-		snprintf(error->message, sizeof(error->message), "The expression can not be empty;");
-		error->position = 0;
-		return false;
-	}
 	out->paths = arena_alloc(&p, sizeof(ExprNode *) * cap);
 	for (;;)
 	{

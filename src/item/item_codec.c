@@ -136,7 +136,7 @@ item_value_type(JsonbValue *value)
 				return (ItemType) wrapped;
 			return ITEM_M;
 		default:
-			elog(ERROR, "unexpected jsonb value type %d in an item", value->type);
+			elog(ERROR, "ddb_model: unexpected jsonb value type %d in an item", value->type);
 	}
 	return ITEM_NULL;
 }
@@ -207,7 +207,7 @@ base64_value(const char *bytes, int len)
 	int			n = pg_b64_encode(bytes, len, out, max);
 
 	if (n < 0)
-		elog(ERROR, "base64 encoding failed");
+		elog(ERROR, "ddb_model: base64 encoding failed");
 	return string_value(out, n);
 }
 

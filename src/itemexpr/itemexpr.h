@@ -102,9 +102,6 @@ extern ExprNode *itemexpr_parse_filter(Placeholders *ph, const char *text);
 extern ExprUpdate *itemexpr_parse_update(TableDef *def, Placeholders *ph, const char *text,
 										 ProjectionNode **paths);
 
-/* Applies an UpdateExpression to an item; returns the new canonical item. */
-extern Jsonb *itemexpr_apply_update(const ExprUpdate *update, Placeholders *ph, Jsonb *item);
-
 /* Applies an update (NULL: create from the key if absent) under a condition; false when it failed. */
 extern bool itemexpr_store_update(TableDef *def, Datum pk, Datum sk, ExprUpdate *update, Placeholders *ph,
 								  WriteCondition *cond, Jsonb **old, Jsonb **written);

@@ -342,8 +342,8 @@ apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *act
 }
 
 /* Applies an UpdateExpression to an item; returns the new canonical item. */
-Jsonb *
-itemexpr_apply_update(const ExprUpdate *update, Placeholders *ph, Jsonb *item)
+static Jsonb *
+apply_update_expression(const ExprUpdate *update, Placeholders *ph, Jsonb *item)
 {
 	Jsonb	   *result = item;
 
@@ -389,7 +389,7 @@ apply_update(void *arg, Jsonb *current)
 	UpdateChange *uc = (UpdateChange *) arg;
 	Jsonb	   *base = current ? current : key_only_item(uc);
 
-	return uc->update ? itemexpr_apply_update(uc->update, uc->ph, base) : base;
+	return uc->update ? apply_update_expression(uc->update, uc->ph, base) : base;
 }
 
 /*

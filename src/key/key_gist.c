@@ -171,7 +171,7 @@ ddb_key_gist_consistent(PG_FUNCTION_ARGS)
 			PG_RETURN_BOOL(leaf ? key_begins_with_segments(b.lo, b.lolen, q, qlen)
 						   : range_may_begin_with(&b, q, qlen));
 	}
-	elog(ERROR, "ddb_key GiST: unknown strategy %d", strategy);
+	elog(ERROR, "ddb_model: unknown ddb_key GiST strategy %d", strategy);
 	PG_RETURN_BOOL(false);
 }
 

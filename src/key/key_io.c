@@ -259,7 +259,7 @@ integer_key_datum(int64 value)
 
 	snprintf(str, sizeof(str), INT64_FORMAT, value);
 	if (key_encode_number(str, strlen(str), buf, &enclen) != KEY_OK)
-		elog(ERROR, "integer %s did not encode as a number key", str);
+		elog(ERROR, "ddb_model: integer %s did not encode as a number key", str);
 	return PointerGetDatum(ddb_key_from_encoded(buf, enclen));
 }
 

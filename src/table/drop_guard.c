@@ -42,7 +42,7 @@ ddb_guard_drop_extension(PG_FUNCTION_ARGS)
 	int64		tables;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		elog(ERROR, "ddb.guard_drop_extension must be called as an event trigger");
+		elog(ERROR, "ddb_model: ddb.guard_drop_extension must be called as an event trigger");
 	trigdata = (EventTriggerData *) fcinfo->context;
 	if (!drops_this_extension(trigdata->parsetree))
 		PG_RETURN_VOID();

@@ -11,12 +11,6 @@
 
 #include "table_def.h"
 
-/* The index keys of an item; false when the item is not in the index (sparse). */
-extern bool gsi_item_keys(IndexDef *index, Jsonb *item, Datum *gpk, Datum *gsk);
-
-/* The item as the index projects it. */
-extern Jsonb *gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item);
-
 /* One row of a GSI table; gsk and sk are 0 when the index or table has no sort key. */
 typedef struct GsiEntry
 {

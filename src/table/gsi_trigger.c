@@ -64,7 +64,7 @@ row_image(HeapTuple tuple, TupleDesc desc)
 }
 
 /* The index keys of an item; false when the item is not in the index. */
-bool
+static bool
 gsi_item_keys(IndexDef *index, Jsonb *item, Datum *gpk, Datum *gsk)
 {
 	JsonbValue	v;
@@ -108,7 +108,7 @@ is_projected(TableDef *def, IndexDef *index, const char *name, int len)
 }
 
 /* The item as the index projects it. */
-Jsonb *
+static Jsonb *
 gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item)
 {
 	JsonbParseState *state = NULL;

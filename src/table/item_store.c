@@ -41,7 +41,7 @@
 	" OR expires_at OPERATOR(pg_catalog.<=) ($" n " OPERATOR(pg_catalog.-) 157680000::pg_catalog.int8))"
 
 /* The current time in epoch seconds, as TTL reads it (the statement's start). */
-int64
+static int64
 store_now(void)
 {
 	return (int64) (timestamptz_to_time_t(GetCurrentStatementStartTimestamp()));
@@ -108,7 +108,7 @@ store_key_has_type(Datum key, char type)
 }
 
 /* Checks that key values have the table's key types. */
-void
+static void
 store_check_key(TableDef *def, Datum pk, Datum sk)
 {
 	if (!store_key_has_type(pk, def->keys.hash_type))

@@ -107,13 +107,7 @@ extern void store_item_keys(TableDef *def, Jsonb *item, Datum *pk, Datum *sk);
 /* True when a key datum has the declared key type ('S', 'N' or 'B'). */
 extern bool store_key_has_type(Datum key, char type);
 
-/* Checks that key values have the table's key types (GetItem/DeleteItem keys). */
-extern void store_check_key(TableDef *def, Datum pk, Datum sk);
-
 /* The TTL epoch seconds of an item under the table's TTL setting, or -1. */
 extern int64 store_item_expiry(TableDef *def, JsonbContainer *item);
-
-/* The current time in epoch seconds, as TTL reads it. */
-extern int64 store_now(void);
 
 #endif							/* DDB_ITEM_STORE_H */

@@ -120,7 +120,7 @@ table_cache_init(void)
  * names: DynamoDB's message does not name the table (DescribeTable's and
  * DeleteTable's do), so the HINT does.
  */
-void
+static pg_attribute_noreturn() void
 table_def_report_missing(const char *table_name)
 {
 	ereport(ERROR,
@@ -362,7 +362,7 @@ ddb_catalog_changed(PG_FUNCTION_ARGS)
 	TriggerData *td = (TriggerData *) fcinfo->context;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "ddb.catalog_changed must be called as a trigger");
+		elog(ERROR, "ddb_model: ddb.catalog_changed must be called as a trigger");
 	if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
 		CacheInvalidateRelcacheAll();
 	else

@@ -71,7 +71,4 @@ extern TableDef *table_def_get(const char *table_name);
 /* The index of a table by name; raises ResourceNotFoundException when absent. */
 extern IndexDef *table_def_index(TableDef *def, const char *index_name);
 
-/* Raises DynamoDB's ResourceNotFoundException for a table. */
-extern void table_def_report_missing(const char *table_name) pg_attribute_noreturn();
-
 #endif							/* DDB_TABLE_DEF_H */

@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "db.h"
+#include "elapsed.h"
 #include "transfer.h"
 
 /* The state of one export. */

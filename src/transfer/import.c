@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "db.h"
+#include "elapsed.h"
 #include "json_arena.h"
 #include "line_reader.h"
 #include "sources.h"

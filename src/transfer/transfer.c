@@ -48,16 +48,6 @@ positive(const char *text)
 	return value;
 }
 
-/* Seconds since start (CLOCK_MONOTONIC). */
-double
-seconds_since(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
 /* Runs the command the arguments name. */
 int
 main(int argc, char **argv)

@@ -5,8 +5,6 @@
 #ifndef DDB_TRANSFER_TRANSFER_H
 #define DDB_TRANSFER_TRANSFER_H
 
-#include <time.h>
-
 /* Exit statuses. */
 #define TRANSFER_OK 0			/* everything done */
 #define TRANSFER_FAILED 1		/* nothing done: a bad line, a bad file, a database error */
@@ -33,9 +31,6 @@ typedef struct ExportOptions
 	int			gzip;
 	long		file_items;		/* items per data file */
 } ExportOptions;
-
-/* Seconds since start (CLOCK_MONOTONIC), for the summaries import and export print. */
-extern double seconds_since(const struct timespec *start);
 
 /* Loads the items of DynamoDB JSON files into a table; an exit status. */
 extern int	import_run(const ImportOptions *options);
