@@ -4,6 +4,7 @@
  */
 #include "expr.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,14 +68,18 @@ arena_alloc(Parser *p, size_t size)
 	return mem;
 }
 
-/* Records the first error; later ones are consequences of it. */
-static void
-fail(Parser *p, const char *message)
+/* Records the first error (a printf format and its arguments); later ones are consequences of it. */
+static void __attribute__((format(printf, 2, 3)))
+fail(Parser *p, const char *format,...)
 {
+	va_list		args;
+
 	if (p->failed)
 		return;
 	p->failed = true;
-	snprintf(p->error->message, sizeof(p->error->message), "%s", message);
+	va_start(args, format);
+	vsnprintf(p->error->message, sizeof(p->error->message), format, args);
+	va_end(args);
 	p->error->position = (int) (p->tok.start - p->text);
 }
 
@@ -87,7 +92,6 @@ static void next_token(Parser *p);
 static void
 fail_syntax(Parser *p)
 {
-	char		message[256];
 	Parser		ahead = *p;
 	const char *near_start = p->prev.kind != TOK_EOF ? p->prev.start : p->tok.start;
 	int			near_len;
@@ -95,13 +99,10 @@ fail_syntax(Parser *p)
 	next_token(&ahead);
 	near_len = (int) (ahead.tok.start + ahead.tok.len - near_start);
 	if (p->tok.kind == TOK_EOF)
-		snprintf(message, sizeof(message), "Syntax error; token: <EOF>, near: \"%.*s\"",
-				 near_len > 60 ? 60 : near_len, near_start);
+		fail(p, "Syntax error; token: <EOF>, near: \"%.*s\"", near_len > 60 ? 60 : near_len, near_start);
 	else
-		snprintf(message, sizeof(message), "Syntax error; token: \"%.*s\", near: \"%.*s\"",
-				 p->tok.len > 40 ? 40 : p->tok.len, p->tok.start,
-				 near_len > 60 ? 60 : near_len, near_start);
-	fail(p, message);
+		fail(p, "Syntax error; token: \"%.*s\", near: \"%.*s\"", p->tok.len > 40 ? 40 : p->tok.len, p->tok.start,
+			 near_len > 60 ? 60 : near_len, near_start);
 }
 
 /* True for the white space the lexer skips. */
@@ -291,12 +292,7 @@ parse_path(Parser *p)
 			}
 			if (p->tok.kind == TOK_NAME && expr_is_reserved_word(p->tok.start, p->tok.len))
 			{
-				char		message[128];
-
-				snprintf(message, sizeof(message),
-						 "Attribute name is a reserved keyword; reserved keyword: %.*s",
-						 p->tok.len, p->tok.start);
-				fail(p, message);
+				fail(p, "Attribute name is a reserved keyword; reserved keyword: %.*s",  p->tok.len, p->tok.start);
 				return NULL;
 			}
 			steps[count].name = p->tok.start;
@@ -358,6 +354,28 @@ function_of(Token *t)
 	return -1;
 }
 
+/* A document path at the current token, or DynamoDB's syntax error. */
+static ExprNode *
+parse_path_operand(Parser *p)
+{
+	if (p->tok.kind == TOK_NAME || p->tok.kind == TOK_NAME_PLACEHOLDER)
+		return parse_path(p);
+	fail_syntax(p);
+	return NULL;
+}
+
+/* A :value placeholder, the current token. */
+static ExprNode *
+parse_value(Parser *p)
+{
+	ExprNode   *n = new_node(p, EXPR_VALUE, p->tok.start);
+
+	n->u.value.name = p->tok.start;
+	n->u.value.name_len = p->tok.len;
+	next_token(p);
+	return n;
+}
+
 /* function := name '(' operand (',' operand)* ')' with the operand counts DynamoDB needs. */
 static ExprNode *
 parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
@@ -365,15 +383,12 @@ parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
 	ExprNode   *n = new_node(p, EXPR_FUNCTION, p->tok.start);
 	int			fn = function_of(&p->tok);
 	int			want;
-	char		message[256];
 	ExprNode   *args[8];
 	int			nargs = 0;
 
 	if (fn < 0)
 	{
-		snprintf(message, sizeof(message), "Invalid function name; function: %.*s",
-				 p->tok.len > 60 ? 60 : p->tok.len, p->tok.start);
-		fail(p, message);
+		fail(p, "Invalid function name; function: %.*s", p->tok.len > 60 ? 60 : p->tok.len, p->tok.start);
 		return NULL;
 	}
 	next_token(p);
@@ -398,10 +413,8 @@ parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
 			fn == FN_IF_NOT_EXISTS || fn == FN_LIST_APPEND) ? 2 : 1;
 	if (nargs != want)
 	{
-		snprintf(message, sizeof(message),
-				 "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d",
-				 expr_function_name((ExprFunction) fn), nargs);
-		fail(p, message);
+		fail(p, "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d",
+			 expr_function_name((ExprFunction) fn), nargs);
 		return NULL;
 	}
 	n->u.func.fn = (ExprFunction) fn;
@@ -475,23 +488,14 @@ parse_operand(Parser *p)
 	}
 	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
 	{
-		n = new_node(p, EXPR_VALUE, p->tok.start);
-		n->u.value.name = p->tok.start;
-		n->u.value.name_len = p->tok.len;
-		next_token(p);
-		return n;
+		return parse_value(p);
 	}
 	if (at_call(p))
 	{
 		n = parse_function(p, parse_operand);
 		if (n && n->u.func.fn != FN_SIZE)
 		{
-			char		message[256];
-
-			snprintf(message, sizeof(message),
-					 "The function is not allowed to be used this way in an expression; function: %s",
-					 expr_function_name(n->u.func.fn));
-			fail(p, message);
+			fail(p, "The function is not allowed to be used this way in an expression; function: %s",  expr_function_name(n->u.func.fn));
 			return NULL;
 		}
 		if (n && n->u.func.args[0]->kind != EXPR_PATH)
@@ -501,10 +505,7 @@ parse_operand(Parser *p)
 		}
 		return n;
 	}
-	if (p->tok.kind == TOK_NAME || p->tok.kind == TOK_NAME_PLACEHOLDER)
-		return parse_path(p);
-	fail_syntax(p);
-	return NULL;
+	return parse_path_operand(p);
 }
 
 /* The comparator of a token, or -1. */
@@ -647,22 +648,12 @@ parse_not(Parser *p)
 		n = parse_function(p, parse_operand);
 		if (n && (n->u.func.fn == FN_IF_NOT_EXISTS || n->u.func.fn == FN_LIST_APPEND))
 		{
-			char		message[256];
-
-			snprintf(message, sizeof(message),
-					 "The function is not allowed in a condition expression; function: %s",
-					 expr_function_name(n->u.func.fn));
-			fail(p, message);
+			fail(p, "The function is not allowed in a condition expression; function: %s",  expr_function_name(n->u.func.fn));
 			return NULL;
 		}
 		if (n && n->u.func.args[0]->kind != EXPR_PATH)
 		{
-			char		message[256];
-
-			snprintf(message, sizeof(message),
-					 "Operator or function requires a document path; operator or function: %s",
-					 expr_function_name(n->u.func.fn));
-			fail(p, message);
+			fail(p, "Operator or function requires a document path; operator or function: %s",  expr_function_name(n->u.func.fn));
 			return NULL;
 		}
 		return n;
@@ -670,40 +661,36 @@ parse_not(Parser *p)
 	return parse_comparison(p);
 }
 
+/* operand (op operand)*, left-associative: a chain of one logical operator. */
+static ExprNode *
+parse_chain(Parser *p, TokenKind op, ExprKind kind, ExprNode *(*parse_operand) (Parser *))
+{
+	ExprNode   *left = parse_operand(p);
+
+	while (left && p->tok.kind == op)
+	{
+		ExprNode   *n = new_node(p, kind, p->tok.start);
+
+		next_token(p);
+		n->u.logic.left = require_condition(p, left);
+		n->u.logic.right = require_condition(p, parse_operand(p));
+		left = n->u.logic.left && n->u.logic.right ? n : NULL;
+	}
+	return left;
+}
+
 /* and := not (AND not)* */
 static ExprNode *
 parse_and(Parser *p)
 {
-	ExprNode   *left = parse_not(p);
-
-	while (left && p->tok.kind == TOK_AND)
-	{
-		ExprNode   *n = new_node(p, EXPR_AND, p->tok.start);
-
-		next_token(p);
-		n->u.logic.left = require_condition(p, left);
-		n->u.logic.right = require_condition(p, parse_not(p));
-		left = n->u.logic.left && n->u.logic.right ? n : NULL;
-	}
-	return left;
+	return parse_chain(p, TOK_AND, EXPR_AND, parse_not);
 }
 
 /* or := and (OR and)* */
 static ExprNode *
 parse_or(Parser *p)
 {
-	ExprNode   *left = parse_and(p);
-
-	while (left && p->tok.kind == TOK_OR)
-	{
-		ExprNode   *n = new_node(p, EXPR_OR, p->tok.start);
-
-		next_token(p);
-		n->u.logic.left = require_condition(p, left);
-		n->u.logic.right = require_condition(p, parse_and(p));
-		left = n->u.logic.left && n->u.logic.right ? n : NULL;
-	}
-	return left;
+	return parse_chain(p, TOK_OR, EXPR_OR, parse_and);
 }
 
 /*
@@ -758,11 +745,7 @@ parse_set_operand(Parser *p)
 		return NULL;
 	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
 	{
-		n = new_node(p, EXPR_VALUE, p->tok.start);
-		n->u.value.name = p->tok.start;
-		n->u.value.name_len = p->tok.len;
-		next_token(p);
-		return n;
+		return parse_value(p);
 	}
 	if (at_call(p))
 	{
@@ -771,11 +754,7 @@ parse_set_operand(Parser *p)
 			return NULL;
 		if (n->u.func.fn != FN_IF_NOT_EXISTS && n->u.func.fn != FN_LIST_APPEND)
 		{
-			char		message[256];
-
-			snprintf(message, sizeof(message),
-					 "Invalid function name; function: %s", expr_function_name(n->u.func.fn));
-			fail(p, message);
+			fail(p, "Invalid function name; function: %s", expr_function_name(n->u.func.fn));
 			return NULL;
 		}
 		if (n->u.func.fn == FN_IF_NOT_EXISTS && n->u.func.args[0]->kind != EXPR_PATH)
@@ -785,10 +764,7 @@ parse_set_operand(Parser *p)
 		}
 		return n;
 	}
-	if (p->tok.kind == TOK_NAME || p->tok.kind == TOK_NAME_PLACEHOLDER)
-		return parse_path(p);
-	fail_syntax(p);
-	return NULL;
+	return parse_path_operand(p);
 }
 
 /* A SET value: operand, or operand + operand, or operand - operand. */
@@ -851,12 +827,7 @@ expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *ou
 		}
 		if (seen[clause])
 		{
-			char		message[256];
-
-			snprintf(message, sizeof(message),
-					 "The \"%s\" section can only be used once in an update expression;",
-					 clause_names[clause]);
-			fail(&p, message);
+			fail(&p, "The \"%s\" section can only be used once in an update expression;", clause_names[clause]);
 			break;
 		}
 		seen[clause] = true;

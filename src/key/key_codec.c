@@ -122,34 +122,36 @@ utf8_is_valid(const uint8_t *s, size_t len)
 	return true;
 }
 
+/* Encodes bytes under a type tag, after DynamoDB's length checks (if_empty: the status of none). */
+static KeyStatus
+encode_bytes(uint8_t tag, const uint8_t *bytes, size_t len, KeyStatus if_empty, uint8_t *out,
+			 size_t *outlen)
+{
+	if (len == 0)
+		return if_empty;
+	if (len > KEY_MAX_BYTES)
+		return KEY_TOO_LONG;
+	out[0] = tag;
+	memcpy(out + 1, bytes, len);
+	*outlen = len + 1;
+	return KEY_OK;
+}
+
 /* Encodes a UTF-8 string as an S key. */
 KeyStatus
 key_encode_string(const char *str, size_t len, uint8_t *out, size_t *outlen)
 {
-	if (len == 0)
-		return KEY_EMPTY_STRING;
-	if (len > KEY_MAX_BYTES)
-		return KEY_TOO_LONG;
-	if (!utf8_is_valid((const uint8_t *) str, len))
+	/* the length checks come first: an empty or too long string is that, whatever its bytes */
+	if (len > 0 && len <= KEY_MAX_BYTES && !utf8_is_valid((const uint8_t *) str, len))
 		return KEY_INVALID_UTF8;
-	out[0] = KEY_TAG_S;
-	memcpy(out + 1, str, len);
-	*outlen = len + 1;
-	return KEY_OK;
+	return encode_bytes(KEY_TAG_S, (const uint8_t *) str, len, KEY_EMPTY_STRING, out, outlen);
 }
 
 /* Encodes raw bytes as a B key. */
 KeyStatus
 key_encode_binary(const uint8_t *bytes, size_t len, uint8_t *out, size_t *outlen)
 {
-	if (len == 0)
-		return KEY_EMPTY_BINARY;
-	if (len > KEY_MAX_BYTES)
-		return KEY_TOO_LONG;
-	out[0] = KEY_TAG_B;
-	memcpy(out + 1, bytes, len);
-	*outlen = len + 1;
-	return KEY_OK;
+	return encode_bytes(KEY_TAG_B, bytes, len, KEY_EMPTY_BINARY, out, outlen);
 }
 
 /* Packs digits (values 0-9) into the N payload after the exponent byte. */

@@ -20,29 +20,29 @@ check_prefix(struct varlena *prefix)
 		ddb_key_report_number_prefix();
 }
 
-/* ddb.begins_with(key, prefix) and ^@: DynamoDB's byte prefix test. */
-Datum
-ddb_key_begins_with(PG_FUNCTION_ARGS)
+/* A prefix test of the key (argument 0) against the prefix (argument 1), which must be S or B. */
+static Datum
+prefix_test(FunctionCallInfo fcinfo, bool (*test) (const uint8_t *, size_t, const uint8_t *, size_t))
 {
 	struct varlena *key = PG_GETARG_DDB_KEY_PP(0);
 	struct varlena *prefix = PG_GETARG_DDB_KEY_PP(1);
 
 	check_prefix(prefix);
-	PG_RETURN_BOOL(key_begins_with(DDB_KEY_DATA(key), DDB_KEY_LEN(key),
-								   DDB_KEY_DATA(prefix), DDB_KEY_LEN(prefix)));
+	PG_RETURN_BOOL(test(DDB_KEY_DATA(key), DDB_KEY_LEN(key), DDB_KEY_DATA(prefix), DDB_KEY_LEN(prefix)));
+}
+
+/* ddb.begins_with(key, prefix) and ^@: DynamoDB's byte prefix test. */
+Datum
+ddb_key_begins_with(PG_FUNCTION_ARGS)
+{
+	return prefix_test(fcinfo, key_begins_with);
 }
 
 /* ddb.begins_with_segments(key, prefix) and <@: whole-segment prefix test. */
 Datum
 ddb_key_begins_with_segments(PG_FUNCTION_ARGS)
 {
-	struct varlena *key = PG_GETARG_DDB_KEY_PP(0);
-	struct varlena *prefix = PG_GETARG_DDB_KEY_PP(1);
-
-	check_prefix(prefix);
-	PG_RETURN_BOOL(key_begins_with_segments(DDB_KEY_DATA(key), DDB_KEY_LEN(key),
-											DDB_KEY_DATA(prefix),
-											DDB_KEY_LEN(prefix)));
+	return prefix_test(fcinfo, key_begins_with_segments);
 }
 
 /*

@@ -119,6 +119,28 @@ store_check_key(TableDef *def, Datum pk, Datum sk)
 		report_key_schema_mismatch();
 }
 
+/* The SPI parameters $1 pk, $2 sk (NULL without a sort key) of a statement on one item. */
+typedef struct KeyParams
+{
+	Oid			argtypes[2];
+	Datum		args[2];
+	char		nulls[2];
+} KeyParams;
+
+/* Checks an item's key values against the table's key types and makes its parameters. */
+static void
+key_params(TableDef *def, Datum pk, Datum sk, KeyParams *params)
+{
+	Oid			keytype = ddb_key_type_oid();
+
+	store_check_key(def, pk, sk);
+	params->argtypes[0] = params->argtypes[1] = keytype;
+	params->args[0] = pk;
+	params->args[1] = sk;
+	params->nulls[0] = ' ';
+	params->nulls[1] = sk ? ' ' : 'n';
+}
+
 /* Extracts one key attribute of an item; raises if missing or mistyped. */
 static Datum
 item_key(JsonbContainer *item, const char *attribute, char type, bool range)
@@ -386,15 +408,12 @@ bool
 store_check(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Jsonb **current)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	Oid			keytype = ddb_key_type_oid();
-	Oid			argtypes[2] = {keytype, keytype};
-	Datum		args[2] = {pk, sk};
-	char		nulls[2] = {' ', sk ? ' ' : 'n'};
+	KeyParams	key;
 	bool		held;
 
-	store_check_key(def, pk, sk);
+	key_params(def, pk, sk, &key);
 	SPI_connect();
-	*current = lock_current(def, args, nulls, argtypes) ? visible_old_item(cxt) : NULL;
+	*current = lock_current(def, key.args, key.nulls, key.argtypes) ? visible_old_item(cxt) : NULL;
 	held = cond->holds(cond->arg, *current);
 	SPI_finish();
 	return held;
@@ -405,20 +424,17 @@ bool
 store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Jsonb **old)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	Oid			keytype = ddb_key_type_oid();
-	Oid			argtypes[2] = {keytype, keytype};
-	Datum		args[2] = {pk, sk};
-	char		nulls[2] = {' ', sk ? ' ' : 'n'};
+	KeyParams	key;
 	SPIPlanPtr	plan;
 	Jsonb	   *current = NULL;
 
-	store_check_key(def, pk, sk);
+	key_params(def, pk, sk, &key);
 	if (old)
 		*old = NULL;
 	SPI_connect();
 	if (cond)
 	{
-		bool		exists = lock_current(def, args, nulls, argtypes);
+		bool		exists = lock_current(def, key.args, key.nulls, key.argtypes);
 
 		if (exists)
 			current = visible_old_item(cxt);
@@ -439,8 +455,8 @@ store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Json
 	plan = SLOT_PLAN(&def->plans[PLAN_DELETE],
 					 psprintf("DELETE FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s RETURNING item, expires_at",
 							  qualified(def, def->relation_name), sort_key_match(def)),
-					 2, argtypes);
-	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_DELETE_RETURNING)
+					 2, key.argtypes);
+	if (SPI_execute_plan(plan, key.args, key.nulls, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "ddb_model: DeleteItem failed");
 	if (old && !cond)
 		*old = visible_old_item(cxt);
