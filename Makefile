@@ -4,10 +4,13 @@
 EXTENSION = ddb_model
 MODULE_big = ddb_model
 # The install script is built: the core (sql/ddb_model.sql), then each model
-# (sql/models/*.sql).  Upgrade scripts sql/ddb_model--<from>--<to>.sql ship as they are.
+# (sql/models/*.sql).  Upgrade scripts sql/ddb_model--<from>--<to>.sql ship as they are,
+# and so does the install script of each earlier release (sql/ddb_model--0.1.sql, frozen:
+# a user may have installed it, and upgrades start from it).
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" ddb_model.control)
 DATA_built = ddb_model--$(EXTVERSION).sql
-DATA = $(wildcard sql/ddb_model--*--*.sql)
+# (the script of the current version is the built one, never the frozen copy)
+DATA = $(filter-out sql/ddb_model--$(EXTVERSION).sql,$(wildcard sql/ddb_model--*.sql))
 
 OBJS = \
 	src/ddb_model.o \
