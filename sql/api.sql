@@ -48,11 +48,7 @@ DECLARE
     local_indexes jsonb;
     arn text;
 BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = describe_table.table_name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
-    END IF;
+    t := ddb.require_table(table_name);
     arn := ddb.table_arn(t.table_name);
     EXECUTE format('SELECT count(*) AS n, coalesce(sum(item_size), 0) AS bytes FROM %I.%I',
                    t.schema_name, t.relation_name) INTO stats;
@@ -358,11 +354,7 @@ AS $$
 DECLARE
     t ddb.tables;
 BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE table_name = request->>'TableName';
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = 'Requested resource not found: Table: ' || coalesce(request->>'TableName', '') || ' not found';
-    END IF;
+    t := ddb.require_table(coalesce(request->>'TableName', ''));
     RETURN jsonb_build_object('TimeToLiveDescription',
         CASE WHEN t.ttl_attribute IS NULL THEN '{"TimeToLiveStatus": "DISABLED"}'::jsonb
              ELSE jsonb_build_object('TimeToLiveStatus', 'ENABLED', 'AttributeName', t.ttl_attribute) END);
@@ -502,10 +494,7 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.check_name('tableName', name);
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: Table: ' || name || ' not found';
-    END IF;
+    t := ddb.require_table(name);
     IF t.model IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);

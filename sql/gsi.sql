@@ -47,11 +47,7 @@ DECLARE
     rel name;
     types jsonb;
 BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = create_index.table_name FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
-    END IF;
+    t := ddb.require_table(table_name, true);
     -- writers wait until the index exists and is filled (and then see it)
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     PERFORM ddb.check_name('indexName', index_name);
@@ -167,11 +163,7 @@ DECLARE
     t ddb.tables;
     i ddb.indexes;
 BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = verify_gsi.table_name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
-    END IF;
+    t := ddb.require_table(table_name);
     FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name ORDER BY indexes.index_name LOOP
         RETURN QUERY EXECUTE format(
             'WITH expected AS ('

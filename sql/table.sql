@@ -65,6 +65,26 @@ CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.indexes
 CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.indexes
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
 
+-- A table's catalog row (locked FOR UPDATE when asked), or DynamoDB's ResourceNotFoundException.
+CREATE FUNCTION ddb.require_table(table_name text, for_update boolean DEFAULT false) RETURNS ddb.tables
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    IF for_update THEN
+        SELECT * INTO t FROM ddb.tables WHERE tables.table_name = require_table.table_name FOR UPDATE;
+    ELSE
+        SELECT * INTO t FROM ddb.tables WHERE tables.table_name = require_table.table_name;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    RETURN t;
+END $$;
+
 -- A relation name for a DynamoDB name: itself when it fits in 63 bytes,
 -- otherwise a prefix and a digest (DynamoDB names reach 255 characters).
 CREATE FUNCTION ddb.relation_name(name text) RETURNS name
@@ -224,11 +244,7 @@ DECLARE
     t ddb.tables;
     i record;
 BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = delete_table.table_name FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
-    END IF;
+    t := ddb.require_table(table_name, true);
     IF t.model IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '

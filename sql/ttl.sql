@@ -26,11 +26,7 @@ AS $$
 DECLARE
     t ddb.tables;
 BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = update_time_to_live.table_name FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
-    END IF;
+    t := ddb.require_table(table_name, true);
     -- writers wait until every expiry follows the new setting (and then use it)
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     IF attribute_name IS NULL OR attribute_name = '' THEN
@@ -64,11 +60,7 @@ DECLARE
     now_epoch bigint := floor(extract(epoch FROM statement_timestamp()))::bigint;  -- whole seconds passed, as the readers count
     deleted bigint;
 BEGIN
-    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = expire.table_name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
-    END IF;
+    t := ddb.require_table(table_name);
     IF batch_size IS NULL OR batch_size < 1 THEN
         PERFORM ddb.validation_error('batch_size must be at least 1');
     END IF;
