@@ -9,11 +9,14 @@
 
 EXTENSION = ddb_model
 MODULE_big = ddb_model
-# The install script is built: the core (sql/ddb_model.sql), then each model
-# (sql/models/*.sql).  Upgrade scripts sql/ddb_model--<from>--<to>.sql ship as they are.
+# The install script is built from sql/*.sql (INSTALL_SQL below).  Upgrade scripts
+# sql/ddb_model--<from>--<to>.sql ship as they are, and so does the install script of
+# each earlier release (sql/ddb_model--0.1.sql, frozen: a user may have installed it,
+# and upgrades start from it).
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" ddb_model.control)
 DATA_built = ddb_model--$(EXTVERSION).sql
-DATA = $(wildcard sql/ddb_model--*--*.sql)
+# (the script of the current version is the built one, never the frozen copy)
+DATA = $(filter-out sql/ddb_model--$(EXTVERSION).sql,$(wildcard sql/ddb_model--*.sql))
 
 OBJS = \
 	src/ddb_model.o \
@@ -76,8 +79,30 @@ installcheck: build-regress-dir
 build-regress-dir:
 	@mkdir -p build/regress
 
-ddb_model--$(EXTVERSION).sql: sql/ddb_model.sql sql/streams.sql $(sort $(wildcard sql/models/*.sql))
-	cat $^ > $@
+# The install script: a line with its version, then the files in the order
+# they depend on each other (types and tables before what names them in a
+# signature or a SQL body; everything before the models, which run it).
+INSTALL_SQL = \
+	sql/key.sql \
+	sql/errors.sql \
+	sql/table.sql \
+	sql/item.sql \
+	sql/ttl.sql \
+	sql/gsi.sql \
+	sql/drop_guard.sql \
+	sql/api.sql \
+	sql/access_keys.sql \
+	sql/streams.sql \
+	sql/models/mailshot.sql \
+	sql/models/uds.sql \
+	sql/models/underwriting.sql \
+	sql/models/uniflow.sql \
+	sql/models/user_service.sql
+
+ddb_model--$(EXTVERSION).sql: $(INSTALL_SQL) ddb_model.control
+	{ printf '%s\n' '-- ddb_model $(EXTVERSION) — install script.' \
+	      '\echo Use "CREATE EXTENSION ddb_model" to load this file. \quit' ''; \
+	  cat $(INSTALL_SQL); } > $@
 
 .PHONY: tools install-tools
 tools: $(TOOLS)

@@ -149,9 +149,8 @@ DECLARE
     streams jsonb;
     last_arn text;
 BEGIN
-    IF request ? 'TableName' AND NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = request->>'TableName') THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = format('Requested resource not found: Table: %s not found', request->>'TableName');
+    IF request ? 'TableName' THEN
+        PERFORM ddb.require_table(coalesce(request->>'TableName', ''));
     END IF;
     SELECT jsonb_agg(jsonb_build_object('StreamArn', arn, 'TableName', table_name, 'StreamLabel', stream_label) ORDER BY arn),
            CASE WHEN count(*) = page_size THEN max(arn) END

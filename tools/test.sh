@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
-# the dump/restore and concurrency checks, the SQL examples of docs/ and the
-# fuzz corpus replay, stops the cluster, and
+# the dump/restore, upgrade and concurrency checks, the SQL examples of docs/
+# and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
-# assertions + dump/restore and concurrency checks + docs pages + replay).
+# assertions + dump/restore, upgrade and concurrency checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
 # the tests build with warnings as errors (a user's `make` does not)
@@ -85,6 +85,7 @@ run_checks() {  # title, log name, script...
 }
 
 run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
+run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/models_concurrency.sh"
 run_checks "gateway" gateway "$ROOT/test/gateway.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh"

@@ -17,7 +17,7 @@
 
 #include "ddb_key.h"
 
-/* Strategy numbers of the operator class (sql/ddb_model--*.sql). */
+/* Strategy numbers of the operator class (sql/key.sql). */
 #define KEY_STRATEGY_LT 1
 #define KEY_STRATEGY_LE 2
 #define KEY_STRATEGY_EQ 3

@@ -1,0 +1,538 @@
+-- ---------------------------------------------------------------------------
+-- ddb.execute: DynamoDB's JSON protocol (docs/api.md).  Item operations are
+-- C; the table operations below are SQL, called by the C dispatcher.
+-- ---------------------------------------------------------------------------
+
+-- ClientRequestTokens of TransactWriteItems, kept ten minutes (idempotency).
+CREATE TABLE ddb.transaction_tokens (
+    token text PRIMARY KEY,
+    request_digest text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE FUNCTION ddb.execute(operation text, request jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_execute' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute(text, jsonb) IS
+    'Runs a DynamoDB action (PutItem, Query, CreateTable, ...) on DynamoDB''s JSON request and returns DynamoDB''s JSON response';
+
+-- A table's ARN, as DescribeTable gives it (streams and indexes extend it).
+CREATE FUNCTION ddb.table_arn(table_name text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN 'arn:aws:dynamodb:ddb-model:000000000000:table/' || table_name;
+
+-- A table's TableId, as DescribeTable gives it.
+CREATE FUNCTION ddb.table_id(t ddb.tables) RETURNS uuid
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN md5(t.table_name || t.created_at::text)::uuid;
+
+-- A KeySchema as DynamoDB describes one: the HASH element, then the RANGE one if any.
+CREATE FUNCTION ddb.key_schema(hash_key text, range_key text) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_array(jsonb_build_object('AttributeName', hash_key, 'KeyType', 'HASH'))
+       || CASE WHEN range_key IS NOT NULL
+               THEN jsonb_build_array(jsonb_build_object('AttributeName', range_key, 'KeyType', 'RANGE'))
+               ELSE '[]'::jsonb END;
+
+-- The DynamoDB-JSON description of a table (DescribeTable's Table).
+CREATE FUNCTION ddb.describe_table(table_name text) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    stats record;
+    indexes jsonb;
+    local_indexes jsonb;
+    arn text;
+BEGIN
+    t := ddb.require_table(table_name);
+    arn := ddb.table_arn(t.table_name);
+    EXECUTE format('SELECT count(*) AS n, coalesce(sum(item_size), 0) AS bytes FROM %I.%I',
+                   t.schema_name, t.relation_name) INTO stats;
+    -- a global index also has a status and throughput; a local one has not
+    SELECT jsonb_agg(d || jsonb_build_object('IndexStatus', 'ACTIVE',
+                         'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
+                                                                     'NumberOfDecreasesToday', 0))
+                     ORDER BY index_name) FILTER (WHERE NOT local),
+           jsonb_agg(d ORDER BY index_name) FILTER (WHERE local)
+    INTO indexes, local_indexes
+    FROM (SELECT i.index_name, i.local, jsonb_build_object(
+              'IndexName', i.index_name,
+              'KeySchema', ddb.key_schema(i.hash_key, i.range_key),
+              'Projection', jsonb_build_object('ProjectionType', i.projection_type)
+                            || CASE WHEN i.non_key_attributes IS NOT NULL
+                               THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
+                               ELSE '{}'::jsonb END,
+              'IndexArn', arn || '/index/' || i.index_name,
+              'ItemCount', 0, 'IndexSizeBytes', 0) AS d
+          FROM ddb.indexes i WHERE i.table_name = t.table_name) described;
+    RETURN jsonb_build_object(
+        'TableName', t.table_name,
+        'TableStatus', 'ACTIVE',
+        'CreationDateTime', extract(epoch FROM t.created_at),
+        'KeySchema', ddb.key_schema(t.hash_key, t.range_key),
+        'AttributeDefinitions', (SELECT jsonb_agg(jsonb_build_object('AttributeName', key, 'AttributeType', value)
+                                                  ORDER BY key)
+                                 FROM jsonb_each_text(t.attribute_types)),
+        'ItemCount', stats.n,
+        'TableSizeBytes', stats.bytes,
+        'TableArn', arn,
+        'TableId', ddb.table_id(t),
+        'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', t.read_capacity,
+                                                    'WriteCapacityUnits', t.write_capacity,
+                                                    'NumberOfDecreasesToday', 0),
+        'BillingModeSummary', jsonb_build_object('BillingMode', t.billing_mode))
+        || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
+           ELSE '{}'::jsonb END
+        || CASE WHEN local_indexes IS NOT NULL THEN jsonb_build_object('LocalSecondaryIndexes', local_indexes)
+           ELSE '{}'::jsonb END
+        || ddb.stream_description(t);
+END $$;
+
+-- Reads a KeySchema: (hash attribute, range attribute or NULL), with DynamoDB's checks.
+CREATE FUNCTION ddb.read_key_schema(key_schema jsonb, member text, OUT hash_key text, OUT range_key text)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e jsonb;
+BEGIN
+    IF key_schema IS NULL OR jsonb_typeof(key_schema) = 'null' THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
+    END IF;
+    IF jsonb_typeof(key_schema) <> 'array' THEN
+        PERFORM ddb.validation_error(format(
+            'Unexpected value type in payload for %s: expected a list', member));
+    END IF;
+    IF jsonb_array_length(key_schema) NOT BETWEEN 1 AND 2 THEN
+        -- the elements as DynamoDB's service prints them
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''[%s]'' at ''%s'' failed to satisfy constraint: %s',
+            (SELECT string_agg(format('KeySchemaElement(attributeName=%s, keyType=%s)', x->>'AttributeName', x->>'KeyType'),
+                               ', ' ORDER BY n)
+             FROM jsonb_array_elements(key_schema) WITH ORDINALITY AS a(x, n)),
+            member,
+            CASE WHEN jsonb_array_length(key_schema) = 0 THEN 'Member must have length greater than or equal to 1'
+                 ELSE 'Member must have length less than or equal to 2' END));
+    END IF;
+    FOR e IN SELECT value FROM jsonb_array_elements(key_schema) LOOP
+        IF e->>'AttributeName' IS NULL OR e->>'AttributeName' = '' THEN
+            PERFORM ddb.validation_error('1 validation error detected: Value null at ''keySchema.1.member.attributeName'' failed to satisfy constraint: Member must not be null');
+        END IF;
+        IF e->>'KeyType' = 'HASH' THEN
+            IF hash_key IS NOT NULL THEN
+                PERFORM ddb.validation_error('Invalid KeySchema: Too many hash keys specified.  All Dynamo DB tables must have exactly one hash key');
+            END IF;
+            hash_key := e->>'AttributeName';
+        ELSIF e->>'KeyType' = 'RANGE' THEN
+            IF range_key IS NOT NULL OR hash_key IS NULL THEN
+                PERFORM ddb.validation_error('Invalid KeySchema: The first KeySchemaElement is not a HASH key type');
+            END IF;
+            range_key := e->>'AttributeName';
+        ELSE
+            PERFORM ddb.validation_error(format(
+                '1 validation error detected: Value ''%s'' at ''%s.1.member.keyType'' failed to satisfy constraint: '
+                'Member must satisfy enum value set: [HASH, RANGE]', e->>'KeyType', member));
+        END IF;
+    END LOOP;
+    IF hash_key = range_key THEN
+        PERFORM ddb.validation_error('Invalid KeySchema: Some index key attribute have no definition');
+    END IF;
+END $$;
+
+-- Creates an index a request describes (CreateTable's GlobalSecondaryIndexes
+-- and LocalSecondaryIndexes, UpdateTable's Create): its IndexName and
+-- Projection from spec, its key schema as the caller read it, the key
+-- types from the request's AttributeDefinitions.
+CREATE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, hash_key text, range_key text, types jsonb,
+                                           local boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    projection jsonb := coalesce(spec->'Projection', '{}');
+BEGIN
+    PERFORM ddb.create_index(table_name, spec->>'IndexName', hash_key, types->>hash_key,
+                             range_key, coalesce(types->>range_key, 'S'),
+                             coalesce(projection->>'ProjectionType', 'ALL'),
+                             (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v),
+                             local => local);
+END $$;
+
+-- CreateTable.
+CREATE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    keys record;
+    types jsonb := '{}';
+    used text[] := '{}';
+    d jsonb;
+    position bigint;
+    g jsonb;
+    gkeys record;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('The parameter ''TableName'' is required but was not present in the request');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
+    IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    FOR d, position IN SELECT value, ordinality FROM jsonb_array_elements(request->'AttributeDefinitions') WITH ORDINALITY LOOP
+        IF types ? (d->>'AttributeName') THEN
+            PERFORM ddb.validation_error('Cannot have two attributes with the same name');
+        END IF;
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType',
+                                   format('attributeDefinitions.%s.member.attributeType', position));
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    used := ARRAY[keys.hash_key] || CASE WHEN keys.range_key IS NOT NULL THEN ARRAY[keys.range_key] ELSE '{}' END;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
+        used := used || gkeys.hash_key || CASE WHEN gkeys.range_key IS NOT NULL THEN ARRAY[gkeys.range_key] ELSE '{}' END;
+    END LOOP;
+    -- a local secondary index: the table's hash key, another range key, on a table that has one
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        IF keys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex');
+        END IF;
+        IF gkeys.hash_key IS DISTINCT FROM keys.hash_key OR gkeys.range_key IS NULL THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s',
+                g->>'IndexName', gkeys.hash_key, keys.hash_key));
+        END IF;
+        used := used || gkeys.range_key;
+    END LOOP;
+    IF EXISTS (SELECT FROM unnest(used) u WHERE NOT types ? u) THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]',
+            array_to_string(used, ', '), (SELECT string_agg(k, ', ') FROM jsonb_object_keys(types) k)));
+    END IF;
+    IF EXISTS (SELECT FROM jsonb_object_keys(types) k WHERE k <> ALL (used)) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions');
+    END IF;
+    IF (SELECT count(DISTINCT value->>'IndexName') <> count(*)
+        FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                  || coalesce(request->'LocalSecondaryIndexes', '[]'))) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: '
+            || (SELECT value->>'IndexName' FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                                                     || coalesce(request->'LocalSecondaryIndexes', '[]'))
+                GROUP BY 1 HAVING count(*) > 1 LIMIT 1));
+    END IF;
+
+    PERFORM ddb.create_table(name, keys.hash_key, types->>keys.hash_key, keys.range_key,
+                             coalesce(types->>keys.range_key, 'S'),
+                             coalesce(nullif(current_setting('ddb.default_schema', true), ''), 'public'),
+                             coalesce(nullif(current_setting('ddb.default_partitions', true), '')::int, 0));
+    -- without either, on-demand (DynamoDB would ask for ProvisionedThroughput: docs/tables.md)
+    PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode',
+                                           CASE WHEN request ? 'ProvisionedThroughput' THEN 'PROVISIONED' ELSE 'PAY_PER_REQUEST' END),
+                            request->'ProvisionedThroughput');
+    IF jsonb_typeof(request->'StreamSpecification'->'StreamEnabled') = 'boolean'
+       AND (request->'StreamSpecification'->>'StreamEnabled')::boolean THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
+        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, false);
+    END LOOP;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, true);
+    END LOOP;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- DescribeTable.
+CREATE FUNCTION ddb.api_describe_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    RETURN jsonb_build_object('Table', ddb.describe_table(request->>'TableName'));
+END $$;
+
+-- A request's Limit: default_value when absent, else an integer from 1 to max_value (DynamoDB's message otherwise).
+CREATE FUNCTION ddb.request_limit(request jsonb, max_value integer, default_value integer) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    given text := request->>'Limit';
+BEGIN
+    IF given IS NULL THEN
+        RETURN default_value;
+    END IF;
+    IF jsonb_typeof(request->'Limit') <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for Limit: expected a number';
+    END IF;
+    IF given !~ '^-?[0-9]{1,18}$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for Limit: expected an integer';
+    END IF;
+    IF given::bigint NOT BETWEEN 1 AND max_value THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''limit'' failed to satisfy constraint: Member must have value %s',
+            given, CASE WHEN given::bigint < 1 THEN 'greater than or equal to 1'
+                        ELSE 'less than or equal to ' || max_value END));
+    END IF;
+    RETURN given::integer;
+END $$;
+
+-- ListTables: names in order, paged by Limit and ExclusiveStartTableName.
+CREATE FUNCTION ddb.api_list_tables(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page_size int := ddb.request_limit(request, 100, 100);
+    names text[];
+BEGIN
+    SELECT array_agg(table_name ORDER BY table_name COLLATE "C") INTO names
+    FROM (SELECT table_name FROM ddb.tables
+          WHERE request->>'ExclusiveStartTableName' IS NULL
+             OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C"
+          ORDER BY table_name COLLATE "C" LIMIT page_size + 1) t;
+    names := coalesce(names, '{}');
+    IF cardinality(names) > page_size THEN
+        RETURN jsonb_build_object('TableNames', to_jsonb(names[1:page_size]),
+                                  'LastEvaluatedTableName', names[page_size]);
+    END IF;
+    RETURN jsonb_build_object('TableNames', to_jsonb(names));
+END $$;
+
+-- DeleteTable.
+CREATE FUNCTION ddb.api_delete_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    description jsonb;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    description := ddb.describe_table(request->>'TableName');
+    PERFORM ddb.delete_table(request->>'TableName');
+    RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
+END $$;
+
+-- UpdateTimeToLive.
+CREATE FUNCTION ddb.api_update_time_to_live(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    spec jsonb := request->'TimeToLiveSpecification';
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF spec IS NULL OR jsonb_typeof(spec->'Enabled') IS DISTINCT FROM 'boolean' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''timeToLiveSpecification.enabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.update_time_to_live(request->>'TableName', spec->>'AttributeName', (spec->>'Enabled')::boolean);
+    RETURN jsonb_build_object('TimeToLiveSpecification', spec);
+END $$;
+
+-- DescribeTimeToLive.
+CREATE FUNCTION ddb.api_describe_time_to_live(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    t := ddb.require_table(coalesce(request->>'TableName', ''));
+    RETURN jsonb_build_object('TimeToLiveDescription',
+        CASE WHEN t.ttl_attribute IS NULL THEN '{"TimeToLiveStatus": "DISABLED"}'::jsonb
+             ELSE jsonb_build_object('TimeToLiveStatus', 'ENABLED', 'AttributeName', t.ttl_attribute) END);
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Tags (TagResource, UntagResource, ListTagsOfResource)
+-- ---------------------------------------------------------------------------
+
+-- The table a resource ARN names (arn:aws:dynamodb:<region>:<account>:table/<name>),
+-- raising ValidationException for a malformed ARN and AccessDeniedException,
+-- as DynamoDB does, for one that names no table here.
+CREATE FUNCTION ddb.table_of_arn(arn text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([a-zA-Z0-9_.-]{3,255})$');
+    t ddb.tables;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error(format('Invalid TableArn: Invalid ResourceArn provided as input %s', arn));
+    END IF;
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD010',
+            MESSAGE = format('User is not authorized to perform: dynamodb:ListTagsOfResource on resource: %s', arn);
+    END IF;
+    RETURN t;
+END $$;
+
+-- TagResource: adds or replaces tags (at most 50 per table).
+CREATE FUNCTION ddb.api_tag_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+    added jsonb;
+BEGIN
+    IF jsonb_typeof(request->'Tags') IS DISTINCT FROM 'array' OR jsonb_array_length(request->'Tags') = 0 THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tags'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    SELECT jsonb_object_agg(e->>'Key', e->>'Value') INTO added FROM jsonb_array_elements(request->'Tags') e;
+    IF EXISTS (SELECT FROM jsonb_array_elements(request->'Tags') e
+               WHERE coalesce(length(e->>'Key'), 0) NOT BETWEEN 1 AND 128 OR e->>'Value' IS NULL
+                  OR length(e->>'Value') > 256) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: a tag key is 1 to 128 characters and its value at most 256');
+    END IF;
+    IF (SELECT count(*) FROM jsonb_object_keys(t.tags || added)) > 50 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = 'The number of tags exceeds the limit of 50 tags per resource';
+    END IF;
+    UPDATE ddb.tables SET tags = tags || added WHERE tables.table_name = t.table_name;
+    RETURN '{}';
+END $$;
+
+-- UntagResource: removes tags by key.
+CREATE FUNCTION ddb.api_untag_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+BEGIN
+    IF jsonb_typeof(request->'TagKeys') IS DISTINCT FROM 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tagKeys'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    UPDATE ddb.tables SET tags = tags - ARRAY(SELECT jsonb_array_elements_text(request->'TagKeys'))
+    WHERE tables.table_name = t.table_name;
+    RETURN '{}';
+END $$;
+
+-- ListTagsOfResource: the tags of a table, by key.
+CREATE FUNCTION ddb.api_list_tags_of_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+BEGIN
+    RETURN jsonb_build_object('Tags', coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
+                                                FROM jsonb_each_text(t.tags)), '[]'));
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Billing mode and throughput (CreateTable, UpdateTable): declared and
+-- described as DynamoDB does; nothing is throttled.
+-- ---------------------------------------------------------------------------
+
+-- Sets a table's billing mode and throughput with DynamoDB's checks.
+CREATE FUNCTION ddb.set_billing(table_name text, mode text, throughput jsonb) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    reads integer;
+    writes integer;
+BEGIN
+    IF mode NOT IN ('PAY_PER_REQUEST', 'PROVISIONED') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''billingMode'' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]', mode));
+    END IF;
+    IF mode = 'PAY_PER_REQUEST' AND throughput IS NOT NULL AND jsonb_typeof(throughput) = 'object' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST');
+    END IF;
+    IF mode = 'PROVISIONED' THEN
+        IF throughput IS NULL OR jsonb_typeof(throughput) <> 'object' THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED');
+        END IF;
+        reads := (throughput->>'ReadCapacityUnits')::integer;
+        writes := (throughput->>'WriteCapacityUnits')::integer;
+        IF reads IS NULL OR writes IS NULL OR reads < 1 OR writes < 1 THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be at least 1');
+        END IF;
+    END IF;
+    UPDATE ddb.tables SET billing_mode = mode, read_capacity = coalesce(reads, 0), write_capacity = coalesce(writes, 0)
+    WHERE tables.table_name = set_billing.table_name;
+END $$;
+
+-- UpdateTable: billing mode and throughput, and GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput, Delete).
+CREATE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    t := ddb.require_table(name);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+    END IF;
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema');
+            IF NOT types ? gkeys.hash_key OR (gkeys.range_key IS NOT NULL AND NOT types ? gkeys.range_key) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, gkeys.hash_key, gkeys.range_key, types, false);
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF NOT u ? 'Update' THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;

@@ -1,0 +1,260 @@
+-- ---------------------------------------------------------------------------
+-- Tables (docs/tables.md)
+--
+-- A DynamoDB table is an ordinary table <schema>."<TableName>" with columns
+-- pk, [sk,] item (natural jsonb), expires_at (the TTL attribute's epoch
+-- seconds, if any) and item_size (DynamoDB's item size).  A GSI is a table
+-- "<TableName>:<IndexName>" in the same schema with gpk, [gsk,] the base
+-- keys, the projected item, expires_at and item_size, kept by the C trigger
+-- ddb.gsi_maintain.  Hash partitions are "<relation>#<n>".  The catalog below
+-- is dumped by pg_dump; the data tables are not members of the extension, so
+-- DROP EXTENSION cannot take them with it.
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE ddb.tables (
+    table_name text PRIMARY KEY,
+    schema_name name NOT NULL,
+    relation_name name NOT NULL,
+    hash_key text NOT NULL,
+    range_key text,
+    attribute_types jsonb NOT NULL,
+    partitions integer NOT NULL,
+    ttl_attribute text,
+    model text,                 -- the model that installed it with the extension, or NULL
+    tags jsonb NOT NULL DEFAULT '{}',   -- TagResource's tags, key to value
+    billing_mode text NOT NULL DEFAULT 'PAY_PER_REQUEST' CHECK (billing_mode IN ('PAY_PER_REQUEST', 'PROVISIONED')),
+    read_capacity integer NOT NULL DEFAULT 0,   -- ProvisionedThroughput, as declared (nothing is throttled)
+    write_capacity integer NOT NULL DEFAULT 0,
+    stream_view_type text CHECK (stream_view_type IN ('NEW_IMAGE', 'OLD_IMAGE', 'NEW_AND_OLD_IMAGES', 'KEYS_ONLY')),
+    stream_label text,          -- the latest stream's label (sql/streams.sql); its view type is NULL once disabled
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (schema_name, relation_name),
+    CHECK (partitions >= 0)
+);
+COMMENT ON TABLE ddb.tables IS 'DynamoDB tables: name, relation, key schema, attribute types, partitions, TTL';
+
+CREATE TABLE ddb.indexes (
+    table_name text NOT NULL REFERENCES ddb.tables ON DELETE CASCADE,
+    index_name text NOT NULL,
+    relation_name name NOT NULL,
+    hash_key text NOT NULL,
+    range_key text,
+    projection_type text NOT NULL CHECK (projection_type IN ('KEYS_ONLY', 'INCLUDE', 'ALL')),
+    non_key_attributes text[],
+    local boolean NOT NULL DEFAULT false,   -- a local secondary index (kept as a GSI on the table's hash key)
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_name, index_name)
+);
+COMMENT ON TABLE ddb.indexes IS 'Global secondary indexes: key schema and projection';
+
+-- the rows of model tables come back with CREATE EXTENSION, not from the dump
+SELECT pg_catalog.pg_extension_config_dump('ddb.tables', 'WHERE model IS NULL');
+SELECT pg_catalog.pg_extension_config_dump('ddb.indexes',
+    'WHERE table_name OPERATOR(pg_catalog.=) ANY (SELECT table_name FROM ddb.tables WHERE model IS NULL)');
+
+-- A change to the catalog makes every backend reload the definition of the
+-- table it is about (of every table, on TRUNCATE).
+CREATE FUNCTION ddb.catalog_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ddb_catalog_changed' LANGUAGE C;
+CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.tables
+    FOR EACH ROW EXECUTE FUNCTION ddb.catalog_changed();
+CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.tables
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
+CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.indexes
+    FOR EACH ROW EXECUTE FUNCTION ddb.catalog_changed();
+CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.indexes
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
+
+-- A table's catalog row (locked FOR UPDATE when asked), or DynamoDB's ResourceNotFoundException.
+CREATE FUNCTION ddb.require_table(table_name text, for_update boolean DEFAULT false) RETURNS ddb.tables
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    IF for_update THEN
+        SELECT * INTO t FROM ddb.tables WHERE tables.table_name = require_table.table_name FOR UPDATE;
+    ELSE
+        SELECT * INTO t FROM ddb.tables WHERE tables.table_name = require_table.table_name;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = 'Requested resource not found: Table: ' || table_name || ' not found';
+    END IF;
+    RETURN t;
+END $$;
+
+-- A relation name for a DynamoDB name: itself when it fits in 63 bytes,
+-- otherwise a prefix and a digest (DynamoDB names reach 255 characters).
+CREATE FUNCTION ddb.relation_name(name text) RETURNS name
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN octet_length(name) <= 63 THEN name::name
+            ELSE (left(name, 40) || '~' || left(md5(name), 16))::name END;
+
+-- Checks a DynamoDB table or index name: 3 to 255 characters of
+-- [a-zA-Z0-9_.-], each broken constraint reported as DynamoDB does.
+CREATE FUNCTION ddb.check_name(kind text, name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    broken text[] := '{}';
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', kind));
+    END IF;
+    IF length(name) < 3 THEN
+        broken := broken || 'Member must have length greater than or equal to 3'::text;
+    END IF;
+    IF length(name) > 255 THEN
+        broken := broken || 'Member must have length less than or equal to 255'::text;
+    END IF;
+    IF name !~ '^[a-zA-Z0-9_.-]+$' THEN
+        broken := broken || 'Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+'::text;
+    END IF;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END,
+            (SELECT string_agg(format('Value ''%s'' at ''%s'' failed to satisfy constraint: %s', name, kind, b), '; ')
+             FROM unnest(broken) b)));
+    END IF;
+END $$;
+
+-- Checks a key attribute type; member is where the request gave it
+-- ('attributeDefinitions.1.member.attributeType'), NULL for a SQL call.
+CREATE FUNCTION ddb.check_key_type(attribute text, key_type text, member text DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF key_type IS NULL OR key_type NOT IN ('S', 'N', 'B') THEN
+        IF member IS NOT NULL THEN
+            PERFORM ddb.validation_error(format(
+                '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: '
+                'Member must satisfy enum value set: [B, N, S]', key_type, member));
+        END IF;
+        PERFORM ddb.validation_error(format(
+            'Member must satisfy enum value set: [B, N, S] (attribute %s has type %s)', attribute, key_type));
+    END IF;
+END $$;
+
+-- Creates the hash partitions of a relation (none when partitions = 0).
+CREATE FUNCTION ddb.create_partitions(schema_name name, relation_name name, partitions integer) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    FOR p IN 0 .. partitions - 1 LOOP
+        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+                       schema_name, ddb.relation_name(relation_name || '#' || p),
+                       schema_name, relation_name, partitions, p);
+    END LOOP;
+END $$;
+
+-- Creates a DynamoDB table as <schema>."<table_name>" (docs/tables.md).
+CREATE FUNCTION ddb.create_table(
+    table_name text,
+    hash_key text,
+    hash_key_type text DEFAULT 'S',
+    range_key text DEFAULT NULL,
+    range_key_type text DEFAULT 'S',
+    schema_name name DEFAULT 'public',
+    partitions integer DEFAULT 0,
+    ttl_attribute text DEFAULT NULL
+) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel name := ddb.relation_name(table_name);
+    types jsonb;
+BEGIN
+    PERFORM ddb.check_name('tableName', table_name);
+    PERFORM ddb.check_key_type(hash_key, hash_key_type);
+    IF hash_key IS NULL OR hash_key = '' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: the hash key attribute name is empty');
+    END IF;
+    IF range_key IS NOT NULL THEN
+        PERFORM ddb.check_key_type(range_key, range_key_type);
+        IF range_key = hash_key THEN
+            PERFORM ddb.validation_error('Both the Hash Key and the Range Key element in the KeySchema have the same name');
+        END IF;
+    END IF;
+    IF partitions IS NULL OR partitions < 0 OR partitions > 1024 THEN
+        PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
+    END IF;
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
+    END IF;
+    types := jsonb_build_object(hash_key, hash_key_type);
+    IF range_key IS NOT NULL THEN
+        types := types || jsonb_build_object(range_key, range_key_type);
+    END IF;
+
+    IF NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = schema_name) THEN
+        EXECUTE format('CREATE SCHEMA %I', schema_name);
+    END IF;
+    -- the primary key is named "<relation>$pkey": "$" appears in no DynamoDB
+    -- name, so a table called "<name>_pkey" cannot collide with it
+    EXECUTE format(
+        'CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, expires_at bigint, '
+        'item_size integer NOT NULL, CONSTRAINT %I PRIMARY KEY (pk%s)) %s',
+        schema_name, rel,
+        CASE WHEN range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
+        ddb.relation_name(rel || '$pkey'),
+        CASE WHEN range_key IS NOT NULL THEN ', sk' ELSE '' END,
+        CASE WHEN partitions > 0 THEN 'PARTITION BY HASH (pk)' ELSE '' END);
+    PERFORM ddb.create_partitions(schema_name, rel, partitions);
+    -- "$" appears in no DynamoDB name, so this cannot meet a GSI's "<table>:<index>"
+    EXECUTE format('CREATE INDEX %I ON %I.%I (expires_at) WHERE expires_at IS NOT NULL',
+                   ddb.relation_name(rel || '$expires_at'), schema_name, rel);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', schema_name, rel,
+                   'DynamoDB table ' || table_name || ' (ddb_model); write through ddb.put_item / ddb.execute');
+
+    INSERT INTO ddb.tables (table_name, schema_name, relation_name, hash_key, range_key,
+                            attribute_types, partitions, ttl_attribute)
+    VALUES (table_name, schema_name, rel, hash_key, range_key, types, partitions, ttl_attribute);
+END $$;
+
+-- Marks a table as part of a model installed with the extension (model
+-- scripts only): CREATE EXTENSION creates it, pg_dump dumps its items (its
+-- GSIs are rebuilt from them by the trigger on restore), and
+-- ddb.delete_table refuses it.
+CREATE FUNCTION ddb.own_model_table(model text, table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    UPDATE ddb.tables SET model = own_model_table.model
+    WHERE tables.table_name = own_model_table.table_name RETURNING * INTO t;
+    PERFORM pg_catalog.pg_extension_config_dump(format('%I.%I', t.schema_name, t.relation_name)::regclass, '');
+END $$;
+
+-- Drops a table, its indexes and its catalog entries.
+CREATE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;
