@@ -115,10 +115,26 @@ get='{"TableName": "Gateway", "Key": {"pk": {"S": "a"}}}'
 : >"$WORK/signed"
 check "an unsigned request is MissingAuthenticationTokenException" "400 MissingAuthenticationTokenException" "$(send GetItem "$get")"
 check "a signed request is served" "200 " "$(signed "$key_id" "$secret" GetItem "$get")"
-check "the same signed request again is refused (replay)" "400 InvalidSignatureException" "$(send GetItem "$get")"
+check "the same signed request again is served, as AWS serves it (a resend)" "200 " "$(send GetItem "$get")"
 check "a wrong secret is InvalidSignatureException" "400 InvalidSignatureException" "$(signed "$key_id" "wrong$secret" GetItem "$get")"
 check "an unknown key is UnrecognizedClientException" "400 UnrecognizedClientException" "$(signed AKDDBNOSUCHKEY "$secret" GetItem "$get")"
 check "a signature 20 minutes old is expired" "400 InvalidSignatureException" "$(signed "$key_id" "$secret" GetItem "$get" -1200)"
+check "with AWS's message giving both times" "1" \
+    "$(grep -cE '"Signature expired: [0-9]{8}T[0-9]{6}Z is now earlier than [0-9]{8}T[0-9]{6}Z \([0-9]{8}T[0-9]{6}Z - 15 min\.\)"' "$WORK/body")"
+check "a signature dated 20 minutes ahead is not yet current" "400 InvalidSignatureException" \
+    "$(signed "$key_id" "$secret" GetItem "$get" 1200)"
+check "one dated 10 minutes off is within the skew AWS allows" "200 " "$(signed "$key_id" "$secret" GetItem "$get" -600)"
+check "an Authorization header without its parts is IncompleteSignatureException" "400 IncompleteSignatureException" \
+    "$(printf 'X-Amz-Date: %s\nAuthorization: AWS4-HMAC-SHA256 Credential=%s\n' "$(date -u +%Y%m%dT%H%M%SZ)" "$key_id" >"$WORK/signed"; send GetItem "$get")"
+check "an X-Amz-Target left unsigned is refused" "400 InvalidSignatureException" \
+    "$(SIGV4_SIGNED='content-type;host;x-amz-date' signed "$key_id" "$secret" GetItem "$get")"
+check "with AWS's message" "1" "$(grep -c "'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization." "$WORK/body")"
+check "a Host left unsigned is refused" "400 InvalidSignatureException" \
+    "$(SIGV4_SIGNED='content-type;x-amz-date;x-amz-target' signed "$key_id" "$secret" GetItem "$get")"
+sign "$key_id" "$secret" GetItem "$get"
+check "a signed GetItem sent as a DeleteItem is refused (the target is signed)" "400 InvalidSignatureException" \
+    "$(send DeleteItem "$get")"
+check "and the item is still there" "t" "$(psql -X -q -At -d "$DB" -c "SELECT ddb.execute('GetItem', '$get') ? 'Item'")"
 sign "$key_id" "$secret" GetItem "$get"
 check "a body changed after signing is refused" "400 InvalidSignatureException" \
     "$(send GetItem '{"TableName": "Gateway", "Key": {"pk": {"S": "b"}}}')"

@@ -2,9 +2,11 @@
  * sigv4.c — verifies AWS Signature Version 4 on a DynamoDB request: the
  * canonical request (method, path, signed headers, SHA-256 of the body), the
  * string to sign, and the signing key derived from the secret in
- * ddb.access_keys.  Signatures are compared in constant time, dates must be
- * within 15 minutes, and a signature is accepted once (the gateway keeps the
- * recent ones).
+ * ddb.access_keys.  Signatures are compared in constant time and dates must
+ * be within AWS's 15 minutes of clock skew.  Host, X-Amz-Date and
+ * X-Amz-Target must be signed, so that a captured request cannot be sent to
+ * another operation.  A signed request may come again, as AWS accepts it
+ * (HTTP resends, SDKs that sign without a per-call id).
  */
 #define _GNU_SOURCE
 #include "sigv4.h"
@@ -15,22 +17,13 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* AWS's clock skew window, both ways */
 #define MAX_SKEW_SECONDS 900
-#define SEEN_SLOTS 65536
-
-/* The recent signatures, by a hash of their text: a slot remembers one. */
-static struct
-{
-	char		signature[65];
-	time_t		at;
-}			seen[SEEN_SLOTS];
-static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Records the refusal of a request. */
 static void
@@ -186,23 +179,81 @@ lookup_key(PGconn *conn, const char **params)
 					 1, params);
 }
 
-/* True when the signature was seen within the window; records it otherwise. */
+/* True when name is one of the ';'-separated SignedHeaders. */
 static int
-replayed(const char *signature, time_t now)
+is_signed(const char *signed_headers, const char *name)
 {
-	unsigned long slot = strtoul((char[9]) {signature[0], signature[1], signature[2], signature[3],
-		signature[4], signature[5], signature[6], signature[7], '\0'}, NULL, 16) % SEEN_SLOTS;
-	int			again;
+	size_t		n = strlen(name);
 
-	pthread_mutex_lock(&seen_lock);
-	again = strcmp(seen[slot].signature, signature) == 0 && now - seen[slot].at <= 2 * MAX_SKEW_SECONDS;
-	if (!again)
+	for (const char *at = signed_headers; *at; at += strcspn(at, ";"), at += *at == ';')
+		if (strncmp(at, name, n) == 0 && (at[n] == ';' || at[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* An epoch time as X-Amz-Date writes it, into out (17 bytes). */
+static void
+format_amz_date(time_t t, char *out)
+{
+	struct tm	tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm);
+}
+
+/* Refuses a request dated outside the clock skew window, with AWS's message giving both times. */
+static void
+refuse_skew(AuthResult *result, const char *amz_date, time_t when, time_t now)
+{
+	char		bound[17];
+	char		server[17];
+
+	format_amz_date(now, server);
+	if (when < now - MAX_SKEW_SECONDS)
 	{
-		snprintf(seen[slot].signature, sizeof(seen[slot].signature), "%s", signature);
-		seen[slot].at = now;
+		format_amz_date(now - MAX_SKEW_SECONDS, bound);
+		snprintf(result->message, sizeof(result->message),
+				 "Signature expired: %s is now earlier than %s (%s - 15 min.)", amz_date, bound, server);
 	}
-	pthread_mutex_unlock(&seen_lock);
-	return again;
+	else
+	{
+		format_amz_date(now + MAX_SKEW_SECONDS, bound);
+		snprintf(result->message, sizeof(result->message),
+				 "Signature not yet current: %s is still later than %s (%s + 15 min.)", amz_date, bound, server);
+	}
+	result->error = ddb_error_type(DDB_ERROR_INVALID_SIGNATURE);
+}
+
+/*
+ * Refuses a request whose SignedHeaders lack a header that must be signed,
+ * or name one the request does not have; true when it did.
+ */
+static int
+refuse_unsigned(struct MHD_Connection *connection, const char *signed_headers, AuthResult *result)
+{
+	static const char *const required[][2] = {{"host", "Host"}, {"x-amz-date", "X-Amz-Date"},
+	{"x-amz-target", "X-Amz-Target"}};
+	char		names[512];
+	char	   *save = NULL;
+
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if (!is_signed(signed_headers, required[i][0]))
+		{
+			result->error = ddb_error_type(DDB_ERROR_INVALID_SIGNATURE);
+			snprintf(result->message, sizeof(result->message),
+					 "'%s' must be a 'SignedHeader' in the AWS Authorization.", required[i][1]);
+			return 1;
+		}
+	snprintf(names, sizeof(names), "%s", signed_headers);
+	for (char *name = strtok_r(names, ";", &save); name; name = strtok_r(NULL, ";", &save))
+		if (MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name) == NULL)
+		{
+			result->error = ddb_error_type(DDB_ERROR_INCOMPLETE_SIGNATURE);
+			snprintf(result->message, sizeof(result->message),
+					 "'%s' is named as a SignedHeader, but it does not exist in the HTTP request.", name);
+			return 1;
+		}
+	return 0;
 }
 
 /* Verifies the request's SigV4 signature; see sigv4.h. */
@@ -232,22 +283,38 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	memset(result, 0, sizeof(*result));
 	if (auth == NULL)
 		REFUSE(DDB_ERROR_MISSING_AUTHENTICATION_TOKEN, "Request is missing Authentication Token");
-	if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17) != 0 || !auth_field(auth, "Credential=", credential, sizeof(credential)) ||
+	if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17) != 0)
+		REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "Authorization header must use the AWS4-HMAC-SHA256 algorithm");
+	if (!auth_field(auth, "Credential=", credential, sizeof(credential)) ||
 		!auth_field(auth, "SignedHeaders=", signed_headers, sizeof(signed_headers)) ||
 		!auth_field(auth, "Signature=", signature, sizeof(signature)) || strlen(signature) != 64)
-		REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "Authorization header requires 'Credential', 'Signature' and 'SignedHeaders' parameters");
+	{
+		snprintf(result->message, sizeof(result->message),
+				 "Authorization header requires 'Credential' parameter. Authorization header requires 'Signature' parameter. "
+				 "Authorization header requires 'SignedHeaders' parameter. Authorization=%.100s", auth);
+		result->error = ddb_error_type(DDB_ERROR_INCOMPLETE_SIGNATURE);
+		return;
+	}
 	for (int i = 0; i < 5; i++)
 	{
 		parts[i] = strtok_r(i == 0 ? credential : NULL, "/", &save);
 		if (parts[i] == NULL)
 			REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "Credential should be scoped to a valid region, service and aws4_request");
 	}
+	if (amz_date == NULL)
+		REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.");
+	if (refuse_unsigned(connection, signed_headers, result))
+		return;
 	when = parse_amz_date(amz_date);
-	if (when < 0 || strncmp(amz_date, parts[1], 8) != 0 || strstr(signed_headers, "x-amz-date") == NULL ||
-		strstr(signed_headers, "host") == NULL)
-		REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "X-Amz-Date and Host must be signed, and the date must match the credential scope");
+	if (when < 0)
+		REFUSE(DDB_ERROR_INCOMPLETE_SIGNATURE, "X-Amz-Date must be in the ISO 8601 basic format YYYYMMDD'T'HHMMSS'Z'");
+	if (strncmp(amz_date, parts[1], 8) != 0)
+		REFUSE(DDB_ERROR_INVALID_SIGNATURE, "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP");
 	if (when < now - MAX_SKEW_SECONDS || when > now + MAX_SKEW_SECONDS)
-		REFUSE(DDB_ERROR_INVALID_SIGNATURE, "Signature expired: the request's date is more than 15 minutes from now");
+	{
+		refuse_skew(result, amz_date, when, now);
+		return;
+	}
 
 	params[0] = parts[0];
 	res = lookup_key(conn, params);
@@ -296,6 +363,4 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 		REFUSE(DDB_ERROR_INVALID_SIGNATURE,
 					  "The request signature we calculated does not match the signature you provided. "
 					  "Check your AWS Secret Access Key and signing method. Consult the service documentation for details.");
-	if (replayed(signature, now))
-		REFUSE(DDB_ERROR_INVALID_SIGNATURE, "The request signature was used before: a signed request is accepted once");
 }

@@ -14,15 +14,15 @@
 typedef struct AuthResult
 {
 	const DdbErrorType *error;	/* InternalServerError when the key could not be looked up */
-	char		message[256];
+	char		message[512];
 	char		access_key_id[129];
 	char	   *tables;			/* the tables a limited key may use, a JSON array (malloc'd: the caller frees it), or NULL for every table */
 } AuthResult;
 
 /*
  * Verifies the request's Authorization header (SigV4 over the method, path,
- * signed headers and body), the key (known, not revoked), the date (within
- * 15 minutes) and that the signature was not used before.
+ * signed headers and body; Host, X-Amz-Date and X-Amz-Target among them),
+ * the key (known, not revoked) and the date (within 15 minutes).
  */
 extern void sigv4_verify(struct MHD_Connection *connection, const char *method, const char *url,
 						 const char *body, size_t body_len, PGconn *conn, AuthResult *result);
