@@ -46,10 +46,13 @@ OBJS = \
 	src/itemexpr/update.o \
 	src/itemexpr/projection.o \
 	src/api/request.o \
+	src/api/subtransaction.o \
 	src/api/capacity.o \
 	src/api/transactions.o \
 	src/api/legacy.o \
-	src/api/partiql.o \
+	src/api/partiql_parse.o \
+	src/api/partiql_rewrite.o \
+	src/api/partiql_execute.o \
 	src/api/item_ops.o \
 	src/api/item_sql.o \
 	src/api/execute.o

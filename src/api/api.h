@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "utils/jsonb.h"
+#include "utils/resowner.h"
 
 #include "../ddb_jsonb.h"
 #include "../itemexpr/itemexpr.h"
@@ -61,6 +62,23 @@ extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *i
 
 /* True when two keys of one table address the same item. */
 extern bool api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2);
+
+/* A subtransaction and what its caller had current (subtransaction.c). */
+typedef struct Subtransaction
+{
+	MemoryContext cxt;
+	ResourceOwner owner;
+} Subtransaction;
+
+/* Starts a subtransaction, staying in the caller's memory context. */
+extern void api_subtransaction_begin(Subtransaction *sub);
+
+/* Commits, or rolls back, the subtransaction; the caller's context and resource owner are current again. */
+extern void api_subtransaction_commit(Subtransaction *sub);
+extern void api_subtransaction_rollback(Subtransaction *sub);
+
+/* Runs fn(arg) in a subtransaction of its own: NULL, or the error it raised (rolled back, the error state flushed). */
+extern ErrorData *api_subtransaction_run(void (*fn) (void *arg), void *arg);
 
 /* The operations. */
 

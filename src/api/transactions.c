@@ -10,13 +10,10 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
-#include "utils/memutils.h"
-#include "utils/resowner.h"
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
@@ -252,6 +249,15 @@ api_transact_write_items(Jsonb *request)
 	return api_transact_write(request, NULL);
 }
 
+/* Runs one action of a transaction (a subtransaction's callback). */
+static void
+run_action(void *arg)
+{
+	TransactAction *a = (TransactAction *) arg;
+
+	a->kind->run(a->request);
+}
+
 /*
  * TransactWriteItems, where inserts[i] (if given) marks a Put whose failed
  * condition means its item exists: a PartiQL INSERT, whose cancellation
@@ -260,8 +266,7 @@ api_transact_write_items(Jsonb *request)
 Jsonb *
 api_transact_write(Jsonb *request, const bool *inserts)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
+	Subtransaction all;
 	char	   *token = api_string(request, "ClientRequestToken");
 	char	   *digest = NULL;
 	int			n;
@@ -295,59 +300,47 @@ api_transact_write(Jsonb *request, const bool *inserts)
 	}
 
 	/* all actions in one subtransaction; each in one of its own */
-	BeginInternalSubTransaction(NULL);
+	api_subtransaction_begin(&all);
 	for (int i = 0; i < n; i++)
 	{
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		PG_TRY();
-		{
-			actions[i].kind->run(actions[i].request);
-			ReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-			codes[i] = "None";
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata;
+		ErrorData  *edata = api_subtransaction_run(run_action, &actions[i]);
 
-			MemoryContextSwitchTo(cxt);
-			edata = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-			if (edata->sqlerrcode != ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
-			{
-				/* any other error ends the whole request, as it is */
-				RollbackAndReleaseCurrentSubTransaction();
-				MemoryContextSwitchTo(cxt);
-				CurrentResourceOwner = owner;
-				ReThrowError(edata);
-			}
+		if (edata == NULL)
+			codes[i] = "None";
+		else if (edata->sqlerrcode != ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
+		{
+			/* any other error ends the whole request, as it is */
+			api_subtransaction_rollback(&all);
+			ReThrowError(edata);
+		}
+		else
+		{
 			codes[i] = inserts && inserts[i] ? "DuplicateItem" : "ConditionalCheckFailed";
 			items[i] = failed_item(edata->detail);
 			cancelled = true;
 		}
-		PG_END_TRY();
 	}
 	if (!cancelled)
 	{
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		api_subtransaction_commit(&all);
 		return metrics ? collection_metrics_response(actions, n) : ddb_empty_object();
 	}
-	RollbackAndReleaseCurrentSubTransaction();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
+	api_subtransaction_rollback(&all);
 
 	for (int i = 0; i < n; i++)
 		messages[i] = strcmp(codes[i], "None") == 0 ? NULL :
 			strcmp(codes[i], "DuplicateItem") == 0 ? "Duplicate primary key exists in table" : "The conditional request failed";
 	raise_cancelled(n, codes, messages, items);
 	return NULL;
+}
+
+/* Reads a Get's Key into its action (a subtransaction's callback). */
+static void
+read_get_key(void *arg)
+{
+	TransactAction *a = (TransactAction *) arg;
+
+	api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
 }
 
 /*
@@ -358,38 +351,14 @@ api_transact_write(Jsonb *request, const bool *inserts)
 static bool
 get_key_valid(TransactAction *a, const char **message)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool valid = true;
+	ErrorData  *edata = api_subtransaction_run(read_get_key, a);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		if (edata->sqlerrcode != ERRCODE_DDB_VALIDATION)
-		{
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-			ReThrowError(edata);
-		}
-		*message = edata->message;
-		valid = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return valid;
+	if (edata == NULL)
+		return true;
+	if (edata->sqlerrcode != ERRCODE_DDB_VALIDATION)
+		ReThrowError(edata);
+	*message = edata->message;
+	return false;
 }
 
 /*
