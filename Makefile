@@ -54,6 +54,9 @@ OBJS = \
 	src/api/partiql_rewrite.o \
 	src/api/partiql_execute.o \
 	src/api/item_ops.o \
+	src/api/query_scan.o \
+	src/api/batch_ops.o \
+	src/api/collection_metrics.o \
 	src/api/item_sql.o \
 	src/api/execute.o
 

@@ -26,6 +26,9 @@ extern char *api_string(Jsonb *request, const char *name);
  */
 extern void api_check_request_members(Jsonb *request);
 
+/* The table an item operation's TableName names, checked as DynamoDB checks it. */
+extern TableDef *api_request_table(Jsonb *request);
+
 /* A TableName of an item operation checked as DynamoDB checks it before looking the table up (1 to 255 of [a-zA-Z0-9_.-]). */
 extern char *api_table_name(char *name);
 
@@ -100,6 +103,9 @@ extern Jsonb *api_legacy_to_expressions(Jsonb *request, int accepted, const char
 
 /* ReturnItemCollectionMetrics: true for SIZE (checked up front by api_check_request_members). */
 extern bool api_collection_metrics_wanted(Jsonb *request);
+
+/* The response of a single-item write with ItemCollectionMetrics added (tables with LSIs only). */
+extern Jsonb *api_with_collection_metrics(TableDef *def, Datum pk, Jsonb *response);
 
 /* Pushes ItemCollectionMetrics for the item collections a batch or transaction wrote (tables with LSIs only). */
 extern void api_push_collection_metrics_map(JsonbParseState **state, TableDef **defs, Datum *pks, int n);

@@ -300,3 +300,27 @@ api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index, RowKey
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
+
+/* Compares two ddb_key datums in DynamoDB order. */
+static int
+key_datum_compare(Datum a, Datum b)
+{
+	struct varlena *x = PG_DETOAST_DATUM_PACKED(a);
+	struct varlena *y = PG_DETOAST_DATUM_PACKED(b);
+
+	return key_compare_encoded(DDB_KEY_DATA(x), DDB_KEY_LEN(x), DDB_KEY_DATA(y), DDB_KEY_LEN(y));
+}
+
+/* The table an item operation's TableName names, checked as DynamoDB checks it. */
+TableDef *
+api_request_table(Jsonb *request)
+{
+	return table_def_get(api_table_name(api_required_string(request, "TableName", "tableName")));
+}
+
+/* True when two keys of one table address the same item. */
+bool
+api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2)
+{
+	return key_datum_compare(pk1, pk2) == 0 && (sk1 == (Datum) 0 || key_datum_compare(sk1, sk2) == 0);
+}

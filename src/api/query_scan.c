@@ -1,0 +1,444 @@
+/*
+ * query_scan.c — Query and Scan: the KeyConditionExpression as a range of
+ * keys, ExclusiveStartKey, 1 MB pages with LastEvaluatedKey, filters (Limit
+ * counted before them), projections, Select COUNT and parallel segments.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "../ddb_errors.h"
+#include "../item/item_codec.h"
+#include "../key/ddb_key.h"
+#include "api.h"
+
+/* DynamoDB's page: a Query or Scan stops once it has read 1 MB. */
+#define PAGE_MAX_BYTES (1024 * 1024)
+
+/* A Query or Scan response in the making. */
+typedef struct PageBuilder
+{
+	ReadRequest *req;
+	JsonbParseState *state;		/* the Items array, when items are returned */
+	bool		count_only;		/* Select COUNT */
+	int64		limit;			/* -1: none; counts rows read, before the filter */
+	int64		count;			/* rows returned */
+	int64		scanned;		/* rows read */
+	int64		bytes;			/* of the rows read */
+	ExprNode   *filter;			/* FilterExpression, or NULL */
+	ProjectionNode *projection; /* ProjectionExpression, or NULL */
+	ExprHost	host;
+	HostContext host_ctx;
+	bool		more;			/* stopped early: LastEvaluatedKey is due */
+	RowKeys		last;
+	MemoryContext cxt;
+} PageBuilder;
+
+/* Reads an ExclusiveStartKey for a read (table keys, plus index keys for an index). */
+static void
+read_start_key(ReadRequest *req, JsonbContainer *start)
+{
+	KeySchema  *ik = req->index ? &req->index->keys : NULL;
+	JsonbValue	av;
+	JsonbValue	natural;
+
+	req->has_start = true;
+	{
+		const char *names[4] = {req->def->keys.hash_key, req->def->keys.range_key,
+		ik ? ik->hash_key : NULL, ik ? ik->range_key : NULL};
+		char		types[4] = {req->def->keys.hash_type, req->def->keys.range_type,
+		ik ? ik->hash_type : 0, ik ? ik->range_type : 0};
+		Datum	   *slots[4] = {&req->start.pk, &req->start.sk, &req->start.gpk, &req->start.gsk};
+
+		for (int i = 0; i < 4; i++)
+		{
+			KeyRole		role = {names[i], NULL, i % 2 == 1};
+
+			*slots[i] = (Datum) 0;
+			if (names[i] == NULL)
+				continue;
+			if (getKeyJsonValueFromContainer(start, names[i], (int) strlen(names[i]), &av) == NULL)
+				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
+			item_value_from_dynamodb(&av, &natural);
+			if (!item_value_to_key(&natural, types[i], &role, slots[i]))
+				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
+		}
+	}
+}
+
+/* Copies a key datum into the page's context (0 stays 0). */
+static Datum
+copy_key(Datum key, MemoryContext cxt)
+{
+	MemoryContext old;
+	struct varlena *k;
+	Datum		copy;
+
+	if (key == (Datum) 0)
+		return key;
+	old = MemoryContextSwitchTo(cxt);
+	k = PG_DETOAST_DATUM_PACKED(key);
+	copy = PointerGetDatum(ddb_key_from_encoded(DDB_KEY_DATA(k), DDB_KEY_LEN(k)));
+	MemoryContextSwitchTo(old);
+	return copy;
+}
+
+/* RowCallback of Query and Scan: adds a row unless the page is full. */
+static bool
+page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
+{
+	PageBuilder *page = (PageBuilder *) arg;
+	MemoryContext old;
+
+	/* the page has read Limit rows, or 1 MB: stop before this row */
+	if ((page->limit >= 0 && page->scanned >= page->limit) ||
+		(page->scanned > 0 && page->bytes + item_size > PAGE_MAX_BYTES))
+	{
+		page->more = true;
+		return false;
+	}
+	page->scanned++;
+	page->bytes += item_size;
+	page->host_ctx.item = &item->root;
+	if (page->filter == NULL || expr_eval_condition(page->filter, &page->host))
+	{
+		/* the tree holds pointers into the item, so it must outlive the SPI row */
+		old = MemoryContextSwitchTo(page->cxt);
+		if (!page->count_only)
+			item_push_dynamodb(&page->state,
+							   page->projection ? &itemexpr_project(page->projection, item)->root
+							   : &DatumGetJsonbPCopy(JsonbPGetDatum(item))->root);
+		MemoryContextSwitchTo(old);
+		page->count++;
+	}
+	page->last.pk = copy_key(keys->pk, page->cxt);
+	page->last.sk = copy_key(keys->sk, page->cxt);
+	page->last.gpk = copy_key(keys->gpk, page->cxt);
+	page->last.gsk = copy_key(keys->gsk, page->cxt);
+	return true;
+}
+
+/* Runs a read (filtered when filter is set) and builds DynamoDB's Query/Scan response. */
+static Jsonb *
+read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filter,
+			  ProjectionNode *projection)
+{
+	PageBuilder page = {0};
+	char	   *select = api_string(request, "Select");
+	JsonbContainer *start = api_object(request, "ExclusiveStartKey");
+	bool		consistent;
+	JsonbValue	v;
+
+	page.req = req;
+	page.cxt = CurrentMemoryContext;
+	page.filter = filter;
+	page.projection = projection;
+	if (filter)
+		itemexpr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
+	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
+	/* one row past the limit tells whether the page is the last */
+	req->batch_size = page.limit > 0 && page.limit < 256 ? (int) page.limit + 1 : 0;
+	if (select && strcmp(select, "COUNT") == 0)
+		page.count_only = true;
+	else if (select && strcmp(select, "ALL_ATTRIBUTES") != 0 && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0 &&
+			 !(strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && req->index))
+		ddb_validation_error("1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
+							 select);
+	if (projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
+		ddb_validation_error("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get %s", select);
+	if (!projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0)
+		ddb_validation_error("Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
+	consistent = api_bool(request, "ConsistentRead", false);
+	if (consistent && req->index && !req->index->local)
+		ddb_validation_error("Consistent reads are not supported on global secondary indexes");
+	if (start)
+		read_start_key(req, start);
+
+	/* the items are pushed straight into the response as rows arrive */
+	pushJsonbValue(&page.state, WJB_BEGIN_OBJECT, NULL);
+	if (!page.count_only)
+	{
+		ddb_push_key(&page.state, "Items");
+		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
+	}
+	store_read(req, page_row, &page);
+	api_capacity_read(req->def->name, req->index, page.bytes, consistent);
+	if (!page.count_only)
+		pushJsonbValue(&page.state, WJB_END_ARRAY, NULL);
+	/* a page cut by Limit ends with a LastEvaluatedKey, as DynamoDB's does */
+	if (page.limit >= 0 && page.scanned == page.limit)
+		page.more = true;
+	ddb_push_key(&page.state, "Count");
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(page.count);
+	pushJsonbValue(&page.state, WJB_VALUE, &v);
+	ddb_push_key(&page.state, "ScannedCount");
+	v.val.numeric = int64_to_numeric(page.scanned);
+	pushJsonbValue(&page.state, WJB_VALUE, &v);
+	if (page.more && page.scanned > 0)
+	{
+		ddb_push_key(&page.state, "LastEvaluatedKey");
+		api_push_row_key(&page.state, req->def, req->index, &page.last);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&page.state, WJB_END_OBJECT, NULL));
+}
+
+/* Raises DynamoDB's error for a key condition it does not support. */
+static void
+report_key_condition(const char *message)
+{
+	ddb_validation_error("%s", message);
+}
+
+/* The key value of a :value for a key attribute of the given type. */
+static Datum
+condition_key_value(Placeholders *ctx, ExprNode *value, const char *attribute, char type, bool range)
+{
+	JsonbValue	natural;
+	KeyRole		role = {attribute, NULL, range};
+	Datum		key;
+
+	if (value->kind != EXPR_VALUE)
+		report_key_condition("Invalid KeyConditionExpression: the key must be compared with an expression attribute value");
+	itemexpr_value(ctx, "KeyConditionExpression", value, &natural);
+	if (!item_value_to_key(&natural, type, &role, &key))
+		ddb_validation_error("One or more parameter values were invalid: Condition parameter type does not match schema type");
+	return key;
+}
+
+/* The attribute a key condition's path names (a single top-level name). */
+static char *
+condition_attribute(Placeholders *ctx, ExprNode *path)
+{
+	if (path->kind != EXPR_PATH || path->u.path.nsteps != 1 || path->u.path.steps[0].name == NULL)
+		report_key_condition("Query key condition not supported");
+	return itemexpr_step_name(ctx, "KeyConditionExpression", &path->u.path.steps[0]);
+}
+
+/* Applies one key condition (a comparison, BETWEEN or begins_with) to the request. */
+static void
+apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *have_hash)
+{
+	KeySchema  *keys = req->index ? &req->index->keys : &req->def->keys;
+	ExprNode   *path;
+	char	   *attribute;
+
+	switch (cond->kind)
+	{
+		case EXPR_COMPARE:
+			path = cond->u.compare.left;
+			if (path->kind == EXPR_VALUE)
+				report_key_condition("Invalid KeyConditionExpression: the key attribute must be on the left of the comparison");
+			break;
+		case EXPR_BETWEEN:
+			path = cond->u.between.operand;
+			break;
+		case EXPR_FUNCTION:
+			if (cond->u.func.fn != FN_BEGINS_WITH)
+				report_key_condition(psprintf("Invalid operator used in KeyConditionExpression: %s",
+											  expr_function_name(cond->u.func.fn)));
+			path = cond->u.func.args[0];
+			break;
+		default:
+			report_key_condition("Invalid operator used in KeyConditionExpression: OR, NOT and IN are not allowed");
+			return;
+	}
+	attribute = condition_attribute(ctx, path);
+	if (strcmp(attribute, keys->hash_key) == 0)
+	{
+		if (cond->kind != EXPR_COMPARE || cond->u.compare.op != CMP_EQ)
+			report_key_condition("Query key condition not supported");
+		if (*have_hash)
+			report_key_condition("KeyConditionExpressions must only contain one condition per key");
+		req->pk = condition_key_value(ctx, cond->u.compare.right, attribute, keys->hash_type, false);
+		*have_hash = true;
+		return;
+	}
+	if (keys->range_key == NULL || strcmp(attribute, keys->range_key) != 0)
+		report_key_condition(psprintf("Query condition missed key schema element: %s",
+									  keys->range_key && *have_hash ? keys->range_key : keys->hash_key));
+	if (req->op != SORT_NONE)
+		report_key_condition("KeyConditionExpressions must only contain one condition per key");
+	if (cond->kind == EXPR_BETWEEN)
+	{
+		req->op = SORT_BETWEEN;
+		req->sk1 = condition_key_value(ctx, cond->u.between.low, attribute, keys->range_type, true);
+		req->sk2 = condition_key_value(ctx, cond->u.between.high, attribute, keys->range_type, true);
+		return;
+	}
+	if (cond->kind == EXPR_FUNCTION)
+	{
+		if (keys->range_type == 'N')
+			ddb_validation_error("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
+		req->op = SORT_BEGINS_WITH;
+		req->sk1 = condition_key_value(ctx, cond->u.func.args[1], attribute, keys->range_type, true);
+		return;
+	}
+	switch (cond->u.compare.op)
+	{
+		case CMP_EQ:
+			req->op = SORT_EQ;
+			break;
+		case CMP_LT:
+			req->op = SORT_LT;
+			break;
+		case CMP_LE:
+			req->op = SORT_LE;
+			break;
+		case CMP_GT:
+			req->op = SORT_GT;
+			break;
+		case CMP_GE:
+			req->op = SORT_GE;
+			break;
+		case CMP_NE:
+			report_key_condition("Unsupported operator on KeyConditionExpression: operator: <>");
+	}
+	req->sk1 = condition_key_value(ctx, cond->u.compare.right, attribute, keys->range_type, true);
+}
+
+/* The FilterExpression of a Query or Scan, parsed and its placeholders checked, or NULL. */
+static ExprNode *
+request_filter(Jsonb *request, Placeholders *ctx)
+{
+	return itemexpr_parse_filter(ctx, api_string(request, "FilterExpression"));
+}
+
+/*
+ * Raises when a Query's FilterExpression names a key attribute of the keys
+ * queried: DynamoDB wants those in the KeyConditionExpression.
+ */
+static void
+reject_key_in_filter(Placeholders *ph, const ExprNode *node, const KeySchema *keys)
+{
+	const char *name;
+
+	switch (node->kind)
+	{
+		case EXPR_PATH:
+			if (node->u.path.steps[0].name == NULL)
+				return;
+			name = itemexpr_step_name(ph, "FilterExpression", &node->u.path.steps[0]);
+			if (strcmp(name, keys->hash_key) == 0 || (keys->range_key && strcmp(name, keys->range_key) == 0))
+				ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
+									 name);
+			return;
+		case EXPR_VALUE:
+			return;
+		case EXPR_COMPARE:
+			reject_key_in_filter(ph, node->u.compare.left, keys);
+			reject_key_in_filter(ph, node->u.compare.right, keys);
+			return;
+		case EXPR_BETWEEN:
+			reject_key_in_filter(ph, node->u.between.operand, keys);
+			reject_key_in_filter(ph, node->u.between.low, keys);
+			reject_key_in_filter(ph, node->u.between.high, keys);
+			return;
+		case EXPR_IN:
+			reject_key_in_filter(ph, node->u.in.operand, keys);
+			for (int i = 0; i < node->u.in.nlist; i++)
+				reject_key_in_filter(ph, node->u.in.list[i], keys);
+			return;
+		case EXPR_NOT:
+			reject_key_in_filter(ph, node->u.logic.left, keys);
+			return;
+		case EXPR_AND:
+		case EXPR_OR:
+		case EXPR_PLUS:
+		case EXPR_MINUS:
+			reject_key_in_filter(ph, node->u.logic.left, keys);
+			reject_key_in_filter(ph, node->u.logic.right, keys);
+			return;
+		case EXPR_FUNCTION:
+			for (int i = 0; i < node->u.func.nargs; i++)
+				reject_key_in_filter(ph, node->u.func.args[i], keys);
+			return;
+	}
+}
+
+/* Query. */
+Jsonb *
+api_query(Jsonb *request)
+{
+	ReadRequest req = {0};
+	Placeholders ctx;
+	char	   *index_name = api_string(request, "IndexName");
+	char	   *text;
+	ExprNode   *cond;
+	ExprNode   *filter;
+	ProjectionNode *projection;
+	bool		have_hash = false;
+	JsonbValue	limit;
+
+	req.def = api_request_table(request);
+	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
+	req.forward = api_bool(request, "ScanIndexForward", true);
+	request = api_legacy_to_expressions(request, LEGACY_KEY_CONDITIONS | LEGACY_QUERY_FILTER | LEGACY_ATTRIBUTES_TO_GET,
+										"FilterExpression and KeyConditionExpression are null");
+	text = api_string(request, "KeyConditionExpression");
+	/* Query words a Limit below 1 its own way (Scan's is api_int's) */
+	if (api_field(request, "Limit", &limit) && api_int(request, "Limit", PG_INT32_MIN, PG_INT32_MAX) < 1)
+		ddb_validation_error("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
+	if (text == NULL)
+		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+	api_expr_context(request, &ctx);
+	cond = itemexpr_parse_condition(&ctx, "KeyConditionExpression", text);
+	itemexpr_check(&ctx, "KeyConditionExpression", cond);
+	if (cond->kind == EXPR_AND)
+	{
+		if (cond->u.logic.left->kind == EXPR_AND || cond->u.logic.right->kind == EXPR_AND)
+			report_key_condition("KeyConditionExpressions must only contain one condition per key");
+		apply_key_condition(&ctx, &req, cond->u.logic.left, &have_hash);
+		apply_key_condition(&ctx, &req, cond->u.logic.right, &have_hash);
+	}
+	else
+		apply_key_condition(&ctx, &req, cond, &have_hash);
+	if (!have_hash)
+		report_key_condition(psprintf("Query condition missed key schema element: %s",
+									  req.index ? req.index->keys.hash_key : req.def->keys.hash_key));
+	filter = request_filter(request, &ctx);
+	if (filter)
+		reject_key_in_filter(&ctx, filter, req.index ? &req.index->keys : &req.def->keys);
+	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
+	itemexpr_check_unused(&ctx);
+	return read_response(request, &req, &ctx, filter, projection);
+}
+
+/* Scan. */
+Jsonb *
+api_scan(Jsonb *request)
+{
+	ReadRequest req = {0};
+	Placeholders ctx;
+	ExprNode   *filter;
+	ProjectionNode *projection;
+	char	   *index_name = api_string(request, "IndexName");
+	int64		segment = api_int(request, "Segment", 0, 999999);
+	int64		total = api_int(request, "TotalSegments", 1, 1000000);
+
+	req.def = api_request_table(request);
+	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
+	req.scan = true;
+	req.forward = true;
+	request = api_legacy_to_expressions(request, LEGACY_SCAN_FILTER | LEGACY_ATTRIBUTES_TO_GET, "FilterExpression is null");
+	api_expr_context(request, &ctx);
+	filter = request_filter(request, &ctx);
+	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
+	if (filter == NULL && projection == NULL)
+		api_reject_placeholders(request, "FilterExpression is null");
+	if ((segment >= 0) != (total >= 0))
+		ddb_validation_error(segment >= 0 ?
+							 "The TotalSegments parameter is required but was not present in the request when Segment parameter is present" :
+							 "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+	if (segment >= total && total >= 0)
+		ddb_validation_error("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
+							 (long long) segment, (long long) total);
+	if (total > 0)
+	{
+		req.segment = (int) segment;
+		req.total_segments = (int) total;
+	}
+	itemexpr_check_unused(&ctx);
+	return read_response(request, &req, &ctx, filter, projection);
+}
