@@ -365,7 +365,7 @@ END $$;
 -- ---------------------------------------------------------------------------
 
 -- The table a resource ARN names (arn:aws:dynamodb:<region>:<account>:table/<name>),
--- raising ValidationException for a malformed ARN and AccessDeniedException,
+-- raising YD001 (validation) for a malformed ARN and YD010 (access denied),
 -- as DynamoDB does, for one that names no table here.
 CREATE FUNCTION ddb.table_of_arn(arn text) RETURNS ddb.tables
 LANGUAGE plpgsql STABLE

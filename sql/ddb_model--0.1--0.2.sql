@@ -2,11 +2,11 @@
 \echo Use "ALTER EXTENSION ddb_model UPDATE TO '0.2'" to load this file. \quit
 
 -- 0.2 looks a table up in one place, ddb.require_table, where 0.1 repeated the
--- lookup and its ResourceNotFoundException in each function below: the new
+-- lookup and its YD004 (resource not found) in each function below: the new
 -- function, and the functions that now call it (same messages, same locks).
 -- test/upgrade.sh checks that an updated 0.1 is exactly a fresh 0.2.
 
--- A table's catalog row (locked FOR UPDATE when asked), or DynamoDB's ResourceNotFoundException.
+-- A table's catalog row (locked FOR UPDATE when asked), or YD004 (resource not found).
 CREATE FUNCTION ddb.require_table(table_name text, for_update boolean DEFAULT false) RETURNS ddb.tables
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------------
--- Errors the SQL functions raise by name: DynamoDB's ValidationException
+-- Errors the SQL functions raise by name: DynamoDB's validation error (YD001)
 -- and the models' invalid_parameter_value.  The other DynamoDB errors are
 -- raised where they occur, each with its SQLSTATE of class YD (docs/errors.md).
 -- ---------------------------------------------------------------------------
@@ -13,7 +13,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value', MESSAGE = message;
 END $$;
 
--- Raises a DynamoDB ValidationException (SQLSTATE YD001).
+-- Raises DynamoDB's validation error (SQLSTATE YD001).
 CREATE FUNCTION ddb.validation_error(message text) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

@@ -120,7 +120,7 @@ RETURN CASE WHEN t.stream_view_type IS NOT NULL
                                        'LatestStreamLabel', t.stream_label)
                ELSE '{}'::jsonb END;
 
--- The table of a stream ARN; ResourceNotFoundException when it names no stream.
+-- The table of a stream ARN; YD004 (resource not found) when it names no stream.
 CREATE FUNCTION ddb.stream_table(arn text) RETURNS ddb.tables
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp

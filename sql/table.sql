@@ -65,7 +65,7 @@ CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.indexes
 CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.indexes
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.catalog_changed();
 
--- A table's catalog row (locked FOR UPDATE when asked), or DynamoDB's ResourceNotFoundException.
+-- A table's catalog row (locked FOR UPDATE when asked), or YD004 (resource not found).
 CREATE FUNCTION ddb.require_table(table_name text, for_update boolean DEFAULT false) RETURNS ddb.tables
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

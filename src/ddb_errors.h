@@ -22,7 +22,7 @@ enum
 	DDB_DATABASE_ERRORS(DDB_ERRCODE_ENUM)
 };
 
-/* Raises a ValidationException with a formatted message. */
+/* Raises DDB_ERROR_VALIDATION with a formatted message. */
 #define ddb_validation_error(...) \
 	ereport(ERROR, (errcode(ERRCODE_DDB_VALIDATION), errmsg(__VA_ARGS__)))
 

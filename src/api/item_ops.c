@@ -50,7 +50,7 @@ request_condition(Jsonb *request, Placeholders *ph)
 	return itemexpr_write_condition(ph, api_string(request, "ConditionExpression"));
 }
 
-/* Raises ConditionalCheckFailedException for a request, honouring ReturnValuesOnConditionCheckFailure. */
+/* Raises DDB_ERROR_CONDITIONAL_CHECK_FAILED for a request, honouring ReturnValuesOnConditionCheckFailure. */
 static void
 report_condition_failed(Jsonb *request, Jsonb *current)
 {
@@ -71,6 +71,26 @@ check_return_on_failure(Jsonb *request)
 							 rv);
 }
 
+/*
+ * The ConditionExpression of a PutItem or DeleteItem (NULL: none), its
+ * request's legacy Expected rewritten into one first, and the placeholders
+ * checked before anything is written.
+ */
+static WriteCondition *
+write_condition(Jsonb **request, Placeholders *ph)
+{
+	WriteCondition *cond;
+
+	*request = api_legacy_to_expressions(*request, LEGACY_EXPECTED, "ConditionExpression is null");
+	check_return_on_failure(*request);
+	api_expr_context(*request, ph);
+	cond = request_condition(*request, ph);
+	if (cond == NULL)
+		api_reject_placeholders(*request, "ConditionExpression is null");
+	itemexpr_check_unused(ph);
+	return cond;
+}
+
 /* PutItem. */
 Jsonb *
 api_put_item(Jsonb *request)
@@ -88,13 +108,7 @@ api_put_item(Jsonb *request)
 
 	if (item == NULL)
 		api_missing("item");
-	request = api_legacy_to_expressions(request, LEGACY_EXPECTED, "ConditionExpression is null");
-	check_return_on_failure(request);
-	api_expr_context(request, &ph);
-	cond = request_condition(request, &ph);
-	if (cond == NULL)
-		api_reject_placeholders(request, "ConditionExpression is null");
-	itemexpr_check_unused(&ph);
+	cond = write_condition(&request, &ph);
 	natural = item_from_dynamodb(item);
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
 		report_condition_failed(request, old);
@@ -147,13 +161,7 @@ api_delete_item(Jsonb *request)
 	bool		metrics = api_collection_metrics_wanted(request);
 	Jsonb	   *response;
 
-	request = api_legacy_to_expressions(request, LEGACY_EXPECTED, "ConditionExpression is null");
-	check_return_on_failure(request);
-	api_expr_context(request, &ph);
-	cond = request_condition(request, &ph);
-	if (cond == NULL)
-		api_reject_placeholders(request, "ConditionExpression is null");
-	itemexpr_check_unused(&ph);
+	cond = write_condition(&request, &ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);

@@ -47,7 +47,7 @@ typedef struct Rewritten
 {
 	Jsonb	   *(*run) (Jsonb *request);	/* api_query, api_scan, api_put_item, ... */
 	char	   *request;		/* its request, JSON text */
-	bool		insert;			/* a PutItem that may not replace: DuplicateItemException */
+	bool		insert;			/* a PutItem that may not replace: DDB_ERROR_DUPLICATE_ITEM */
 } Rewritten;
 
 /* Parses a statement with its Parameters (or NULL), raising DynamoDB's errors. */

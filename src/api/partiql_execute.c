@@ -92,7 +92,7 @@ project_item(JsonbValue *item, List *projection)
 	return projected;
 }
 
-/* Runs a rewritten statement; INSERT's failed condition is DynamoDB's DuplicateItemException. */
+/* Runs a rewritten statement; INSERT's failed condition is DDB_ERROR_DUPLICATE_ITEM. */
 static Jsonb *
 run_rewritten(Rewritten *rw, Jsonb *request)
 {

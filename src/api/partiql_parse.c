@@ -35,7 +35,7 @@ typedef struct Token
 static char *parse_condition(Statement *st);
 static void syntax_error(Statement *st, const char *what) pg_attribute_noreturn();
 
-/* Raises a ValidationException for a statement that does not parse. */
+/* Raises DynamoDB's validation error for a statement that does not parse. */
 static void
 syntax_error(Statement *st, const char *what)
 {

@@ -4,7 +4,7 @@
  * A write transaction runs its actions in order inside one subtransaction,
  * each in a subtransaction of its own, so that every condition is checked
  * and reported: when any fails, everything is rolled back and the call fails
- * with TransactionCanceledException and one CancellationReason per action,
+ * with DDB_ERROR_TRANSACTION_CANCELED and one CancellationReason per action,
  * in request order.  A ClientRequestToken makes a repeated request succeed
  * without running again for ten minutes (ddb.transaction_tokens).
  */
@@ -140,7 +140,7 @@ push_reason(JsonbParseState **state, const char *code, const char *message, Json
 }
 
 /*
- * Raises TransactionCanceledException: one CancellationReason per action
+ * Raises DDB_ERROR_TRANSACTION_CANCELED: one CancellationReason per action
  * (Code, and Message and Item where given), the codes in the message.
  */
 static void
@@ -364,7 +364,7 @@ get_key_valid(TransactAction *a, const char **message)
 /*
  * TransactGetItems: the items of up to 100 Gets, in request order.  A Get
  * with a key DynamoDB refuses cancels the request with a ValidationError
- * reason; two Gets of one item are a ValidationException.
+ * reason; two Gets of one item are a validation error.
  */
 Jsonb *
 api_transact_get_items(Jsonb *request)

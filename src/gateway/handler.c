@@ -3,7 +3,7 @@
  * X-Amz-Target: DynamoDB_20120810.<Action> and a JSON body, answered by
  * ddb.execute on a pooled connection.  Errors of the extension's SQLSTATE
  * class YD carry DynamoDB's error body as DETAIL: that body is the HTTP
- * body, with status 400; anything else is DynamoDB's InternalServerError,
+ * body, with the status of its row in error_types.h; anything else is DynamoDB's internal server error,
  * status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.  A
  * request must be signed (SigV4, sigv4.c) by a key that may use its tables.
  */

@@ -13,7 +13,7 @@
 /* Why a request is refused: DynamoDB's error and message, or error NULL when it is signed well. */
 typedef struct AuthResult
 {
-	const DdbErrorType *error;	/* InternalServerError when the key could not be looked up */
+	const DdbErrorType *error;	/* DDB_ERROR_INTERNAL_SERVER_ERROR when the key could not be looked up */
 	char		message[512];
 	char		access_key_id[129];
 	char	   *tables;			/* the tables a limited key may use, a JSON array (malloc'd: the caller frees it), or NULL for every table */

@@ -1,7 +1,7 @@
 /*
  * condition.c — ConditionExpression and FilterExpression: a condition
  * checked under the item's row lock (a WriteCondition of item_store.h), the
- * ConditionalCheckFailedException it raises, and a filter checked before
+ * DDB_ERROR_CONDITIONAL_CHECK_FAILED it raises, and a filter checked before
  * any item is read.
  */
 #include "postgres.h"
@@ -50,7 +50,7 @@ itemexpr_write_condition(Placeholders *ph, const char *text)
 }
 
 /*
- * Raises ConditionalCheckFailedException for a condition (NULL: an update's
+ * Raises DDB_ERROR_CONDITIONAL_CHECK_FAILED for a condition (NULL: an update's
  * or put's own), with the current item in its body when return_item.
  */
 void

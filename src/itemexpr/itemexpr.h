@@ -90,7 +90,7 @@ extern int	itemexpr_attribute_type_kind(JsonbValue *name);
 /* A ConditionExpression as a WriteCondition checked under the row lock; NULL for a NULL text. */
 extern WriteCondition *itemexpr_write_condition(Placeholders *ph, const char *text);
 
-/* Raises ConditionalCheckFailedException (the current item in the body when return_item). */
+/* Raises DDB_ERROR_CONDITIONAL_CHECK_FAILED (the current item in the body when return_item). */
 extern void itemexpr_raise_condition_failed(const char *condition, bool return_item, Jsonb *current) pg_attribute_noreturn();
 
 /* A FilterExpression parsed and checked before any item is read; NULL for a NULL text. */

@@ -116,7 +116,7 @@ table_cache_init(void)
 }
 
 /*
- * Raises DynamoDB's ResourceNotFoundException for a table an item operation
+ * Raises DDB_ERROR_RESOURCE_NOT_FOUND for a table an item operation
  * names: DynamoDB's message does not name the table (DescribeTable's and
  * DeleteTable's do), so the HINT does.
  */

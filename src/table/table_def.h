@@ -63,12 +63,12 @@ typedef struct TableDef
 
 /*
  * The definition of a table by its DynamoDB name; raises DynamoDB's
- * ResourceNotFoundException when there is none.  Valid until the end of
+ * DDB_ERROR_RESOURCE_NOT_FOUND when there is none.  Valid until the end of
  * the transaction.
  */
 extern TableDef *table_def_get(const char *table_name);
 
-/* The index of a table by name; raises ResourceNotFoundException when absent. */
+/* The index of a table by name; raises DDB_ERROR_RESOURCE_NOT_FOUND when absent. */
 extern IndexDef *table_def_index(TableDef *def, const char *index_name);
 
 #endif							/* DDB_TABLE_DEF_H */
