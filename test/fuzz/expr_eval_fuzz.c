@@ -7,7 +7,7 @@
  * keys and lists for paths like a.b and c[1], and the values of :v0..:v9.
  * The rest is the expression.  When it parses, it is evaluated through a toy
  * host whose callbacks abort when the evaluator calls them outside the
- * contract of src/api/expr_host.c (compare on two different or unorderable
+ * contract of src/itemexpr/host.c (compare on two different or unorderable
  * kinds, equal on two kinds, begins_with other than S/S or B/B, a NULL or
  * foreign value reference, a path or value node of the wrong kind), and the
  * harness aborts when an invariant does not hold:
