@@ -23,7 +23,8 @@
 	X(IDEMPOTENT_MISMATCH, '0', '0', '8', "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException", 400) \
 	X(LIMIT_EXCEEDED, '0', '0', '9', "com.amazonaws.dynamodb.v20120810#LimitExceededException", 400) \
 	X(ACCESS_DENIED, '0', '1', '0', "com.amazon.coral.service#AccessDeniedException", 400) \
-	X(DUPLICATE_ITEM, '0', '1', '1', "com.amazonaws.dynamodb.v20120810#DuplicateItemException", 400)
+	X(DUPLICATE_ITEM, '0', '1', '1', "com.amazonaws.dynamodb.v20120810#DuplicateItemException", 400) \
+	X(TRANSACTION_CONFLICT, '0', '1', '2', "com.amazonaws.dynamodb.v20120810#TransactionConflictException", 400)
 
 /*
  * The errors only ddb-gateway answers, before a request reaches the

@@ -68,6 +68,8 @@ BEGIN
     INSERT INTO updates VALUES (u);
 EXCEPTION WHEN SQLSTATE 'YD002' THEN
     NULL;   -- a concurrent update won: nothing written, as S9 says
+          WHEN SQLSTATE 'YD012' THEN
+    NULL;   -- a swap's TransactWriteItems held the profile: nothing written, as DynamoDB answers
 END $$;
 SQL
 for f in claim swap bump; do echo "SELECT $f();" >"$WORK/$f.sql"; done

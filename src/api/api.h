@@ -63,6 +63,9 @@ extern void api_table_key(TableDef *def, JsonbContainer *key, Datum *pk, Datum *
 extern void api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index,
 							 RowKeys *keys);
 
+/* Compares two ddb_key datums in DynamoDB order. */
+extern int	api_compare_keys(Datum a, Datum b);
+
 /* True when two keys of one table address the same item. */
 extern bool api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2);
 

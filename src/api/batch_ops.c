@@ -30,6 +30,21 @@ same_item(BatchWrite *a, BatchWrite *b)
 	return a->def == b->def && api_same_key(a->pk, a->sk, b->pk, b->sk);
 }
 
+/* qsort's order of writes: by table name, then by key in DynamoDB's order. */
+static int
+write_order(const void *a, const void *b)
+{
+	const BatchWrite *x = *(BatchWrite *const *) a;
+	const BatchWrite *y = *(BatchWrite *const *) b;
+	int			c = strcmp(x->def->name, y->def->name);
+
+	if (c == 0)
+		c = api_compare_keys(x->pk, y->pk);
+	if (c == 0 && x->sk)
+		c = api_compare_keys(x->sk, y->sk);
+	return c;
+}
+
 /* The array value of an object entry, or an error naming what was expected. */
 static JsonbContainer *
 array_of(JsonbValue *v, const char *what)
@@ -47,6 +62,7 @@ api_batch_write_item(Jsonb *request)
 {
 	JsonbContainer *tables = api_object(request, "RequestItems");
 	BatchWrite	writes[BATCH_WRITE_MAX];
+	BatchWrite **order;
 	int			n = 0;
 	JsonbIterator *it;
 	JsonbValue	k;
@@ -117,20 +133,21 @@ api_batch_write_item(Jsonb *request)
 	if (n == 0)
 		ddb_validation_error("The requestItems parameter is required for BatchWriteItem");
 	metrics = api_collection_metrics_wanted(request);
+	/* written in one order whatever the request's, so two batches never wait on each other's rows in turn */
+	order = palloc(sizeof(BatchWrite *) * n);
+	for (int i = 0; i < n; i++)
+		order[i] = &writes[i];
+	qsort(order, n, sizeof(BatchWrite *), write_order);
 	for (int i = 0; i < n; i++)
 	{
-		if (writes[i].item)
-		{
-			store_put(writes[i].def, writes[i].item, NULL, NULL);
-			api_capacity_write_item(writes[i].def->name, writes[i].item, NULL);
-		}
+		if (order[i]->item)
+			store_put(order[i]->def, order[i]->item, NULL, NULL);
 		else
-		{
-			/* the deleted item is not read back: one unit, DynamoDB's least */
-			store_delete(writes[i].def, writes[i].pk, writes[i].sk, NULL, NULL);
-			api_capacity_write_item(writes[i].def->name, NULL, NULL);
-		}
+			store_delete(order[i]->def, order[i]->pk, order[i]->sk, NULL, NULL);
 	}
+	/* a deleted item is not read back: one unit, DynamoDB's least */
+	for (int i = 0; i < n; i++)
+		api_capacity_write_item(writes[i].def->name, writes[i].item, NULL);
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	ddb_push_key(&state, "UnprocessedItems");
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);

@@ -302,7 +302,7 @@ batch_error_code(int sqlerrcode)
 		return "ConditionalCheckFailed";
 	if (sqlerrcode == ERRCODE_DDB_DUPLICATE_ITEM)
 		return "DuplicateItem";
-	if (sqlerrcode == ERRCODE_DDB_TRANSACTION_CANCELED)
+	if (sqlerrcode == ERRCODE_DDB_TRANSACTION_CANCELED || sqlerrcode == ERRCODE_DDB_TRANSACTION_CONFLICT)
 		return "TransactionConflict";
 	return "ValidationError";
 }

@@ -302,8 +302,8 @@ api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index, RowKey
 }
 
 /* Compares two ddb_key datums in DynamoDB order. */
-static int
-key_datum_compare(Datum a, Datum b)
+int
+api_compare_keys(Datum a, Datum b)
 {
 	struct varlena *x = PG_DETOAST_DATUM_PACKED(a);
 	struct varlena *y = PG_DETOAST_DATUM_PACKED(b);
@@ -322,5 +322,5 @@ api_request_table(Jsonb *request)
 bool
 api_same_key(Datum pk1, Datum sk1, Datum pk2, Datum sk2)
 {
-	return key_datum_compare(pk1, pk2) == 0 && (sk1 == (Datum) 0 || key_datum_compare(sk1, sk2) == 0);
+	return api_compare_keys(pk1, pk2) == 0 && (sk1 == (Datum) 0 || api_compare_keys(sk1, sk2) == 0);
 }

@@ -139,9 +139,31 @@ push_reason(JsonbParseState **state, const char *code, const char *message, Json
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
+/* DynamoDB's message of a cancellation reason code, or NULL for None. */
+static const char *
+reason_message(const char *code)
+{
+	if (strcmp(code, "ConditionalCheckFailed") == 0)
+		return "The conditional request failed";
+	if (strcmp(code, "DuplicateItem") == 0)
+		return "Duplicate primary key exists in table";
+	if (strcmp(code, "TransactionConflict") == 0)
+		return "Transaction is ongoing for the item";
+	return NULL;
+}
+
+/* True for an error of an action that another transaction caused: DynamoDB's TransactionConflict. */
+static bool
+is_conflict(int sqlerrcode)
+{
+	return sqlerrcode == ERRCODE_DDB_TRANSACTION_CONFLICT || sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
+		sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE || sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+}
+
 /*
  * Raises DDB_ERROR_TRANSACTION_CANCELED: one CancellationReason per action
- * (Code, and Message and Item where given), the codes in the message.
+ * (Code, and Message and Item where given; messages NULL: each code's own),
+ * the codes in the message.
  */
 static void
 raise_cancelled(int n, const char **codes, const char **messages, Jsonb **items)
@@ -155,7 +177,7 @@ raise_cancelled(int n, const char **codes, const char **messages, Jsonb **items)
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
 	{
-		push_reason(&state, codes[i], messages[i], items ? items[i] : NULL);
+		push_reason(&state, codes[i], messages ? messages[i] : reason_message(codes[i]), items ? items[i] : NULL);
 		appendStringInfo(&summary, "%s%s", i ? ", " : "", codes[i]);
 	}
 	ddb_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL)), &reasons);
@@ -272,7 +294,6 @@ api_transact_write(Jsonb *request, const bool *inserts)
 	int			n;
 	TransactAction *actions = read_actions(request, write_kinds, lengthof(write_kinds), &n);
 	const char **codes = palloc0(sizeof(char *) * n);
-	const char **messages = palloc0(sizeof(char *) * n);
 	Jsonb	  **items = palloc0(sizeof(Jsonb *) * n);
 	bool		cancelled = false;
 	bool		metrics = api_collection_metrics_wanted(request);
@@ -299,6 +320,23 @@ api_transact_write(Jsonb *request, const bool *inserts)
 			return ddb_empty_object();
 	}
 
+	/*
+	 * The items, claimed without waiting before anything is written: one
+	 * another transaction holds cancels this one (TransactionConflict), as
+	 * DynamoDB cancels, so that two transactions never wait on each other.
+	 */
+	for (int i = 0; i < n; i++)
+	{
+		codes[i] = "None";
+		if (!store_claim_item(actions[i].def, actions[i].pk, actions[i].sk))
+		{
+			codes[i] = "TransactionConflict";
+			cancelled = true;
+		}
+	}
+	if (cancelled)
+		raise_cancelled(n, codes, NULL, items);
+
 	/* all actions in one subtransaction; each in one of its own */
 	api_subtransaction_begin(&all);
 	for (int i = 0; i < n; i++)
@@ -306,19 +344,21 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		ErrorData  *edata = api_subtransaction_run(run_action, &actions[i]);
 
 		if (edata == NULL)
-			codes[i] = "None";
-		else if (edata->sqlerrcode != ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
+			continue;
+		if (edata->sqlerrcode == ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
+		{
+			codes[i] = inserts && inserts[i] ? "DuplicateItem" : "ConditionalCheckFailed";
+			items[i] = failed_item(edata->detail);
+		}
+		else if (is_conflict(edata->sqlerrcode))
+			codes[i] = "TransactionConflict";
+		else
 		{
 			/* any other error ends the whole request, as it is */
 			api_subtransaction_rollback(&all);
 			ReThrowError(edata);
 		}
-		else
-		{
-			codes[i] = inserts && inserts[i] ? "DuplicateItem" : "ConditionalCheckFailed";
-			items[i] = failed_item(edata->detail);
-			cancelled = true;
-		}
+		cancelled = true;
 	}
 	if (!cancelled)
 	{
@@ -326,11 +366,7 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		return metrics ? collection_metrics_response(actions, n) : ddb_empty_object();
 	}
 	api_subtransaction_rollback(&all);
-
-	for (int i = 0; i < n; i++)
-		messages[i] = strcmp(codes[i], "None") == 0 ? NULL :
-			strcmp(codes[i], "DuplicateItem") == 0 ? "Duplicate primary key exists in table" : "The conditional request failed";
-	raise_cancelled(n, codes, messages, items);
+	raise_cancelled(n, codes, NULL, items);
 	return NULL;
 }
 

@@ -10,6 +10,8 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -34,6 +36,17 @@
 
 /* Parameters of read statements. */
 #define READ_NARGS 10
+
+/*
+ * An item's advisory lock: pg_advisory_xact_lock(ITEM_LOCK_CLASS, hash) as
+ * pg_locks shows it (the two-int4 form, objsubid 2); the streams' locks use
+ * another class.
+ */
+#define ITEM_LOCK_CLASS 1685285993
+#define ITEM_LOCK_FIELD 2
+/* how long a claim is tried before the item counts as held: 10 x 1 ms */
+#define ITEM_LOCK_TRIES 10
+#define ITEM_LOCK_PAUSE_US 1000
 
 /* The visibility condition of TTL, for now = $n (operators qualified: no search_path). */
 #define TTL_VISIBLE(n) \
@@ -291,6 +304,82 @@ set_item_args(TableDef *def, Jsonb *item, Datum *args, char *nulls)
 }
 
 /*
+ * The advisory lock that stands for an item while a TransactWriteItems
+ * holds it (ITEM_LOCK_CLASS, a hash of the table's name and the item's
+ * key).  A transaction takes it exclusively and keeps it to its end; a
+ * single write takes it shared only for a moment, to see that no
+ * transaction holds the item.  Neither waits more than a few milliseconds,
+ * so transactions writing the same items in opposite orders cancel rather
+ * than deadlock.
+ */
+static void
+item_lock_tag(TableDef *def, Datum pk, Datum sk, LOCKTAG *tag)
+{
+	struct varlena *p = PG_DETOAST_DATUM_PACKED(pk);
+	uint32		hash = hash_bytes((const unsigned char *) def->name, (int) strlen(def->name));
+
+	hash = hash_combine(hash, hash_bytes((const unsigned char *) DDB_KEY_DATA(p), (int) DDB_KEY_LEN(p)));
+	if (sk)
+	{
+		struct varlena *s = PG_DETOAST_DATUM_PACKED(sk);
+
+		hash = hash_combine(hash, hash_bytes((const unsigned char *) DDB_KEY_DATA(s), (int) DDB_KEY_LEN(s)));
+	}
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, ITEM_LOCK_CLASS, hash, ITEM_LOCK_FIELD);
+}
+
+/*
+ * Takes an item's lock in a mode, trying for a few milliseconds at most: a
+ * transaction that has just committed lets its row locks go (waking those
+ * that waited on its rows) a moment before its advisory locks, and a writer
+ * it woke should not see the item as still held.  Never waits long, so
+ * never deadlocks.
+ */
+static bool
+acquire_briefly(LOCKTAG *tag, LOCKMODE mode)
+{
+	for (int attempt = 0; attempt < ITEM_LOCK_TRIES; attempt++)
+	{
+		if (LockAcquire(tag, mode, false, true) != LOCKACQUIRE_NOT_AVAIL)
+			return true;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(ITEM_LOCK_PAUSE_US);
+	}
+	return false;
+}
+
+/* Claims an item for a TransactWriteItems until the transaction ends, without waiting long; see item_store.h. */
+bool
+store_claim_item(TableDef *def, Datum pk, Datum sk)
+{
+	LOCKTAG		tag;
+
+	item_lock_tag(def, pk, sk, &tag);
+	return acquire_briefly(&tag, ExclusiveLock);
+}
+
+/*
+ * Raises TransactionConflictException when another transaction's
+ * TransactWriteItems holds the item (its own may).  The shared lock this
+ * takes is let go at once, so a long transaction of single writes (an
+ * import) does not fill the lock table.
+ */
+static void
+check_no_transaction(TableDef *def, Datum pk, Datum sk)
+{
+	LOCKTAG		tag;
+
+	item_lock_tag(def, pk, sk, &tag);
+	if (!acquire_briefly(&tag, ShareLock))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_TRANSACTION_CONFLICT),
+				 errmsg("Transaction is ongoing for the item"),
+				 errhint("A TransactWriteItems of another transaction holds this item of table %s until it ends.",
+						 def->name)));
+	LockRelease(&tag, ShareLock, false);
+}
+
+/*
  * Writes an item: the given one, or what change makes of the current one.
  * With a condition, a change or for the old item, the current item is
  * locked first.  When there is none, the write inserts only if the item is
@@ -317,6 +406,7 @@ write_item(TableDef *def, Datum pk, Datum sk, Jsonb *item, const WriteChange *ch
 	 */
 	LockRelationOid(def->relid, RowExclusiveLock);
 	def = table_def_get(def->name);
+	check_no_transaction(def, pk, sk);
 	rel = qualified(def, def->relation_name);
 	if (old)
 		*old = NULL;
@@ -429,6 +519,7 @@ store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Json
 	Jsonb	   *current = NULL;
 
 	key_params(def, pk, sk, &key);
+	check_no_transaction(def, pk, sk);
 	if (old)
 		*old = NULL;
 	SPI_connect();

@@ -107,6 +107,13 @@ extern void store_item_keys(TableDef *def, Jsonb *item, Datum *pk, Datum *sk);
 /* True when a key datum has the declared key type ('S', 'N' or 'B'). */
 extern bool store_key_has_type(Datum key, char type);
 
+/*
+ * Claims an item for a TransactWriteItems until the transaction ends,
+ * trying for 10 ms at most: false when another transaction holds it, or a
+ * single write to it is under way.
+ */
+extern bool store_claim_item(TableDef *def, Datum pk, Datum sk);
+
 /* The TTL epoch seconds of an item under the table's TTL setting, or -1. */
 extern int64 store_item_expiry(TableDef *def, JsonbContainer *item);
 
