@@ -30,6 +30,9 @@ OBJS = \
 	src/key/key_support.o \
 	src/key/key_gist.o \
 	src/item/item_codec.o \
+	src/item/item_output.o \
+	src/item/item_size.o \
+	src/item/item_key.o \
 	src/table/table_def.o \
 	src/table/item_store.o \
 	src/table/gsi_trigger.o \

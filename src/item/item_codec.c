@@ -1,6 +1,7 @@
 /*
- * item_codec.c — natural jsonb items: validation, canonical form, the
- * DynamoDB-JSON conversion both ways, DynamoDB item sizes, and key values.
+ * item_codec.c — natural jsonb items: validation, canonical form, and the
+ * conversion from DynamoDB JSON (the way back: item_output.c; sizes:
+ * item_size.c; key values: item_key.c).
  *
  * Every item is stored canonical: numbers pass through the key codec (so
  * they obey DynamoDB's 38 digits and range, and print one way), binaries
@@ -15,8 +16,10 @@
 #include "utils/numeric.h"
 
 #include "../ddb_errors.h"
+#include "../ddb_jsonb.h"
 #include "../key/ddb_key.h"
 #include "item_codec.h"
+#include "item_internal.h"
 
 /* DynamoDB's limit on nested maps and lists. */
 #define ITEM_MAX_DEPTH 32
@@ -34,8 +37,8 @@ item_type_name(ItemType type)
 }
 
 /* A jbvString value for a C string. */
-static JsonbValue
-string_value(const char *str, int len)
+JsonbValue
+item_string_value(const char *str, int len)
 {
 	JsonbValue	v;
 
@@ -43,15 +46,6 @@ string_value(const char *str, int len)
 	v.val.string.val = (char *) str;
 	v.val.string.len = len;
 	return v;
-}
-
-/* Pushes an object key. */
-static void
-push_key(JsonbParseState **state, const char *key)
-{
-	JsonbValue	k = string_value(key, (int) strlen(key));
-
-	pushJsonbValue(state, WJB_KEY, &k);
 }
 
 /* Pushes a scalar as an array element or an object value. */
@@ -62,8 +56,8 @@ push_scalar(JsonbParseState **state, JsonbValue *value, bool in_array)
 }
 
 /* The only key and value of a one-pair object container; false otherwise. */
-static bool
-single_pair(JsonbContainer *obj, JsonbValue *key, JsonbValue *value)
+bool
+item_single_pair(JsonbContainer *obj, JsonbValue *key, JsonbValue *value)
 {
 	JsonbIterator *it;
 	JsonbIteratorToken tok;
@@ -80,27 +74,19 @@ single_pair(JsonbContainer *obj, JsonbValue *key, JsonbValue *value)
 	return true;
 }
 
-/* True when a string value equals a C string. */
-static inline bool
-string_is(JsonbValue *v, const char *s)
-{
-	return v->type == jbvString && v->val.string.len == (int) strlen(s) &&
-		memcmp(v->val.string.val, s, v->val.string.len) == 0;
-}
-
 /* The natural type a one-pair wrapper's key stands for, or -1. */
 static int
 wrapper_type(JsonbValue *key)
 {
-	if (string_is(key, "$B"))
+	if (item_string_is(key, "$B"))
 		return ITEM_B;
-	if (string_is(key, "$SS"))
+	if (item_string_is(key, "$SS"))
 		return ITEM_SS;
-	if (string_is(key, "$NS"))
+	if (item_string_is(key, "$NS"))
 		return ITEM_NS;
-	if (string_is(key, "$BS"))
+	if (item_string_is(key, "$BS"))
 		return ITEM_BS;
-	if (string_is(key, "$M"))
+	if (item_string_is(key, "$M"))
 		return ITEM_M;
 	return -1;
 }
@@ -127,7 +113,7 @@ item_value_type(JsonbValue *value)
 			if (JsonContainerIsArray(value->val.binary.data))
 				return ITEM_L;
 			/* a wrapper only with the inner value its type needs; else a plain map */
-			if (single_pair(value->val.binary.data, &key, &inner) &&
+			if (item_single_pair(value->val.binary.data, &key, &inner) &&
 				(wrapped = wrapper_type(&key)) >= 0 &&
 				(wrapped == ITEM_B ? inner.type == jbvString :
 				 inner.type == jbvBinary &&
@@ -185,8 +171,8 @@ canonical_numeric(Numeric num)
 }
 
 /* Decodes base64 text into bytes; raises on invalid input. */
-static bytea *
-decode_base64(const char *text, int len, const char *what)
+bytea *
+item_decode_base64(const char *text, int len, const char *what)
 {
 	int			max = pg_b64_dec_len(len);
 	bytea	   *out = (bytea *) palloc(VARHDRSZ + max);
@@ -199,8 +185,8 @@ decode_base64(const char *text, int len, const char *what)
 }
 
 /* Canonical base64 string value of raw bytes. */
-static JsonbValue
-base64_value(const char *bytes, int len)
+JsonbValue
+item_base64_value(const char *bytes, int len)
 {
 	int			max = pg_b64_enc_len(len);
 	char	   *out = palloc(max + 1);
@@ -208,7 +194,7 @@ base64_value(const char *bytes, int len)
 
 	if (n < 0)
 		elog(ERROR, "ddb_model: base64 encoding failed");
-	return string_value(out, n);
+	return item_string_value(out, n);
 }
 
 /* Canonical base64 of base64 text (decoded and encoded again). */
@@ -219,8 +205,8 @@ canonical_base64(JsonbValue *v, const char *what)
 
 	if (v->type != jbvString)
 		ddb_validation_error("One or more parameter values were invalid: %s must be a base64 string", what);
-	bytes = decode_base64(v->val.string.val, v->val.string.len, what);
-	return base64_value(VARDATA(bytes), VARSIZE(bytes) - VARHDRSZ);
+	bytes = item_decode_base64(v->val.string.val, v->val.string.len, what);
+	return item_base64_value(VARDATA(bytes), VARSIZE(bytes) - VARHDRSZ);
 }
 
 /* Sorts and compares scalar values for the duplicate check of sets. */
@@ -283,7 +269,7 @@ push_set(JsonbParseState **state, ItemType type, JsonbValue *elems, int n)
 
 	/* stored sorted, so that equal sets are equal jsonb whatever order they came in */
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	push_key(state, wrapper);
+	ddb_push_key(state, wrapper);
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
 		pushJsonbValue(state, WJB_ELEM, &sorted[i]);
@@ -344,14 +330,14 @@ push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool 
 	JsonbValue	value;
 	JsonbValue	inner;
 	JsonbIteratorToken tok;
-	bool		wrap = !top_level && single_pair(obj, &key, &inner) && wrapper_type(&key) >= 0;
+	bool		wrap = !top_level && item_single_pair(obj, &key, &inner) && wrapper_type(&key) >= 0;
 
 	check_depth(depth);
 
 	if (wrap)
 	{
 		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-		push_key(state, "$M");
+		ddb_push_key(state, "$M");
 	}
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	it = JsonbIteratorInit(obj);
@@ -421,7 +407,7 @@ push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array, int de
 			return;
 		case ITEM_M:
 			/* an explicit {"$M": {...}} wrapper is unwrapped, then re-wrapped if needed */
-			if (single_pair(value->val.binary.data, &key, &inner) && string_is(&key, "$M"))
+			if (item_single_pair(value->val.binary.data, &key, &inner) && item_string_is(&key, "$M"))
 			{
 				if (inner.type != jbvBinary || !JsonContainerIsObject(inner.val.binary.data))
 					ddb_validation_error("One or more parameter values were invalid: $M must hold an object");
@@ -431,17 +417,17 @@ push_canonical(JsonbParseState **state, JsonbValue *value, bool in_array, int de
 				push_map(state, value->val.binary.data, false, false, depth);
 			return;
 		case ITEM_B:
-			single_pair(value->val.binary.data, &key, &inner);
+			item_single_pair(value->val.binary.data, &key, &inner);
 			v = canonical_base64(&inner, "a binary value");
 			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-			push_key(state, "$B");
+			ddb_push_key(state, "$B");
 			pushJsonbValue(state, WJB_VALUE, &v);
 			pushJsonbValue(state, WJB_END_OBJECT, NULL);
 			return;
 		case ITEM_SS:
 		case ITEM_NS:
 		case ITEM_BS:
-			single_pair(value->val.binary.data, &key, &inner);
+			item_single_pair(value->val.binary.data, &key, &inner);
 			elems = set_elements(&inner, type, false, &n);
 			push_set(state, type, elems, n);
 			return;
@@ -469,42 +455,42 @@ value_from_dynamodb(JsonbParseState **state, JsonbValue *av, bool in_array, int 
 
 	if (av->type != jbvBinary || !JsonContainerIsObject(av->val.binary.data))
 		report_bad_attribute_value(0);
-	if (!single_pair(av->val.binary.data, &tag, &inner))
+	if (!item_single_pair(av->val.binary.data, &tag, &inner))
 		report_bad_attribute_value(JsonContainerSize(av->val.binary.data));
 
-	if (string_is(&tag, "S") && inner.type == jbvString)
+	if (item_string_is(&tag, "S") && inner.type == jbvString)
 		push_scalar(state, &inner, in_array);
-	else if (string_is(&tag, "N") && inner.type == jbvString)
+	else if (item_string_is(&tag, "N") && inner.type == jbvString)
 	{
 		v = canonical_number(inner.val.string.val, inner.val.string.len);
 		push_scalar(state, &v, in_array);
 	}
-	else if (string_is(&tag, "BOOL") && inner.type == jbvBool)
+	else if (item_string_is(&tag, "BOOL") && inner.type == jbvBool)
 		push_scalar(state, &inner, in_array);
-	else if (string_is(&tag, "NULL") && inner.type == jbvBool)
+	else if (item_string_is(&tag, "NULL") && inner.type == jbvBool)
 	{
 		if (!inner.val.boolean)
 			ddb_validation_error("One or more parameter values were invalid: Null attribute value types must have the value of true");
 		v.type = jbvNull;
 		push_scalar(state, &v, in_array);
 	}
-	else if (string_is(&tag, "B") && inner.type == jbvString)
+	else if (item_string_is(&tag, "B") && inner.type == jbvString)
 	{
 		v = canonical_base64(&inner, "a binary value");
 		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-		push_key(state, "$B");
+		ddb_push_key(state, "$B");
 		pushJsonbValue(state, WJB_VALUE, &v);
 		pushJsonbValue(state, WJB_END_OBJECT, NULL);
 	}
-	else if (string_is(&tag, "M") && inner.type == jbvBinary &&
+	else if (item_string_is(&tag, "M") && inner.type == jbvBinary &&
 			 JsonContainerIsObject(inner.val.binary.data))
 		push_map(state, inner.val.binary.data, true, false, depth);
-	else if (string_is(&tag, "L") && inner.type == jbvBinary &&
+	else if (item_string_is(&tag, "L") && inner.type == jbvBinary &&
 			 JsonContainerIsArray(inner.val.binary.data))
 		push_list(state, inner.val.binary.data, true, depth);
-	else if (string_is(&tag, "SS") || string_is(&tag, "NS") || string_is(&tag, "BS"))
+	else if (item_string_is(&tag, "SS") || item_string_is(&tag, "NS") || item_string_is(&tag, "BS"))
 	{
-		ItemType	type = string_is(&tag, "SS") ? ITEM_SS : string_is(&tag, "NS") ? ITEM_NS : ITEM_BS;
+		ItemType	type = item_string_is(&tag, "SS") ? ITEM_SS : item_string_is(&tag, "NS") ? ITEM_NS : ITEM_BS;
 
 		elems = set_elements(&inner, type, true, &n);
 		push_set(state, type, elems, n);
@@ -552,380 +538,4 @@ item_canonical(JsonbContainer *natural)
 	if (!JsonContainerIsObject(natural))
 		ddb_validation_error("An item must be a JSON object of attribute names to values");
 	return JsonbValueToJsonb(push_map(&state, natural, false, true, 0));
-}
-
-/* Pushes {"<tag>": value} as a DynamoDB-JSON AttributeValue. */
-static void
-push_tagged(JsonbParseState **state, const char *tag, JsonbValue *value)
-{
-	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	push_key(state, tag);
-	pushJsonbValue(state, WJB_VALUE, value);
-	pushJsonbValue(state, WJB_END_OBJECT, NULL);
-}
-
-/* The text of a numeric as a jbvString. */
-static JsonbValue
-numeric_string(Numeric num)
-{
-	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
-
-	return string_value(text, (int) strlen(text));
-}
-
-/* Pushes the DynamoDB-JSON AttributeValue of one natural value. */
-void
-item_push_dynamodb_value(JsonbParseState **state, JsonbValue *natural)
-{
-	JsonbValue	key;
-	JsonbValue	inner;
-	JsonbValue	v;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
-	ItemType	type = item_value_type(natural);
-
-	check_stack_depth();
-	switch (type)
-	{
-		case ITEM_S:
-			push_tagged(state, "S", natural);
-			return;
-		case ITEM_N:
-			v = numeric_string(natural->val.numeric);
-			push_tagged(state, "N", &v);
-			return;
-		case ITEM_BOOL:
-			push_tagged(state, "BOOL", natural);
-			return;
-		case ITEM_NULL:
-			v.type = jbvBool;
-			v.val.boolean = true;
-			push_tagged(state, "NULL", &v);
-			return;
-		case ITEM_B:
-			single_pair(natural->val.binary.data, &key, &inner);
-			push_tagged(state, "B", &inner);
-			return;
-		case ITEM_SS:
-		case ITEM_NS:
-		case ITEM_BS:
-			single_pair(natural->val.binary.data, &key, &inner);
-			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-			push_key(state, item_type_name(type));
-			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
-			it = JsonbIteratorInit(inner.val.binary.data);
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			{
-				if (tok != WJB_ELEM)
-					continue;
-				if (v.type == jbvNumeric)
-					v = numeric_string(v.val.numeric);
-				pushJsonbValue(state, WJB_ELEM, &v);
-			}
-			pushJsonbValue(state, WJB_END_ARRAY, NULL);
-			pushJsonbValue(state, WJB_END_OBJECT, NULL);
-			return;
-		case ITEM_L:
-			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-			push_key(state, "L");
-			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
-			it = JsonbIteratorInit(natural->val.binary.data);
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-				if (tok == WJB_ELEM)
-					item_push_dynamodb_value(state, &v);
-			pushJsonbValue(state, WJB_END_ARRAY, NULL);
-			pushJsonbValue(state, WJB_END_OBJECT, NULL);
-			return;
-		case ITEM_M:
-			/* unwrap {"$M": {...}} */
-			if (single_pair(natural->val.binary.data, &key, &inner) && string_is(&key, "$M"))
-				natural = &inner;
-			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-			push_key(state, "M");
-			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-			it = JsonbIteratorInit(natural->val.binary.data);
-			while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
-			{
-				if (tok != WJB_KEY)
-					continue;
-				pushJsonbValue(state, WJB_KEY, &key);
-				JsonbIteratorNext(&it, &v, true);
-				item_push_dynamodb_value(state, &v);
-			}
-			pushJsonbValue(state, WJB_END_OBJECT, NULL);
-			pushJsonbValue(state, WJB_END_OBJECT, NULL);
-			return;
-	}
-}
-
-/* Pushes a natural item (an object) as a DynamoDB-JSON item. */
-void
-item_push_dynamodb(JsonbParseState **state, JsonbContainer *natural)
-{
-	JsonbIterator *it = JsonbIteratorInit(natural);
-	JsonbValue	key;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-
-	while ((tok = JsonbIteratorNext(&it, &key, true)) != WJB_DONE)
-	{
-		if (tok == WJB_BEGIN_OBJECT)
-			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-		else if (tok == WJB_END_OBJECT)
-			pushJsonbValue(state, WJB_END_OBJECT, NULL);
-		else if (tok == WJB_KEY)
-		{
-			pushJsonbValue(state, WJB_KEY, &key);
-			JsonbIteratorNext(&it, &v, true);
-			item_push_dynamodb_value(state, &v);
-		}
-	}
-}
-
-/* A natural item (an object) as a DynamoDB-JSON item. */
-Jsonb *
-item_to_dynamodb(JsonbContainer *natural)
-{
-	JsonbParseState *state = NULL;
-	JsonbValue *wrapper;
-
-	/* pushed inside an array, so that the finished object is not dropped */
-	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
-	item_push_dynamodb(&state, natural);
-	wrapper = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-	return JsonbValueToJsonb(&wrapper->val.array.elems[0]);
-}
-
-/* DynamoDB's size of a number: one byte per two significant digits, plus one. */
-static int64
-number_size(Numeric num)
-{
-	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
-	int			digits = 0;
-	int			pending_zeros = 0;
-	bool		started = false;
-
-	for (char *p = text; *p; p++)
-	{
-		if (*p < '0' || *p > '9')
-			continue;
-		if (*p == '0')
-		{
-			if (started)
-				pending_zeros++;
-			continue;
-		}
-		started = true;
-		digits += pending_zeros + 1;
-		pending_zeros = 0;
-	}
-	return (digits + 1) / 2 + 1 + (text[0] == '-' ? 1 : 0);
-}
-
-/* Decoded length of canonical base64 text. */
-static int64
-base64_size(JsonbValue *v)
-{
-	int			len = v->val.string.len;
-	int			pad = 0;
-
-	if (len >= 1 && v->val.string.val[len - 1] == '=')
-		pad++;
-	if (len >= 2 && v->val.string.val[len - 2] == '=')
-		pad++;
-	return (int64) len / 4 * 3 - pad;
-}
-
-/* DynamoDB's size of one natural value (names of map entries included). */
-static int64
-value_size(JsonbValue *value)
-{
-	JsonbValue	key;
-	JsonbValue	inner;
-	JsonbValue	v;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
-	int64		size = 0;
-	ItemType	type = item_value_type(value);
-
-	check_stack_depth();
-	switch (type)
-	{
-		case ITEM_S:
-			return value->val.string.len;
-		case ITEM_N:
-			return number_size(value->val.numeric);
-		case ITEM_BOOL:
-		case ITEM_NULL:
-			return 1;
-		case ITEM_B:
-			single_pair(value->val.binary.data, &key, &inner);
-			return base64_size(&inner);
-		case ITEM_SS:
-		case ITEM_NS:
-		case ITEM_BS:
-			single_pair(value->val.binary.data, &key, &inner);
-			it = JsonbIteratorInit(inner.val.binary.data);
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			{
-				/* elements of another JSON type (written by hand) count nothing */
-				if (tok != WJB_ELEM)
-					continue;
-				if (type == ITEM_NS && v.type == jbvNumeric)
-					size += number_size(v.val.numeric);
-				else if (type == ITEM_SS && v.type == jbvString)
-					size += v.val.string.len;
-				else if (type == ITEM_BS && v.type == jbvString)
-					size += base64_size(&v);
-			}
-			return size;
-		case ITEM_L:
-		case ITEM_M:
-			if (type == ITEM_M && single_pair(value->val.binary.data, &key, &inner) &&
-				string_is(&key, "$M"))
-				value = &inner;
-			size = 3;
-			it = JsonbIteratorInit(value->val.binary.data);
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			{
-				if (tok == WJB_KEY)
-					size += v.val.string.len;
-				else if (tok == WJB_VALUE || tok == WJB_ELEM)
-					size += value_size(&v) + 1;
-			}
-			return size;
-	}
-	return size;
-}
-
-/* DynamoDB's size of a natural item: names plus values. */
-int64
-item_size(JsonbContainer *natural)
-{
-	JsonbIterator *it = JsonbIteratorInit(natural);
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	int64		size = 0;
-
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		if (tok == WJB_KEY)
-			size += v.val.string.len;
-		else if (tok == WJB_VALUE)
-			size += value_size(&v);
-	}
-	return size;
-}
-
-/* Looks up a top-level attribute of a natural item. */
-bool
-item_get_attribute(JsonbContainer *natural, const char *name, JsonbValue *out)
-{
-	if (!JsonContainerIsObject(natural))
-		ddb_validation_error("An item must be a JSON object of attribute names to values");
-	return getKeyJsonValueFromContainer(natural, name, (int) strlen(name), out) != NULL;
-}
-
-/* Raises DynamoDB's error for an empty key value. */
-static void
-report_empty_key(const KeyRole *role, bool binary)
-{
-	const char *what = binary ? "binary" : "string";
-
-	if (role->index_name)
-		ddb_validation_error("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
-							 what, role->index_name, role->attribute);
-	ddb_validation_error("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
-						 what, role->attribute);
-}
-
-/* Makes a ddb_key datum from a natural value of the expected key type. */
-bool
-item_value_to_key(JsonbValue *value, char expected, const KeyRole *role, Datum *key)
-{
-	uint8_t		enc[KEY_MAX_ENCODED];
-	size_t		enclen;
-	size_t		limit = role->range ? ITEM_MAX_RANGE_KEY : ITEM_MAX_HASH_KEY;
-	size_t		len;
-	KeyStatus	status;
-	ItemType	type = item_value_type(value);
-	JsonbValue	k;
-	JsonbValue	inner;
-	bytea	   *bytes = NULL;
-
-	if ((expected == 'S' && type != ITEM_S) || (expected == 'N' && type != ITEM_N) ||
-		(expected == 'B' && type != ITEM_B))
-		return false;
-
-	if (type == ITEM_S)
-		len = value->val.string.len;
-	else if (type == ITEM_B)
-	{
-		single_pair(value->val.binary.data, &k, &inner);
-		bytes = decode_base64(inner.val.string.val, inner.val.string.len, "a binary key");
-		len = VARSIZE(bytes) - VARHDRSZ;
-	}
-	else
-		len = 0;
-	if (type != ITEM_N && len == 0)
-		report_empty_key(role, type == ITEM_B);
-	if (len > limit)
-	{
-		if (role->range)
-			ddb_validation_error("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
-		ddb_validation_error("One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of 2048 bytes");
-	}
-
-	if (type == ITEM_S)
-		status = key_encode_string(value->val.string.val, len, enc, &enclen);
-	else if (type == ITEM_B)
-		status = key_encode_binary((const uint8_t *) VARDATA(bytes), len, enc, &enclen);
-	else
-	{
-		char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out,
-															   NumericGetDatum(value->val.numeric)));
-
-		status = key_encode_number(text, strlen(text), enc, &enclen);
-	}
-	if (status != KEY_OK)
-		ddb_key_report(status);
-	*key = PointerGetDatum(ddb_key_from_encoded(enc, enclen));
-	return true;
-}
-
-/* Makes the natural value of a ddb_key datum. */
-void
-item_key_to_value(Datum key, JsonbValue *out)
-{
-	struct varlena *k = PG_DETOAST_DATUM_PACKED(key);
-	const uint8_t *enc = DDB_KEY_DATA(k);
-	size_t		len = DDB_KEY_LEN(k);
-	char		number[KEY_MAX_NUMBER_TEXT + 1];
-	JsonbParseState *state = NULL;
-	JsonbValue	v;
-	size_t		n;
-
-	switch (enc[0])
-	{
-		case KEY_TAG_S:
-			*out = string_value((const char *) enc + 1, (int) len - 1);
-			return;
-		case KEY_TAG_N:
-			n = key_format_number(enc, len, number);
-			number[n] = '\0';
-			out->type = jbvNumeric;
-			out->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(number),
-																   ObjectIdGetDatum(InvalidOid),
-																   Int32GetDatum(-1)));
-			return;
-		default:
-			v = base64_value((const char *) enc + 1, (int) len - 1);
-			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-			push_key(&state, "$B");
-			pushJsonbValue(&state, WJB_VALUE, &v);
-			out->type = jbvBinary;
-			out->val.binary.data = &JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL))->root;
-			out->val.binary.len = 0;
-			return;
-	}
 }
