@@ -40,6 +40,7 @@ OBJS = \
 	src/table/drop_guard.o \
 	src/table/stream_capture.o \
 	src/expr/reserved_words.o \
+	src/expr/expr_lex.o \
 	src/expr/expr_parse.o \
 	src/expr/expr_eval.o \
 	src/itemexpr/placeholders.o \

@@ -13,8 +13,8 @@ CC="${FUZZ_CC:-clang-14}"
 sources_of() {
     case "$1" in
         key_text)   echo "-Isrc/key src/key/key_codec.c" ;;
-        expr_parse) echo "-Isrc/expr src/expr/reserved_words.c src/expr/expr_parse.c" ;;
-        expr_eval)  echo "-Isrc/expr src/expr/reserved_words.c src/expr/expr_parse.c src/expr/expr_eval.c" ;;
+        expr_parse) echo "-Isrc/expr src/expr/reserved_words.c src/expr/expr_lex.c src/expr/expr_parse.c" ;;
+        expr_eval)  echo "-Isrc/expr src/expr/reserved_words.c src/expr/expr_lex.c src/expr/expr_parse.c src/expr/expr_eval.c" ;;
         *)          return 1 ;;
     esac
 }
