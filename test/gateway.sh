@@ -53,6 +53,11 @@ check "a body that is not JSON is SerializationException" "400 com.amazon.coral.
 check "DynamoDB Streams' operations are served (X-Amz-Target DynamoDBStreams_20120810)" '200 {"Streams": []}' \
     "$(curl -s -o "$WORK/body" -w '%{http_code}' -X POST "$URL" -H 'X-Amz-Target: DynamoDBStreams_20120810.ListStreams' \
         -H 'Content-Type: application/x-amz-json-1.0' --data-binary '{}') $(cat "$WORK/body")"
+psql -X -q -d "$DB" -c "SELECT ddb.create_table('Broken', 'pk')" -c 'DROP TABLE public."Broken"' >/dev/null
+check "a fault of the server's (a table's relation dropped behind its back) is 500 InternalServerError" "500" \
+    "$(call GetItem '{"TableName": "Broken", "Key": {"pk": {"S": "a"}}}')"
+check "logged with the request id the response carries" "1" \
+    "$(grep -c "ddb-gateway: request $(header x-amzn-RequestId): status 500" "$WORK/gateway.log")"
 check "PartiQL is served" '200 {"Items": [{"n": {"N": "1"}}]}' \
     "$(call ExecuteStatement '{"Statement": "SELECT n FROM \"Gateway\" WHERE pk = ?", "Parameters": [{"S": "a"}]}') $(cat "$WORK/body")"
 check "a request without X-Amz-Target is refused" "400" \

@@ -31,7 +31,11 @@ typedef struct RequestBody
 	int			too_large;		/* over GATEWAY_MAX_BODY: not kept */
 } RequestBody;
 
-/* Queues a response with DynamoDB's headers. */
+/*
+ * Queues a response with DynamoDB's headers.  A server fault (5xx) is also
+ * logged on stderr with the request id the response carries, so that an
+ * operator can find what a client reports.
+ */
 static enum MHD_Result
 respond(struct MHD_Connection *connection, unsigned int status, const char *body)
 {
@@ -47,6 +51,8 @@ respond(struct MHD_Connection *connection, unsigned int status, const char *body
 	MHD_add_response_header(response, "Content-Type", "application/x-amz-json-1.0");
 	MHD_add_response_header(response, "x-amz-crc32", crc);
 	MHD_add_response_header(response, "x-amzn-RequestId", request_id);
+	if (status >= 500)
+		fprintf(stderr, "ddb-gateway: request %s: status %u: %s\n", request_id, status, body);
 	result = MHD_queue_response(connection, status, response);
 	MHD_destroy_response(response);
 	return result;
