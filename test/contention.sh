@@ -53,6 +53,25 @@ check "a single write meeting one in flight is TransactionConflictException" "ye
 check "neither waited for the transaction in flight" "yes" "$([ "$waited_ms" -lt 1200 ] && echo yes)"
 check "the transaction in flight committed" "1 1" "$(q -c "SELECT string_agg(item->>'n', ' ' ORDER BY pk) FROM public.\"Counters\"")"
 
+# A plain SQL writer (no claim) holds b's row and then waits for a, which a
+# transaction has written while it waits for b: PostgreSQL breaks the
+# deadlock in the transaction that waited first, and that action is a
+# TransactionConflict reason, not an error of its own.
+{
+    echo "BEGIN;"
+    echo "UPDATE public.\"Counters\" SET item = item WHERE pk = 'b';"
+    echo "SELECT pg_sleep(1);"
+    echo "UPDATE public.\"Counters\" SET item = item WHERE pk = 'a';"
+    echo "COMMIT;"
+} | q >"$WORK/sql-writer.out" 2>&1 &
+writer=$!
+sleep 0.3
+psql -X -q -At -d "$DB" -c "SELECT ddb.execute('TransactWriteItems', '$both_ab')" >"$WORK/deadlocked.out" 2>&1
+wait "$writer"
+check "a deadlock inside an action is a TransactionConflict reason" "yes" \
+    "$(grep -q 'TransactionCanceledException.*"Code": "TransactionConflict"' "$WORK/deadlocked.out" && echo yes)"
+check "and the SQL writer went on" "0" "$(grep -c ERROR "$WORK/sql-writer.out")"
+
 # 8 clients: transactions adding 1 to a and b in opposite orders, and
 # single writes adding 1 to s of a.  Every outcome is recorded; none may be
 # an error of another kind, and the counters must equal what committed.

@@ -131,6 +131,10 @@ check "a signature dated 20 minutes ahead is not yet current" "400 InvalidSignat
 check "one dated 10 minutes off is within the skew AWS allows" "200 " "$(signed "$key_id" "$secret" GetItem "$get" -600)"
 check "an Authorization header without its parts is IncompleteSignatureException" "400 IncompleteSignatureException" \
     "$(printf 'X-Amz-Date: %s\nAuthorization: AWS4-HMAC-SHA256 Credential=%s\n' "$(date -u +%Y%m%dT%H%M%SZ)" "$key_id" >"$WORK/signed"; send GetItem "$get")"
+check "an Authorization header without X-Amz-Date is IncompleteSignatureException" "400 IncompleteSignatureException" \
+    "$(sign "$key_id" "$secret" GetItem "$get"; grep '^Authorization' "$WORK/signed" >"$WORK/nodate"; mv "$WORK/nodate" "$WORK/signed"; send GetItem "$get")"
+check "a signed header the request lacks is IncompleteSignatureException" "400 IncompleteSignatureException" \
+    "$(SIGV4_SIGNED='content-type;host;x-amz-date;x-amz-target;x-missing' signed "$key_id" "$secret" GetItem "$get")"
 check "an X-Amz-Target left unsigned is refused" "400 InvalidSignatureException" \
     "$(SIGV4_SIGNED='content-type;host;x-amz-date' signed "$key_id" "$secret" GetItem "$get")"
 check "with AWS's message" "1" "$(grep -c "'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization." "$WORK/body")"

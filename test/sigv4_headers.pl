@@ -16,7 +16,7 @@ my $scope = "$day/us-east-1/dynamodb/aws4_request";
 my %headers = ('content-type' => 'application/x-amz-json-1.0', 'host' => $host,
                'x-amz-date' => $amz_date, 'x-amz-target' => $target);
 my $signed = $ENV{SIGV4_SIGNED} // 'content-type;host;x-amz-date;x-amz-target';
-my $canonical = "POST\n/\n\n" . join('', map { "$_:$headers{$_}\n" } split(/;/, $signed))
+my $canonical = "POST\n/\n\n" . join('', map { "$_:" . ($headers{$_} // "") . "\n" } split(/;/, $signed))
     . "\n$signed\n" . sha256_hex($body);
 my $to_sign = "AWS4-HMAC-SHA256\n$amz_date\n$scope\n" . sha256_hex($canonical);
 my $key = hmac_sha256($day, "AWS4$secret");

@@ -321,9 +321,10 @@ api_transact_write(Jsonb *request, const bool *inserts)
 	}
 
 	/*
-	 * The items, claimed without waiting before anything is written: one
-	 * another transaction holds cancels this one (TransactionConflict), as
-	 * DynamoDB cancels, so that two transactions never wait on each other.
+	 * The items, claimed before anything is written (each tried for 10 ms at
+	 * most): one another transaction holds cancels this one
+	 * (TransactionConflict), as DynamoDB cancels, so that two transactions
+	 * never wait on each other's rows.
 	 */
 	for (int i = 0; i < n; i++)
 	{
