@@ -39,6 +39,7 @@ OBJS = \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
 	src/table/stream_capture.o \
+	src/table/table_access.o \
 	src/expr/reserved_words.o \
 	src/expr/expr_lex.o \
 	src/expr/expr_parse.o \
@@ -62,6 +63,7 @@ OBJS = \
 	src/api/batch_ops.o \
 	src/api/collection_metrics.o \
 	src/api/item_sql.o \
+	src/api/tokens.o \
 	src/api/execute.o
 
 WERROR ?=
@@ -102,7 +104,9 @@ INSTALL_SQL = \
 	sql/drop_guard.sql \
 	sql/api.sql \
 	sql/access_keys.sql \
+	sql/tokens.sql \
 	sql/streams.sql \
+	sql/security.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \
 	sql/models/underwriting.sql \

@@ -178,6 +178,7 @@ DECLARE
     g jsonb;
     gkeys record;
 BEGIN
+    PERFORM ddb.check_table_access(coalesce(name, ''), 'CreateTable', 'create');
     IF name IS NULL THEN
         PERFORM ddb.validation_error('The parameter ''TableName'' is required but was not present in the request');
     END IF;
@@ -261,6 +262,8 @@ BEGIN
     IF request->>'TableName' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'DescribeTable', 'read');
     RETURN jsonb_build_object('Table', ddb.describe_table(request->>'TableName'));
 END $$;
 
@@ -301,8 +304,9 @@ DECLARE
 BEGIN
     SELECT array_agg(table_name ORDER BY table_name COLLATE "C") INTO names
     FROM (SELECT table_name FROM ddb.tables
-          WHERE request->>'ExclusiveStartTableName' IS NULL
-             OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C"
+          WHERE (request->>'ExclusiveStartTableName' IS NULL
+                 OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C")
+            AND ddb.may_see_table(schema_name, relation_name)
           ORDER BY table_name COLLATE "C" LIMIT page_size + 1) t;
     names := coalesce(names, '{}');
     IF cardinality(names) > page_size THEN
@@ -323,6 +327,8 @@ BEGIN
     IF request->>'TableName' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'DeleteTable', 'own');
     description := ddb.describe_table(request->>'TableName');
     PERFORM ddb.delete_table(request->>'TableName');
     RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
@@ -342,6 +348,8 @@ BEGIN
     IF spec IS NULL OR jsonb_typeof(spec->'Enabled') IS DISTINCT FROM 'boolean' THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''timeToLiveSpecification.enabled'' failed to satisfy constraint: Member must not be null');
     END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'UpdateTimeToLive', 'own');
     PERFORM ddb.update_time_to_live(request->>'TableName', spec->>'AttributeName', (spec->>'Enabled')::boolean);
     RETURN jsonb_build_object('TimeToLiveSpecification', spec);
 END $$;
@@ -355,6 +363,7 @@ DECLARE
     t ddb.tables;
 BEGIN
     t := ddb.require_table(coalesce(request->>'TableName', ''));
+    PERFORM ddb.check_table_access(t.table_name, 'DescribeTimeToLive', 'read');
     RETURN jsonb_build_object('TimeToLiveDescription',
         CASE WHEN t.ttl_attribute IS NULL THEN '{"TimeToLiveStatus": "DISABLED"}'::jsonb
              ELSE jsonb_build_object('TimeToLiveStatus', 'ENABLED', 'AttributeName', t.ttl_attribute) END);
@@ -395,6 +404,7 @@ DECLARE
     t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
     added jsonb;
 BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'TagResource', 'write');
     IF jsonb_typeof(request->'Tags') IS DISTINCT FROM 'array' OR jsonb_array_length(request->'Tags') = 0 THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tags'' failed to satisfy constraint: Member must not be null');
     END IF;
@@ -407,7 +417,7 @@ BEGIN
     IF (SELECT count(*) FROM jsonb_object_keys(t.tags || added)) > 50 THEN
         RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = 'The number of tags exceeds the limit of 50 tags per resource';
     END IF;
-    UPDATE ddb.tables SET tags = tags || added WHERE tables.table_name = t.table_name;
+    PERFORM ddb.set_table_tags(t.table_name, t.tags || added);
     RETURN '{}';
 END $$;
 
@@ -419,11 +429,11 @@ AS $$
 DECLARE
     t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
 BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'UntagResource', 'write');
     IF jsonb_typeof(request->'TagKeys') IS DISTINCT FROM 'array' THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tagKeys'' failed to satisfy constraint: Member must not be null');
     END IF;
-    UPDATE ddb.tables SET tags = tags - ARRAY(SELECT jsonb_array_elements_text(request->'TagKeys'))
-    WHERE tables.table_name = t.table_name;
+    PERFORM ddb.set_table_tags(t.table_name, t.tags - ARRAY(SELECT jsonb_array_elements_text(request->'TagKeys')));
     RETURN '{}';
 END $$;
 
@@ -435,6 +445,7 @@ AS $$
 DECLARE
     t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
 BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'ListTagsOfResource', 'read');
     RETURN jsonb_build_object('Tags', coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
                                                 FROM jsonb_each_text(t.tags)), '[]'));
 END $$;
@@ -495,6 +506,7 @@ BEGIN
     END IF;
     PERFORM ddb.check_name('tableName', name);
     t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
     IF t.model IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);

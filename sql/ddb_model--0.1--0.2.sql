@@ -142,6 +142,8 @@ BEGIN
     END IF;
     -- backfill: rewriting each item through the trigger indexes it
     EXECUTE format('UPDATE %I.%I SET item = item', t.schema_name, t.relation_name);
+    -- the roles given the table read its new index (sql/security.sql)
+    PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
 
 -- Every difference between a table's items and its GSIs: entries missing,
@@ -307,6 +309,7 @@ DECLARE
     t ddb.tables;
 BEGIN
     t := ddb.require_table(coalesce(request->>'TableName', ''));
+    PERFORM ddb.check_table_access(t.table_name, 'DescribeTimeToLive', 'read');
     RETURN jsonb_build_object('TimeToLiveDescription',
         CASE WHEN t.ttl_attribute IS NULL THEN '{"TimeToLiveStatus": "DISABLED"}'::jsonb
              ELSE jsonb_build_object('TimeToLiveStatus', 'ENABLED', 'AttributeName', t.ttl_attribute) END);
@@ -333,6 +336,7 @@ BEGIN
     END IF;
     PERFORM ddb.check_name('tableName', name);
     t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
     IF t.model IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
@@ -387,6 +391,7 @@ DECLARE
 BEGIN
     IF request ? 'TableName' THEN
         PERFORM ddb.require_table(coalesce(request->>'TableName', ''));
+        PERFORM ddb.check_table_access(request->>'TableName', 'ListStreams', 'read');
     END IF;
     SELECT jsonb_agg(jsonb_build_object('StreamArn', arn, 'TableName', table_name, 'StreamLabel', stream_label) ORDER BY arn),
            CASE WHEN count(*) = page_size THEN max(arn) END
@@ -395,8 +400,705 @@ BEGIN
           FROM ddb.tables
           WHERE stream_label IS NOT NULL
             AND (NOT request ? 'TableName' OR table_name = request->>'TableName')
+            AND ddb.may_read_table(table_name)
             AND ddb.stream_arn(table_name, stream_label) > coalesce(request->>'ExclusiveStartStreamArn', '')
           ORDER BY 1 LIMIT page_size) s;
     RETURN jsonb_build_object('Streams', coalesce(streams, '[]'))
         || CASE WHEN last_arn IS NOT NULL THEN jsonb_build_object('LastEvaluatedStreamArn', last_arn) ELSE '{}' END;
+END $$;
+
+-- ===========================================================================
+-- 0.2: authorization (docs/security.md).  Tokens sealed with a server
+-- secret; grants of tables to roles; an access key acts as a role; every
+-- table operation checks the caller's privileges.
+-- ===========================================================================
+
+-- ---------------------------------------------------------------------------
+-- Opaque tokens (shard iterators, PartiQL's NextToken): sealed with this
+-- secret by src/api/tokens.c.  Only the owner reads it; it is not dumped,
+-- so a restored database makes a new one (and old tokens stop opening).
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE ddb.server_secret (
+    secret bytea NOT NULL CHECK (octet_length(secret) >= 30)
+);
+CREATE UNIQUE INDEX server_secret_one_row ON ddb.server_secret ((true));
+-- 244 random bits from the operating system's strong source
+INSERT INTO ddb.server_secret
+VALUES (decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
+
+-- A token for a payload, sealed for a purpose.
+CREATE FUNCTION ddb.seal_token(purpose text, payload text) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_seal_token' LANGUAGE C STABLE STRICT;
+-- The payload of a token sealed for a purpose, or NULL when it was edited, forged or sealed for another.
+CREATE FUNCTION ddb.open_token(purpose text, token text) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_open_token' LANGUAGE C STABLE STRICT;
+
+-- ---------------------------------------------------------------------------
+-- Security (docs/security.md): PostgreSQL's privileges decide who may
+-- touch a table.  Reading a table takes SELECT on its relation, writing
+-- takes SELECT, INSERT, UPDATE and DELETE; changing its definition takes
+-- ownership.  ddb.grant_tables gives a role (an access key of ddb-gateway
+-- acts as one) table name patterns, read-only or read-write, and leading
+-- keys (row-level security on the partition key); the C checks of
+-- src/table/table_access.c refuse with DynamoDB's AccessDeniedException
+-- before a statement runs, and the executor checks again.  Derived rows
+-- (GSI entries, stream records, transaction tokens) are written as their
+-- owner by C code that checked the caller first.
+-- ---------------------------------------------------------------------------
+
+-- every role may call the functions; the tables' privileges decide
+GRANT USAGE ON SCHEMA ddb TO PUBLIC;
+-- table names and key schemas are no secret to SQL users, as pg_class is not
+GRANT SELECT ON ddb.tables, ddb.indexes TO PUBLIC;
+
+-- ddb.execute as a role the caller may SET ROLE to (ddb-gateway's access keys).
+CREATE FUNCTION ddb.execute_as(role_name name, operation text, request jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_execute_as' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute_as(name, text, jsonb) IS
+    'ddb.execute with the privileges of a role the caller may SET ROLE to';
+
+-- Raises AccessDeniedException unless the current user may 'read', 'write'
+-- or 'own' a table, naming the DynamoDB action.
+CREATE FUNCTION ddb.check_table_access(table_name text, action text, access text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_table_access' LANGUAGE C VOLATILE STRICT;
+
+-- Sets a table's tags (TagResource, UntagResource): for whoever may write the table.
+CREATE FUNCTION ddb.set_table_tags(table_name text, tags jsonb) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_set_table_tags' LANGUAGE C VOLATILE STRICT;
+
+-- True when the current user holds any privilege on a table (ListTables).
+CREATE FUNCTION ddb.may_see_table(schema_name name, relation_name name) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = may_see_table.schema_name AND c.relname = may_see_table.relation_name), false);
+
+-- True when the current user may read a table, by DynamoDB name (its stream, its stream's records).
+CREATE FUNCTION ddb.may_read_table(table_name text) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT')
+                 FROM ddb.tables t JOIN pg_namespace n ON n.nspname = t.schema_name
+                      JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.relation_name
+                 WHERE t.table_name = may_read_table.table_name), false);
+
+-- Stream records: every reader sees the records of the tables it may read.
+GRANT SELECT ON ddb.stream_records TO PUBLIC;
+ALTER TABLE ddb.stream_records ENABLE ROW LEVEL SECURITY;
+CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC USING (ddb.may_read_table(table_name));
+
+-- ---------------------------------------------------------------------------
+-- Grants of tables to roles (docs/security.md)
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE ddb.table_grants (
+    role_name name NOT NULL,
+    table_pattern text NOT NULL,    -- a table name, or a pattern with * (orders_*)
+    read_only boolean NOT NULL,
+    leading_keys text[],            -- partition keys the role may touch (tenant#1, tenant#1#*); NULL: any
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (role_name, table_pattern)
+);
+COMMENT ON TABLE ddb.table_grants IS 'What ddb.grant_tables gave each role: table patterns, read-only or read-write, leading keys';
+SELECT pg_catalog.pg_extension_config_dump('ddb.table_grants', '');
+
+-- True when a DynamoDB table name matches a grant's pattern (* stands for any characters).
+CREATE FUNCTION ddb.table_pattern_matches(table_name text, pattern text) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN table_name LIKE replace(replace(replace(pattern, '\', '\\'), '_', '\_'), '*', '%');
+
+-- True when a partition key is one of the leading keys (a string ending in * is a prefix).
+CREATE FUNCTION ddb.leading_key_matches(key ddb.ddb_key, leading_keys text[]) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN ddb.key_type(key) = 'S'
+            THEN EXISTS (SELECT FROM unnest(leading_keys) k
+                         WHERE CASE WHEN right(k, 1) = '*' THEN starts_with(ddb.text(key), left(k, -1))
+                                    ELSE ddb.text(key) = k END)
+            ELSE false END;
+
+-- Whether the leading keys of the grants that reach a user allow a
+-- partition key of a table: NULL when no grant reaches it, true when one
+-- without leading keys does (src/table/table_access.c asks, as the owner).
+CREATE FUNCTION ddb.leading_keys_allow(table_name text, key ddb.ddb_key, member oid) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT bool_or(g.leading_keys IS NULL OR ddb.leading_key_matches(key, g.leading_keys))
+        FROM ddb.table_grants g
+        WHERE ddb.table_pattern_matches(leading_keys_allow.table_name, g.table_pattern)
+          AND to_regrole(quote_ident(g.role_name)) IS NOT NULL
+          AND pg_has_role(member, to_regrole(quote_ident(g.role_name)), 'USAGE'));
+
+-- The name of the policy ddb.grant_tables gives a role on a relation (at most 63 bytes, one per role).
+CREATE FUNCTION ddb.grant_policy_name(role_name name) RETURNS name
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ('ddb_grant ' || left(role_name, 40) || ' ' || left(md5(role_name), 8))::name;
+
+-- Makes a table's privileges and policies what ddb.table_grants says:
+-- what earlier grants gave is taken back, then every grant whose pattern
+-- matches is given, on the table and on its index relations (read there).
+CREATE FUNCTION ddb.apply_table_grants(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    rel name;
+    is_base boolean;
+    p record;
+    g record;
+    role_name name;
+    rule text;
+BEGIN
+    FOR rel, is_base IN SELECT t.relation_name, true
+                        UNION ALL SELECT i.relation_name, false FROM ddb.indexes i WHERE i.table_name = t.table_name LOOP
+        FOR p IN SELECT polname, polroles FROM pg_policy
+                 WHERE polrelid = format('%I.%I', t.schema_name, rel)::regclass AND polname LIKE 'ddb\_grant %' LOOP
+            EXECUTE format('DROP POLICY %I ON %I.%I', p.polname, t.schema_name, rel);
+            FOREACH role_name IN ARRAY ARRAY(SELECT rolname FROM pg_roles WHERE oid = ANY (p.polroles)) LOOP
+                EXECUTE format('REVOKE ALL ON %I.%I FROM %I', t.schema_name, rel, role_name);
+            END LOOP;
+        END LOOP;
+        FOR g IN SELECT gr.role_name, bool_and(gr.read_only) AS read_only,
+                        bool_or(gr.leading_keys IS NULL) AS any_key,
+                        array_remove(array_agg(DISTINCT k), NULL) AS leading_keys
+                 FROM ddb.table_grants gr LEFT JOIN LATERAL unnest(gr.leading_keys) k ON true
+                 WHERE ddb.table_pattern_matches(t.table_name, gr.table_pattern)
+                   AND to_regrole(quote_ident(gr.role_name)) IS NOT NULL
+                 GROUP BY gr.role_name LOOP
+            rule := CASE WHEN g.any_key THEN 'true'
+                         ELSE format('ddb.leading_key_matches(pk, %L::text[])', g.leading_keys) END;
+            EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', t.schema_name, g.role_name);
+            IF is_base AND NOT g.read_only THEN
+                EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I TO %I USING (%s) WITH CHECK (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule, rule);
+            ELSE
+                EXECUTE format('GRANT SELECT ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I FOR SELECT TO %I USING (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule);
+            END IF;
+            IF NOT g.any_key THEN
+                EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.schema_name, rel);
+            END IF;
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- Gives a role the tables whose names match a pattern (Orders, orders_*),
+-- now and as they are created, read-only or read-write, limited to items
+-- whose partition key is one of leading_keys (a value, or a prefix ending
+-- in *) when given; returns the number of existing tables it reached.
+CREATE FUNCTION ddb.grant_tables(role_name name, table_pattern text, read_only boolean DEFAULT false,
+                                 leading_keys text[] DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer := 0;
+    t record;
+BEGIN
+    IF to_regrole(quote_ident(role_name)) IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '42704', MESSAGE = format('role "%s" does not exist', role_name),
+            HINT = 'Create it first: CREATE ROLE ... NOLOGIN.';
+    END IF;
+    IF table_pattern IS NULL OR table_pattern !~ '^[a-zA-Z0-9_.*-]{1,255}$' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('invalid table pattern "%s"', table_pattern),
+            HINT = 'A pattern is a table name in which * stands for any characters: Orders, orders_*.';
+    END IF;
+    IF read_only IS NULL OR cardinality(leading_keys) = 0 OR array_position(leading_keys, NULL) IS NOT NULL
+       OR EXISTS (SELECT FROM unnest(leading_keys) k WHERE k IN ('', '*')) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'invalid grant: read_only must not be null, and each leading key is a non-empty value or prefix*';
+    END IF;
+    IF leading_keys IS NOT NULL AND EXISTS (SELECT FROM ddb.tables x WHERE ddb.table_pattern_matches(x.table_name, table_pattern)
+                                                                      AND x.attribute_types->>x.hash_key <> 'S') THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'leading keys need tables whose partition key is a string (S)';
+    END IF;
+    INSERT INTO ddb.table_grants AS g (role_name, table_pattern, read_only, leading_keys)
+    VALUES (role_name, table_pattern, read_only, leading_keys)
+    ON CONFLICT ON CONSTRAINT table_grants_pkey
+    DO UPDATE SET read_only = excluded.read_only, leading_keys = excluded.leading_keys, created_at = now();
+    FOR t IN SELECT x.table_name FROM ddb.tables x WHERE ddb.table_pattern_matches(x.table_name, table_pattern) LOOP
+        PERFORM ddb.apply_table_grants(t.table_name);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END $$;
+
+-- Takes back a grant of ddb.grant_tables; returns the number of existing tables it reached.
+CREATE FUNCTION ddb.revoke_tables(role_name name, table_pattern text) RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer := 0;
+    t record;
+BEGIN
+    DELETE FROM ddb.table_grants g WHERE g.role_name = revoke_tables.role_name AND g.table_pattern = revoke_tables.table_pattern;
+    FOR t IN SELECT x.table_name FROM ddb.tables x WHERE ddb.table_pattern_matches(x.table_name, table_pattern) LOOP
+        PERFORM ddb.apply_table_grants(t.table_name);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END $$;
+
+-- A 0.1 access key limited to some tables becomes the key of a role of its
+-- own, ddb_key_<id> (NOLOGIN), given those tables read-write; a key for
+-- every table keeps the gateway's own privileges.
+DO $$
+DECLARE
+    k record;
+    r name;
+BEGIN
+    FOR k IN SELECT access_key_id, tables FROM ddb.access_keys WHERE tables IS NOT NULL LOOP
+        r := ('ddb_key_' || lower(k.access_key_id))::name;
+        IF to_regrole(quote_ident(r)) IS NULL THEN
+            EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+            RAISE NOTICE 'access key % now acts as the new role %', k.access_key_id, r;
+        END IF;
+        PERFORM ddb.grant_tables(r, t, false) FROM unnest(k.tables) t WHERE t ~ '^[a-zA-Z0-9_.-]{1,255}$';
+    END LOOP;
+END $$;
+ALTER TABLE ddb.access_keys RENAME COLUMN tables TO role_name;
+ALTER TABLE ddb.access_keys ALTER COLUMN role_name TYPE name
+    USING CASE WHEN role_name IS NOT NULL THEN ('ddb_key_' || lower(access_key_id))::name END;
+
+DROP FUNCTION ddb.create_access_key(text[]);
+-- Creates an access key acting as a role (with the gateway's own
+-- privileges when role_name is NULL) and returns its id and secret, as AWS
+-- shows them: once.
+CREATE FUNCTION ddb.create_access_key(role_name name DEFAULT NULL, OUT access_key_id text, OUT secret_access_key text)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF role_name IS NOT NULL AND to_regrole(quote_ident(role_name)) IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '42704', MESSAGE = format('role "%s" does not exist', role_name),
+            HINT = 'Create it first (CREATE ROLE ... NOLOGIN), give it tables with ddb.grant_tables, and let the gateway''s user SET ROLE to it.';
+    END IF;
+    access_key_id := 'AKDDB' || upper(substr(replace(gen_random_uuid()::text, '-', ''), 1, 15));
+    secret_access_key := encode(decode(substr(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 1, 60), 'hex'), 'base64');
+    INSERT INTO ddb.access_keys (access_key_id, secret_access_key, role_name)
+    VALUES (access_key_id, secret_access_key, role_name);
+END $$;
+
+-- Creates a DynamoDB table as <schema>."<table_name>" (docs/tables.md).
+CREATE OR REPLACE FUNCTION ddb.create_table(
+    table_name text,
+    hash_key text,
+    hash_key_type text DEFAULT 'S',
+    range_key text DEFAULT NULL,
+    range_key_type text DEFAULT 'S',
+    schema_name name DEFAULT 'public',
+    partitions integer DEFAULT 0,
+    ttl_attribute text DEFAULT NULL
+) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel name := ddb.relation_name(table_name);
+    types jsonb;
+BEGIN
+    PERFORM ddb.check_name('tableName', table_name);
+    PERFORM ddb.check_key_type(hash_key, hash_key_type);
+    IF hash_key IS NULL OR hash_key = '' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: the hash key attribute name is empty');
+    END IF;
+    IF range_key IS NOT NULL THEN
+        PERFORM ddb.check_key_type(range_key, range_key_type);
+        IF range_key = hash_key THEN
+            PERFORM ddb.validation_error('Both the Hash Key and the Range Key element in the KeySchema have the same name');
+        END IF;
+    END IF;
+    IF partitions IS NULL OR partitions < 0 OR partitions > 1024 THEN
+        PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
+    END IF;
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
+    END IF;
+    types := jsonb_build_object(hash_key, hash_key_type);
+    IF range_key IS NOT NULL THEN
+        types := types || jsonb_build_object(range_key, range_key_type);
+    END IF;
+
+    IF NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = schema_name) THEN
+        EXECUTE format('CREATE SCHEMA %I', schema_name);
+    END IF;
+    -- the primary key is named "<relation>$pkey": "$" appears in no DynamoDB
+    -- name, so a table called "<name>_pkey" cannot collide with it
+    EXECUTE format(
+        'CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, expires_at bigint, '
+        'item_size integer NOT NULL, CONSTRAINT %I PRIMARY KEY (pk%s)) %s',
+        schema_name, rel,
+        CASE WHEN range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
+        ddb.relation_name(rel || '$pkey'),
+        CASE WHEN range_key IS NOT NULL THEN ', sk' ELSE '' END,
+        CASE WHEN partitions > 0 THEN 'PARTITION BY HASH (pk)' ELSE '' END);
+    PERFORM ddb.create_partitions(schema_name, rel, partitions);
+    -- "$" appears in no DynamoDB name, so this cannot meet a GSI's "<table>:<index>"
+    EXECUTE format('CREATE INDEX %I ON %I.%I (expires_at) WHERE expires_at IS NOT NULL',
+                   ddb.relation_name(rel || '$expires_at'), schema_name, rel);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', schema_name, rel,
+                   'DynamoDB table ' || table_name || ' (ddb_model); write through ddb.put_item / ddb.execute');
+
+    INSERT INTO ddb.tables (table_name, schema_name, relation_name, hash_key, range_key,
+                            attribute_types, partitions, ttl_attribute)
+    VALUES (table_name, schema_name, rel, hash_key, range_key, types, partitions, ttl_attribute);
+    -- the roles given tables of this name (sql/security.sql)
+    PERFORM ddb.apply_table_grants(table_name);
+END $$;
+
+-- CreateTable.
+CREATE OR REPLACE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    keys record;
+    types jsonb := '{}';
+    used text[] := '{}';
+    d jsonb;
+    position bigint;
+    g jsonb;
+    gkeys record;
+BEGIN
+    PERFORM ddb.check_table_access(coalesce(name, ''), 'CreateTable', 'create');
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('The parameter ''TableName'' is required but was not present in the request');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
+    IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    FOR d, position IN SELECT value, ordinality FROM jsonb_array_elements(request->'AttributeDefinitions') WITH ORDINALITY LOOP
+        IF types ? (d->>'AttributeName') THEN
+            PERFORM ddb.validation_error('Cannot have two attributes with the same name');
+        END IF;
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType',
+                                   format('attributeDefinitions.%s.member.attributeType', position));
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    used := ARRAY[keys.hash_key] || CASE WHEN keys.range_key IS NOT NULL THEN ARRAY[keys.range_key] ELSE '{}' END;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
+        used := used || gkeys.hash_key || CASE WHEN gkeys.range_key IS NOT NULL THEN ARRAY[gkeys.range_key] ELSE '{}' END;
+    END LOOP;
+    -- a local secondary index: the table's hash key, another range key, on a table that has one
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        IF keys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex');
+        END IF;
+        IF gkeys.hash_key IS DISTINCT FROM keys.hash_key OR gkeys.range_key IS NULL THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s',
+                g->>'IndexName', gkeys.hash_key, keys.hash_key));
+        END IF;
+        used := used || gkeys.range_key;
+    END LOOP;
+    IF EXISTS (SELECT FROM unnest(used) u WHERE NOT types ? u) THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]',
+            array_to_string(used, ', '), (SELECT string_agg(k, ', ') FROM jsonb_object_keys(types) k)));
+    END IF;
+    IF EXISTS (SELECT FROM jsonb_object_keys(types) k WHERE k <> ALL (used)) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions');
+    END IF;
+    IF (SELECT count(DISTINCT value->>'IndexName') <> count(*)
+        FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                  || coalesce(request->'LocalSecondaryIndexes', '[]'))) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: '
+            || (SELECT value->>'IndexName' FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                                                     || coalesce(request->'LocalSecondaryIndexes', '[]'))
+                GROUP BY 1 HAVING count(*) > 1 LIMIT 1));
+    END IF;
+
+    PERFORM ddb.create_table(name, keys.hash_key, types->>keys.hash_key, keys.range_key,
+                             coalesce(types->>keys.range_key, 'S'),
+                             coalesce(nullif(current_setting('ddb.default_schema', true), ''), 'public'),
+                             coalesce(nullif(current_setting('ddb.default_partitions', true), '')::int, 0));
+    -- without either, on-demand (DynamoDB would ask for ProvisionedThroughput: docs/tables.md)
+    PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode',
+                                           CASE WHEN request ? 'ProvisionedThroughput' THEN 'PROVISIONED' ELSE 'PAY_PER_REQUEST' END),
+                            request->'ProvisionedThroughput');
+    IF jsonb_typeof(request->'StreamSpecification'->'StreamEnabled') = 'boolean'
+       AND (request->'StreamSpecification'->>'StreamEnabled')::boolean THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
+        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, false);
+    END LOOP;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, true);
+    END LOOP;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- DescribeTable.
+CREATE OR REPLACE FUNCTION ddb.api_describe_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'DescribeTable', 'read');
+    RETURN jsonb_build_object('Table', ddb.describe_table(request->>'TableName'));
+END $$;
+
+-- ListTables: names in order, paged by Limit and ExclusiveStartTableName.
+CREATE OR REPLACE FUNCTION ddb.api_list_tables(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page_size int := ddb.request_limit(request, 100, 100);
+    names text[];
+BEGIN
+    SELECT array_agg(table_name ORDER BY table_name COLLATE "C") INTO names
+    FROM (SELECT table_name FROM ddb.tables
+          WHERE (request->>'ExclusiveStartTableName' IS NULL
+                 OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C")
+            AND ddb.may_see_table(schema_name, relation_name)
+          ORDER BY table_name COLLATE "C" LIMIT page_size + 1) t;
+    names := coalesce(names, '{}');
+    IF cardinality(names) > page_size THEN
+        RETURN jsonb_build_object('TableNames', to_jsonb(names[1:page_size]),
+                                  'LastEvaluatedTableName', names[page_size]);
+    END IF;
+    RETURN jsonb_build_object('TableNames', to_jsonb(names));
+END $$;
+
+-- DeleteTable.
+CREATE OR REPLACE FUNCTION ddb.api_delete_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    description jsonb;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'DeleteTable', 'own');
+    description := ddb.describe_table(request->>'TableName');
+    PERFORM ddb.delete_table(request->>'TableName');
+    RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
+END $$;
+
+-- UpdateTimeToLive.
+CREATE OR REPLACE FUNCTION ddb.api_update_time_to_live(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    spec jsonb := request->'TimeToLiveSpecification';
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF spec IS NULL OR jsonb_typeof(spec->'Enabled') IS DISTINCT FROM 'boolean' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''timeToLiveSpecification.enabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'UpdateTimeToLive', 'own');
+    PERFORM ddb.update_time_to_live(request->>'TableName', spec->>'AttributeName', (spec->>'Enabled')::boolean);
+    RETURN jsonb_build_object('TimeToLiveSpecification', spec);
+END $$;
+
+-- TagResource: adds or replaces tags (at most 50 per table).
+CREATE OR REPLACE FUNCTION ddb.api_tag_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+    added jsonb;
+BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'TagResource', 'write');
+    IF jsonb_typeof(request->'Tags') IS DISTINCT FROM 'array' OR jsonb_array_length(request->'Tags') = 0 THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tags'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    SELECT jsonb_object_agg(e->>'Key', e->>'Value') INTO added FROM jsonb_array_elements(request->'Tags') e;
+    IF EXISTS (SELECT FROM jsonb_array_elements(request->'Tags') e
+               WHERE coalesce(length(e->>'Key'), 0) NOT BETWEEN 1 AND 128 OR e->>'Value' IS NULL
+                  OR length(e->>'Value') > 256) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: a tag key is 1 to 128 characters and its value at most 256');
+    END IF;
+    IF (SELECT count(*) FROM jsonb_object_keys(t.tags || added)) > 50 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = 'The number of tags exceeds the limit of 50 tags per resource';
+    END IF;
+    PERFORM ddb.set_table_tags(t.table_name, t.tags || added);
+    RETURN '{}';
+END $$;
+
+-- UntagResource: removes tags by key.
+CREATE OR REPLACE FUNCTION ddb.api_untag_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'UntagResource', 'write');
+    IF jsonb_typeof(request->'TagKeys') IS DISTINCT FROM 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tagKeys'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.set_table_tags(t.table_name, t.tags - ARRAY(SELECT jsonb_array_elements_text(request->'TagKeys')));
+    RETURN '{}';
+END $$;
+
+-- ListTagsOfResource: the tags of a table, by key.
+CREATE OR REPLACE FUNCTION ddb.api_list_tags_of_resource(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
+BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'ListTagsOfResource', 'read');
+    RETURN jsonb_build_object('Tags', coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
+                                                FROM jsonb_each_text(t.tags)), '[]'));
+END $$;
+
+-- DescribeStream: the stream, its status and its one shard.
+CREATE OR REPLACE FUNCTION ddb.api_describe_stream(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.stream_table(request->>'StreamArn');
+    first_sequence bigint;
+BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'DescribeStream', 'read');
+    SELECT min(sequence_number) INTO first_sequence FROM ddb.stream_records r
+    WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label AND r.created_at > now() - interval '24 hours';
+    RETURN jsonb_build_object('StreamDescription', jsonb_build_object(
+        'StreamArn', ddb.stream_arn(t.table_name, t.stream_label),
+        'StreamLabel', t.stream_label,
+        'StreamStatus', CASE WHEN t.stream_view_type IS NOT NULL THEN 'ENABLED' ELSE 'DISABLED' END,
+        'StreamViewType', coalesce(t.stream_view_type, 'KEYS_ONLY'),
+        'CreationRequestDateTime', extract(epoch FROM (t.stream_label || 'Z')::timestamptz),
+        'TableName', t.table_name,
+        'KeySchema', ddb.key_schema(t.hash_key, t.range_key),
+        'Shards', jsonb_build_array(jsonb_build_object(
+            'ShardId', ddb.stream_shard_id(t.stream_label),
+            'SequenceNumberRange', jsonb_build_object(
+                'StartingSequenceNumber', ddb.stream_sequence_text(coalesce(first_sequence, 1)))))));
+END $$;
+
+-- A shard iterator: where a reader is in a stream, sealed with the server's secret (src/api/tokens.c).
+CREATE OR REPLACE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.seal_token('ShardIterator', jsonb_build_array(table_name, label, after_sequence)::text);
+
+-- GetShardIterator: TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER.
+CREATE OR REPLACE FUNCTION ddb.api_get_shard_iterator(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.stream_table(request->>'StreamArn');
+    kind text := request->>'ShardIteratorType';
+    after_sequence bigint;
+BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'GetShardIterator', 'read');
+    IF request->>'ShardId' IS DISTINCT FROM ddb.stream_shard_id(t.stream_label) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004',
+            MESSAGE = format('Requested resource not found: Shard does not exist: %s', request->>'ShardId');
+    END IF;
+    IF kind IS NULL OR kind NOT IN ('TRIM_HORIZON', 'LATEST', 'AT_SEQUENCE_NUMBER', 'AFTER_SEQUENCE_NUMBER') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''shardIteratorType'' failed to satisfy constraint: Member must satisfy enum value set: [TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER]',
+            kind));
+    END IF;
+    IF kind IN ('AT_SEQUENCE_NUMBER', 'AFTER_SEQUENCE_NUMBER') THEN
+        IF request->>'SequenceNumber' IS NULL OR request->>'SequenceNumber' !~ '^[0-9]{1,21}$'
+           OR (request->>'SequenceNumber')::numeric NOT BETWEEN 1 AND 9223372036854775807 THEN
+            PERFORM ddb.validation_error('Invalid SequenceNumber for ShardIteratorType ' || kind);
+        END IF;
+        after_sequence := (request->>'SequenceNumber')::numeric - CASE WHEN kind = 'AT_SEQUENCE_NUMBER' THEN 1 ELSE 0 END;
+    ELSIF kind = 'LATEST' THEN
+        -- after every record committed so far
+        PERFORM ddb.lock_stream_shared(t.table_name);
+        SELECT coalesce(max(sequence_number), 0) INTO after_sequence FROM ddb.stream_records r
+        WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label;
+    ELSE
+        after_sequence := 0;
+    END IF;
+    RETURN jsonb_build_object('ShardIterator', ddb.stream_iterator(t.table_name, t.stream_label, after_sequence));
+END $$;
+
+-- GetRecords: the records after a shard iterator, in commit order, and the iterator after them.
+CREATE OR REPLACE FUNCTION ddb.api_get_records(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    position jsonb;
+    t ddb.tables;
+    page_size integer := ddb.request_limit(request, 1000, 1000);
+    records jsonb;
+    last_sequence bigint;
+BEGIN
+    IF request->>'ShardIterator' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    BEGIN
+        -- NULL for an iterator this server did not seal as it is
+        position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
+        IF position IS NULL OR jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3
+           OR jsonb_typeof(position->2) <> 'number' OR (position->>2) !~ '^[0-9]{1,18}$' THEN
+            RAISE EXCEPTION 'not an iterator';
+        END IF;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM ddb.validation_error('Invalid ShardIterator');
+    END;
+    SELECT * INTO t FROM ddb.tables WHERE table_name = position->>0 AND stream_label = position->>1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
+    END IF;
+    PERFORM ddb.check_table_access(t.table_name, 'GetRecords', 'read');
+    -- wait for writers of the stream that are committing: no record is numbered behind the reader
+    PERFORM ddb.lock_stream_shared(t.table_name);
+    SELECT jsonb_agg(jsonb_build_object(
+               'eventID', md5(r.table_name || r.stream_label || r.sequence_number),
+               'eventName', r.event_name,
+               'eventVersion', '1.1',
+               'eventSource', 'aws:dynamodb',
+               'awsRegion', 'ddb-model',
+               'dynamodb', jsonb_strip_nulls(jsonb_build_object(
+                   'ApproximateCreationDateTime', floor(extract(epoch FROM r.created_at)),
+                   'Keys', r.keys,
+                   'NewImage', r.new_image,
+                   'OldImage', r.old_image,
+                   'SequenceNumber', ddb.stream_sequence_text(r.sequence_number),
+                   'SizeBytes', r.size_bytes,
+                   'StreamViewType', coalesce(t.stream_view_type, 'KEYS_ONLY'))))
+               ORDER BY r.sequence_number),
+           max(r.sequence_number)
+    INTO records, last_sequence
+    FROM (SELECT * FROM ddb.stream_records r
+          WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label
+            AND r.sequence_number > (position->>2)::bigint AND r.created_at > now() - interval '24 hours'
+          ORDER BY r.sequence_number LIMIT page_size) r;
+    RETURN jsonb_build_object('Records', coalesce(records, '[]'))
+        || CASE WHEN t.stream_view_type IS NOT NULL OR records IS NOT NULL
+                THEN jsonb_build_object('NextShardIterator',
+                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, (position->>2)::bigint)))
+                ELSE '{}'::jsonb END;
 END $$;

@@ -118,6 +118,8 @@ BEGIN
     END IF;
     -- backfill: rewriting each item through the trigger indexes it
     EXECUTE format('UPDATE %I.%I SET item = item', t.schema_name, t.relation_name);
+    -- the roles given the table read its new index (sql/security.sql)
+    PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
 
 -- Drops a global secondary index of a table.

@@ -151,6 +151,7 @@ DECLARE
 BEGIN
     IF request ? 'TableName' THEN
         PERFORM ddb.require_table(coalesce(request->>'TableName', ''));
+        PERFORM ddb.check_table_access(request->>'TableName', 'ListStreams', 'read');
     END IF;
     SELECT jsonb_agg(jsonb_build_object('StreamArn', arn, 'TableName', table_name, 'StreamLabel', stream_label) ORDER BY arn),
            CASE WHEN count(*) = page_size THEN max(arn) END
@@ -159,6 +160,7 @@ BEGIN
           FROM ddb.tables
           WHERE stream_label IS NOT NULL
             AND (NOT request ? 'TableName' OR table_name = request->>'TableName')
+            AND ddb.may_read_table(table_name)
             AND ddb.stream_arn(table_name, stream_label) > coalesce(request->>'ExclusiveStartStreamArn', '')
           ORDER BY 1 LIMIT page_size) s;
     RETURN jsonb_build_object('Streams', coalesce(streams, '[]'))
@@ -174,6 +176,7 @@ DECLARE
     t ddb.tables := ddb.stream_table(request->>'StreamArn');
     first_sequence bigint;
 BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'DescribeStream', 'read');
     SELECT min(sequence_number) INTO first_sequence FROM ddb.stream_records r
     WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label AND r.created_at > now() - interval '24 hours';
     RETURN jsonb_build_object('StreamDescription', jsonb_build_object(
@@ -190,12 +193,11 @@ BEGIN
                 'StartingSequenceNumber', ddb.stream_sequence_text(coalesce(first_sequence, 1)))))));
 END $$;
 
--- A shard iterator: where a reader is in a stream, as an opaque string.
+-- A shard iterator: where a reader is in a stream, sealed with the server's secret (src/api/tokens.c).
 CREATE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
-RETURN translate(encode(convert_to(jsonb_build_array(table_name, label, after_sequence)::text, 'UTF8'), 'base64'),
-                 E'\n', '');
+RETURN ddb.seal_token('ShardIterator', jsonb_build_array(table_name, label, after_sequence)::text);
 
 -- GetShardIterator: TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER.
 CREATE FUNCTION ddb.api_get_shard_iterator(request jsonb) RETURNS jsonb
@@ -207,6 +209,7 @@ DECLARE
     kind text := request->>'ShardIteratorType';
     after_sequence bigint;
 BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'GetShardIterator', 'read');
     IF request->>'ShardId' IS DISTINCT FROM ddb.stream_shard_id(t.stream_label) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004',
             MESSAGE = format('Requested resource not found: Shard does not exist: %s', request->>'ShardId');
@@ -249,8 +252,9 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
     END IF;
     BEGIN
-        position := convert_from(decode(request->>'ShardIterator', 'base64'), 'UTF8')::jsonb;
-        IF jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3
+        -- NULL for an iterator this server did not seal as it is
+        position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
+        IF position IS NULL OR jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3
            OR jsonb_typeof(position->2) <> 'number' OR (position->>2) !~ '^[0-9]{1,18}$' THEN
             RAISE EXCEPTION 'not an iterator';
         END IF;
@@ -261,6 +265,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
     END IF;
+    PERFORM ddb.check_table_access(t.table_name, 'GetRecords', 'read');
     -- wait for writers of the stream that are committing: no record is numbered behind the reader
     PERFORM ddb.lock_stream_shared(t.table_name);
     SELECT jsonb_agg(jsonb_build_object(

@@ -217,6 +217,8 @@ BEGIN
     INSERT INTO ddb.tables (table_name, schema_name, relation_name, hash_key, range_key,
                             attribute_types, partitions, ttl_attribute)
     VALUES (table_name, schema_name, rel, hash_key, range_key, types, partitions, ttl_attribute);
+    -- the roles given tables of this name (sql/security.sql)
+    PERFORM ddb.apply_table_grants(table_name);
 END $$;
 
 -- Marks a table as part of a model installed with the extension (model

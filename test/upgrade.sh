@@ -32,8 +32,10 @@ check "ALTER EXTENSION ddb_model UPDATE from 0.1 reaches the current version" "$
 # views, event triggers, comments, ACLs and initial privileges); dropped here
 # are its lines that differ between any two databases: those that set OIDs,
 # relfrozenxid and the \restrict key.  Then the extension's own row (its
-# config-dump tables by name, not OID), its member list, and the rows the
-# install writes (timestamptz columns aside: they say when it ran).
+# config-dump tables by name, not OID, in name order: an upgrade appends the
+# ones it adds), its member list, and the rows the install writes
+# (timestamptz columns aside: they say when it ran; ddb.server_secret
+# aside: it is random).
 describe() {  # database
     pg_dump --schema-only --binary-upgrade -d "$1" \
         | grep -v -e 'binary_upgrade_set_next_' -e 'binary_upgrade_create_empty_extension' -e '^\\\(un\)\?restrict ' \
@@ -41,7 +43,7 @@ describe() {  # database
     q -d "$1" <<'SQL'
 SELECT 'extension ' || extname || ' owner ' || extowner::regrole || ' schema ' || extnamespace::regnamespace
        || ' relocatable ' || extrelocatable || ' version ' || extversion
-       || ' config ' || coalesce((SELECT string_agg(c::regclass::text || ' ' || coalesce(quote_literal(w), 'NULL'), ', ' ORDER BY n)
+       || ' config ' || coalesce((SELECT string_agg(c::regclass::text || ' ' || coalesce(quote_literal(w), 'NULL'), ', ' ORDER BY c::regclass::text)
                                   FROM unnest(extconfig, extcondition) WITH ORDINALITY AS u(c, w, n)), '')
 FROM pg_extension WHERE extname = 'ddb_model';
 SELECT 'member ' || pg_describe_object(classid, objid, objsubid)
@@ -61,7 +63,7 @@ SELECT format('SELECT %L || '' '' || count(*) || '' '' || coalesce(md5(string_ag
 FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
 WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'ddb_model')
-  AND c.relkind IN ('r', 'p')
+  AND c.relkind IN ('r', 'p') AND c.oid <> 'ddb.server_secret'::regclass
 ORDER BY c.oid::regclass::text \gexec
 SQL
 }

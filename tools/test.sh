@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 # the tests build with warnings as errors (a user's `make` does not)
 WERROR=-Werror
 
-install_packages
+install_packages awscli python3-boto3
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -87,7 +87,7 @@ run_checks() {  # title, log name, script...
 run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
 run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh"
-run_checks "gateway" gateway "$ROOT/test/gateway.sh"
+run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh"
 

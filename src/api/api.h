@@ -141,4 +141,10 @@ extern Jsonb *api_execute_statement(Jsonb *request);
 extern Jsonb *api_batch_execute_statement(Jsonb *request);
 extern Jsonb *api_execute_transaction(Jsonb *request);
 
+/* A token given to clients, sealed with the server's secret for a purpose (tokens.c). */
+extern char *api_token_seal(const char *purpose, const char *payload);
+
+/* The payload of a token sealed for purpose, or NULL when it was edited, forged or sealed for another. */
+extern char *api_token_open(const char *purpose, const char *token);
+
 #endif							/* DDB_API_H */

@@ -8,17 +8,22 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
 #include "../ddb_errors.h"
+#include "../table/table_access.h"
 #include "api.h"
 
 PG_FUNCTION_INFO_V1(ddb_execute);
+PG_FUNCTION_INFO_V1(ddb_execute_as);
 
 /*
  * Where an operation builds its response.  A response tree of a few hundred
@@ -120,9 +125,33 @@ dispatch(const char *operation, Jsonb *request)
 	return NULL;
 }
 
-/* ddb.execute(operation, request): DynamoDB's action on DynamoDB's JSON. */
-Datum
-ddb_execute(PG_FUNCTION_ARGS)
+/*
+ * The message of a refusal by PostgreSQL's own privilege checks (a table's
+ * GRANTs, a row-level security policy, the catalog's privileges for table
+ * operations), in DynamoDB's words; the checks of table_access.c refuse
+ * with the same words before a statement runs, this is the backstop.
+ */
+static char *
+privilege_refusal(const char *operation, Jsonb *request)
+{
+	JsonbValue	name;
+	const char *table = NULL;
+
+	if (request && JsonContainerIsObject(&request->root) && api_field(request, "TableName", &name) &&
+		name.type == jbvString)
+		table = pnstrdup(name.val.string.val, name.val.string.len);
+	return psprintf("User: arn:aws:iam::000000000000:user/%s is not authorized to perform: dynamodb:%s "
+					"on resource: %s%s because no identity-based policy allows the dynamodb:%s action",
+					GetUserNameFromId(GetUserId(), false), operation,
+					table ? DDB_TABLE_ARN_PREFIX : "*", table ? table : "", operation);
+}
+
+/*
+ * Runs the operation of argument n on the request of argument n + 1 as the
+ * current user: ddb.execute and ddb.execute_as.
+ */
+static Datum
+execute_request(FunctionCallInfo fcinfo, int n)
 {
 	char	   *operation;
 	Jsonb	   *request;
@@ -130,15 +159,16 @@ ddb_execute(PG_FUNCTION_ARGS)
 	MemoryContext cxt = CurrentMemoryContext;
 	MemoryContext work;
 	bool		shared = !execute_context_busy;
+	const char *outer_action;
 
-	if (PG_ARGISNULL(0))
+	if (PG_ARGISNULL(n))
 		ereport(ERROR,
 				(errcode(ERRCODE_DDB_UNKNOWN_OPERATION),
 				 errmsg("An unknown operation was requested"),
 				 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_UNKNOWN_OPERATION),
 												"An unknown operation was requested", NULL, NULL))));
-	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	request = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
+	operation = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	request = PG_ARGISNULL(n + 1) ? NULL : PG_GETARG_JSONB_P(n + 1);
 
 	if (shared && execute_context == NULL)
 		execute_context = AllocSetContextCreate(TopMemoryContext, "ddb.execute",
@@ -152,6 +182,7 @@ ddb_execute(PG_FUNCTION_ARGS)
 		execute_context_busy = true;
 	}
 
+	outer_action = table_access_set_action(operation);
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(work);
@@ -169,12 +200,20 @@ ddb_execute(PG_FUNCTION_ARGS)
 		const DdbErrorType *type;
 
 		MemoryContextSwitchTo(cxt);
+		table_access_set_action(outer_action);
 		if (shared)
 		{
 			execute_context_busy = false;
 			api_capacity_stop();
 		}
 		edata = CopyErrorData();
+		if (edata->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
+		{
+			edata->sqlerrcode = ERRCODE_DDB_ACCESS_DENIED;
+			edata->hint = edata->message;	/* PostgreSQL's own words, for the log */
+			edata->message = privilege_refusal(operation, request);
+			edata->detail = NULL;
+		}
 		type = ddb_error_type_of_errcode(edata->sqlerrcode);
 		if (type == NULL)
 			PG_RE_THROW();
@@ -186,6 +225,7 @@ ddb_execute(PG_FUNCTION_ARGS)
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
+	table_access_set_action(outer_action);
 	if (shared)
 	{
 		execute_context_busy = false;
@@ -195,4 +235,49 @@ ddb_execute(PG_FUNCTION_ARGS)
 	else
 		MemoryContextDelete(work);
 	PG_RETURN_JSONB_P(response);
+}
+
+/* ddb.execute(operation, request): DynamoDB's action on DynamoDB's JSON. */
+Datum
+ddb_execute(PG_FUNCTION_ARGS)
+{
+	return execute_request(fcinfo, 0);
+}
+
+/*
+ * ddb.execute_as(role, operation, request): ddb.execute as a role the
+ * caller may SET ROLE to, in one call (ddb-gateway serves an access key's
+ * requests so).  The role's privileges decide what the request may touch.
+ */
+Datum
+ddb_execute_as(PG_FUNCTION_ARGS)
+{
+	Oid			role;
+	Oid			userid;
+	int			sec_context;
+	volatile Datum result = (Datum) 0;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the role of ddb.execute_as must not be null")));
+	role = get_role_oid(NameStr(*PG_GETARG_NAME(0)), false);
+	/* the rule of SET ROLE */
+	if (!is_member_of_role(GetUserId(), role))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to act as role \"%s\"", NameStr(*PG_GETARG_NAME(0))),
+				 errhint("ddb.execute_as takes a role the caller may SET ROLE to.")));
+	GetUserIdAndSecContext(&userid, &sec_context);
+	SetUserIdAndSecContext(role, sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		result = execute_request(fcinfo, 1);
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(userid, sec_context);
+	}
+	PG_END_TRY();
+	return result;
 }

@@ -16,6 +16,7 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
+#include "../table/table_access.h"
 #include "api.h"
 
 PG_FUNCTION_INFO_V1(ddb_put_item);
@@ -28,10 +29,14 @@ PG_FUNCTION_INFO_V1(ddb_item_expiry);
 PG_FUNCTION_INFO_V1(ddb_from_dynamodb);
 PG_FUNCTION_INFO_V1(ddb_to_dynamodb);
 
-/* The table definition named by a text argument. */
+/*
+ * The table definition named by a text argument, for the DynamoDB action
+ * the function stands for (named in refusals: table_access.h).
+ */
 static TableDef *
-table_arg(FunctionCallInfo fcinfo, int n)
+table_arg(FunctionCallInfo fcinfo, int n, const char *action)
 {
+	table_access_set_action(action);
 	if (PG_ARGISNULL(n))
 		ddb_validation_error("The table name must not be null");
 	return table_def_get(text_to_cstring(PG_GETARG_TEXT_PP(n)));
@@ -98,7 +103,7 @@ condition_arg(FunctionCallInfo fcinfo, int cond_arg)
 Datum
 ddb_put_item(PG_FUNCTION_ARGS)
 {
-	TableDef   *def = table_arg(fcinfo, 0);
+	TableDef   *def = table_arg(fcinfo, 0, "PutItem");
 	bool		return_old = !PG_ARGISNULL(2) && PG_GETARG_BOOL(2);
 	WriteCondition *cond = condition_arg(fcinfo, 3);
 	Jsonb	   *item;
@@ -118,7 +123,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 Datum
 ddb_get_item(PG_FUNCTION_ARGS)
 {
-	TableDef   *def = table_arg(fcinfo, 0);
+	TableDef   *def = table_arg(fcinfo, 0, "GetItem");
 	char	   *projection_text = text_arg(fcinfo, 3);
 	ProjectionNode *projection = NULL;
 	Jsonb	   *item;
@@ -147,7 +152,7 @@ ddb_get_item(PG_FUNCTION_ARGS)
 Datum
 ddb_update_item(PG_FUNCTION_ARGS)
 {
-	TableDef   *def = table_arg(fcinfo, 0);
+	TableDef   *def = table_arg(fcinfo, 0, "UpdateItem");
 	char	   *update_text = text_arg(fcinfo, 3);
 	char	   *condition = text_arg(fcinfo, 4);
 	const char *rv = api_update_return_values(text_arg(fcinfo, 7));
@@ -178,7 +183,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 Datum
 ddb_delete_item(PG_FUNCTION_ARGS)
 {
-	TableDef   *def = table_arg(fcinfo, 0);
+	TableDef   *def = table_arg(fcinfo, 0, "DeleteItem");
 	WriteCondition *cond;
 	Jsonb	   *old;
 
@@ -296,7 +301,7 @@ ddb_query(PG_FUNCTION_ARGS)
 	ReadRequest req = {0};
 	KeySchema  *keys;
 
-	req.def = table_arg(fcinfo, 0);
+	req.def = table_arg(fcinfo, 0, "Query");
 	req.index = PG_ARGISNULL(5) ? NULL : table_def_index(req.def, text_to_cstring(PG_GETARG_TEXT_PP(5)));
 	keys = req.index ? &req.index->keys : &req.def->keys;
 	if (PG_ARGISNULL(1))
@@ -328,7 +333,7 @@ ddb_scan(PG_FUNCTION_ARGS)
 {
 	ReadRequest req = {0};
 
-	req.def = table_arg(fcinfo, 0);
+	req.def = table_arg(fcinfo, 0, "Scan");
 	req.index = PG_ARGISNULL(1) ? NULL : table_def_index(req.def, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	req.scan = true;
 	req.forward = true;
@@ -340,7 +345,7 @@ ddb_scan(PG_FUNCTION_ARGS)
 Datum
 ddb_item_expiry(PG_FUNCTION_ARGS)
 {
-	TableDef   *def = table_arg(fcinfo, 0);
+	TableDef   *def = table_arg(fcinfo, 0, "GetItem");
 	int64		expiry = store_item_expiry(def, &item_canonical(&PG_GETARG_JSONB_P(1)->root)->root);
 
 	if (expiry < 0)

@@ -152,13 +152,26 @@ statement_params(Jsonb *request)
 	return v.val.binary.data;
 }
 
-/* The ExclusiveStartKey a NextToken stands for (the JSON text of a LastEvaluatedKey), checked. */
+/* What a NextToken is sealed for: the statement it pages through (tokens.c). */
 static char *
-next_token_key(const char *token)
+next_token_purpose(Jsonb *request)
+{
+	return psprintf("NextToken %s", statement_text(request));
+}
+
+/*
+ * The ExclusiveStartKey a NextToken stands for (the JSON text of a
+ * LastEvaluatedKey): a token this server sealed for the request's statement.
+ */
+static char *
+next_token_key(Jsonb *request)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	volatile bool valid = true;
+	char	   *token = api_token_open(next_token_purpose(request), api_string(request, "NextToken"));
+	volatile bool valid = token != NULL;
 
+	if (!valid)
+		ddb_validation_error("The provided NextToken is not valid");
 	PG_TRY();
 	{
 		Jsonb	   *key = text_to_jsonb(token);
@@ -211,7 +224,7 @@ run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table
 		if (limit > 0)
 			appendStringInfo(&more, ", \"Limit\": " INT64_FORMAT, limit);
 		if (api_field(request, "NextToken", &v))
-			appendStringInfo(&more, ", \"ExclusiveStartKey\": %s", next_token_key(api_string(request, "NextToken")));
+			appendStringInfo(&more, ", \"ExclusiveStartKey\": %s", next_token_key(request));
 		appendStringInfoChar(&more, '}');
 		req = more.data;
 	}
@@ -256,7 +269,8 @@ api_execute_statement(Jsonb *request)
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_items(&state, items);
 	if (next.type != jbvNull)
-		ddb_push_string(&state, "NextToken", JsonbToCString(NULL, next.val.binary.data, next.val.binary.len));
+		ddb_push_string(&state, "NextToken", api_token_seal(next_token_purpose(request),
+															JsonbToCString(NULL, next.val.binary.data, next.val.binary.len)));
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
@@ -304,6 +318,8 @@ batch_error_code(int sqlerrcode)
 		return "DuplicateItem";
 	if (sqlerrcode == ERRCODE_DDB_TRANSACTION_CANCELED || sqlerrcode == ERRCODE_DDB_TRANSACTION_CONFLICT)
 		return "TransactionConflict";
+	if (sqlerrcode == ERRCODE_DDB_ACCESS_DENIED || sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
+		return "AccessDenied";
 	return "ValidationError";
 }
 

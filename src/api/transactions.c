@@ -12,11 +12,13 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
+#include "../table/table_access.h"
 #include "api.h"
 
 #define TRANSACT_MAX_ITEMS 100
@@ -219,7 +221,10 @@ token_claim(const char *token, const char *digest)
 	Datum		args[2] = {CStringGetTextDatum(token), CStringGetTextDatum(digest)};
 	bool		isnull;
 	bool		same;
+	OwnerContext saved;
 
+	/* the tokens of every caller share one table, the owner's */
+	owner_context_enter(ddb_relation_oid("transaction_tokens"), &saved);
 	SPI_connect();
 	SPI_execute("DELETE FROM ddb.transaction_tokens WHERE created_at OPERATOR(pg_catalog.<) "
 				"(pg_catalog.now() OPERATOR(pg_catalog.-) '10 minutes'::pg_catalog.interval)", false, 0);
@@ -228,6 +233,7 @@ token_claim(const char *token, const char *digest)
 	if (SPI_processed == 1)
 	{
 		SPI_finish();
+		owner_context_exit(&saved);
 		return true;
 	}
 	SPI_execute_with_args("SELECT request_digest OPERATOR(pg_catalog.=) $2 FROM ddb.transaction_tokens "
@@ -236,6 +242,7 @@ token_claim(const char *token, const char *digest)
 		elog(ERROR, "ddb_model: the row of token \"%s\" vanished", token);
 	same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
+	owner_context_exit(&saved);
 	if (!same)
 		ereport(ERROR,
 				(errcode(ERRCODE_DDB_IDEMPOTENT_MISMATCH),
@@ -314,8 +321,10 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		Jsonb	   *body = DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(request),
 															  CStringGetTextDatum("ClientRequestToken")));
 
+		/* the caller is part of the request: another role's identical request is not a replay of this one */
 		digest = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(md5_text,
-																	PointerGetDatum(cstring_to_text(JsonbToCString(NULL, &body->root, 0))))));
+																	PointerGetDatum(cstring_to_text(psprintf("%u:%s", GetUserId(),
+																											 JsonbToCString(NULL, &body->root, 0)))))));
 		if (!token_claim(token, digest))
 			return ddb_empty_object();
 	}

@@ -5,7 +5,7 @@
  * class YD carry DynamoDB's error body as DETAIL: that body is the HTTP
  * body, with the status of its row in error_types.h; anything else is DynamoDB's internal server error,
  * status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.  A
- * request must be signed (SigV4, sigv4.c) by a key that may use its tables.
+ * request must be signed (SigV4, sigv4.c); it runs as its key's role.
  */
 #include "handler.h"
 
@@ -81,88 +81,37 @@ first_line(const char *message)
 	return strndup(start, n);
 }
 
-/* Adds the DynamoDB table names a request names (TableName, RequestItems, TransactItems) to a JSON array. */
-static void
-collect_tables(json_t *request, json_t *names)
-{
-	json_t	   *value;
-	const char *key;
-	size_t		i;
-	json_t	   *item;
-
-	if (json_is_string(json_object_get(request, "TableName")))
-		json_array_append(names, json_object_get(request, "TableName"));
-	json_object_foreach(json_object_get(request, "RequestItems"), key, value)
-		json_array_append_new(names, json_string(key));
-	json_array_foreach(json_object_get(request, "TransactItems"), i, item)
-	{
-		json_object_foreach(item, key, value)
-			if (json_is_string(json_object_get(value, "TableName")))
-				json_array_append(names, json_object_get(value, "TableName"));
-	}
-}
-
-/* True when a key limited to some tables (a JSON array) may use every table the request names. */
-static int
-tables_allowed(const char *tables, const char *body)
-{
-	json_t	   *request = json_loads(body, 0, NULL);
-	json_t	   *allowed = json_loads(tables, 0, NULL);
-	json_t	   *names = json_array();
-	json_t	   *name;
-	json_t	   *table;
-	size_t		i;
-	size_t		j;
-	int			ok;
-
-	if (request)
-		collect_tables(request, names);
-	/* no table named (ListTables, say): a limited key may not */
-	ok = json_array_size(names) > 0;
-	json_array_foreach(names, i, name)
-	{
-		int			found = 0;
-
-		json_array_foreach(allowed, j, table)
-			found = found || json_equal(name, table);
-		ok = ok && found;
-	}
-	json_decref(names);
-	json_decref(allowed);
-	json_decref(request);
-	return ok;
-}
-
-/* Runs the operation through ddb.execute and queues its response. */
+/*
+ * Runs the operation through ddb.execute, as the access key's role
+ * (ddb.execute_as) when it has one, and queues its response.  What the
+ * request may touch is the database's to decide: the role's privileges.
+ */
 static enum MHD_Result
 execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, const char *operation,
 		const char *body, size_t body_len)
 {
-	const char *params[2] = {operation, body};
+	const char *params[3] = {NULL, operation, body};
 	PGconn	   *conn = pool_take(pool);
 	PGresult   *res;
 	enum MHD_Result result;
+	AuthResult	auth = {0};
 
 	if (gateway_require_auth)
 	{
-		AuthResult	auth;
-
 		sigv4_verify(connection, "POST", url, body, body_len, conn, &auth);
-		if (auth.error == NULL && auth.tables != NULL && !tables_allowed(auth.tables, body))
-		{
-			auth.error = ddb_error_type(DDB_ERROR_ACCESS_DENIED);
-			snprintf(auth.message, sizeof(auth.message),
-					 "User: %s is not authorized to perform: dynamodb:%s on the tables of this request",
-					 auth.access_key_id, operation);
-		}
-		free(auth.tables);
 		if (auth.error)
 		{
 			pool_give(pool, conn);
 			return respond_error(connection, auth.error, auth.message);
 		}
 	}
-	res = pool_exec(conn, "execute", "SELECT ddb.execute($1, $2::jsonb)::text", 2, params);
+	if (auth.role_name[0] != '\0')
+	{
+		params[0] = auth.role_name;
+		res = pool_exec(conn, "execute_as", "SELECT ddb.execute_as($1, $2, $3::jsonb)::text", 3, params);
+	}
+	else
+		res = pool_exec(conn, "execute", "SELECT ddb.execute($1, $2::jsonb)::text", 2, params + 1);
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
 		result = respond(connection, MHD_HTTP_OK, PQgetvalue(res, 0, 0));
 	else

@@ -170,11 +170,11 @@ parse_amz_date(const char *text)
 	return timegm(&tm);
 }
 
-/* The secret of an active access key, and the tables it may use as a JSON array, NULL for all (read-only, so it may be retried). */
+/* The secret of an active access key and the role it acts as, NULL for none (read-only, so it may be retried). */
 static PGresult *
 lookup_key(PGconn *conn, const char **params)
 {
-	return pool_exec(conn, "lookup_key", "SELECT secret_access_key, pg_catalog.array_to_json(tables)::pg_catalog.text "
+	return pool_exec(conn, "lookup_key", "SELECT secret_access_key, role_name "
 					 "FROM ddb.access_keys WHERE access_key_id OPERATOR(pg_catalog.=) $1 AND revoked_at IS NULL",
 					 1, params);
 }
@@ -338,7 +338,7 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	}
 	secret_key = malloc(strlen(PQgetvalue(res, 0, 0)) + 5);
 	sprintf(secret_key, "AWS4%s", PQgetvalue(res, 0, 0));
-	result->tables = PQgetisnull(res, 0, 1) ? NULL : strdup(PQgetvalue(res, 0, 1));
+	snprintf(result->role_name, sizeof(result->role_name), "%s", PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
 	snprintf(result->access_key_id, sizeof(result->access_key_id), "%s", parts[0]);
 	PQclear(res);
 

@@ -16,7 +16,7 @@ typedef struct AuthResult
 	const DdbErrorType *error;	/* DDB_ERROR_INTERNAL_SERVER_ERROR when the key could not be looked up */
 	char		message[512];
 	char		access_key_id[129];
-	char	   *tables;			/* the tables a limited key may use, a JSON array (malloc'd: the caller frees it), or NULL for every table */
+	char		role_name[64];	/* the role the key acts as (ddb.execute_as), or "" for the gateway's own */
 } AuthResult;
 
 /*

@@ -22,6 +22,7 @@
 #include "../key/ddb_key.h"
 #include "gsi.h"
 #include "item_store.h"
+#include "table_access.h"
 #include "table_def.h"
 
 PG_FUNCTION_INFO_V1(ddb_gsi_maintain);
@@ -186,6 +187,7 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 	TableDef   *def;
 	RowImage	old;
 	RowImage	new;
+	OwnerContext saved;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 1)
@@ -198,6 +200,8 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 	new = row_image(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? td->tg_trigtuple :
 					TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL, desc);
 
+	/* the index entries follow from a write the table's privileges allowed: the owner writes them */
+	owner_context_enter(def->relid, &saved);
 	for (int i = 0; i < def->nindexes; i++)
 	{
 		IndexDef   *index = &def->indexes[i];
@@ -228,6 +232,7 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 		if (gsi_write_observer && (old_in || new_in))
 			observe_write(def, index, &old, old_in ? &gone : NULL, new_in ? &entry : NULL);
 	}
+	owner_context_exit(&saved);
 	PG_RETURN_POINTER(NULL);
 }
 

@@ -22,6 +22,7 @@
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
 #include "item_store.h"
+#include "table_access.h"
 
 /* DynamoDB ignores TTL values more than five years in the past. */
 #define TTL_IGNORED_AGE (5 * 365 * 86400L)
@@ -248,6 +249,14 @@ visible_old_item(MemoryContext cxt)
 	return copy_row_item(1, cxt);
 }
 
+/* Raises AccessDeniedException unless the current user may read or write this item. */
+static void
+check_access(TableDef *def, Datum pk, TableAccess access)
+{
+	table_access_check(def, NULL, access);
+	table_access_check_key(def, pk);
+}
+
 /* The visible item with this key, or NULL. */
 Jsonb *
 store_get(TableDef *def, Datum pk, Datum sk)
@@ -261,6 +270,7 @@ store_get(TableDef *def, Datum pk, Datum sk)
 	Jsonb	   *item = NULL;
 
 	store_check_key(def, pk, sk);
+	check_access(def, pk, TABLE_READ);
 	SPI_connect();
 	plan = SLOT_PLAN(&def->plans[PLAN_GET],
 					 psprintf("SELECT item FROM %s WHERE pk OPERATOR(pg_catalog.=) $1%s AND " TTL_VISIBLE("3"),
@@ -354,6 +364,7 @@ store_claim_item(TableDef *def, Datum pk, Datum sk)
 {
 	LOCKTAG		tag;
 
+	check_access(def, pk, TABLE_WRITE);
 	item_lock_tag(def, pk, sk, &tag);
 	return acquire_briefly(&tag, ExclusiveLock);
 }
@@ -406,6 +417,7 @@ write_item(TableDef *def, Datum pk, Datum sk, Jsonb *item, const WriteChange *ch
 	 */
 	LockRelationOid(def->relid, RowExclusiveLock);
 	def = table_def_get(def->name);
+	check_access(def, pk, TABLE_WRITE);
 	check_no_transaction(def, pk, sk);
 	rel = qualified(def, def->relation_name);
 	if (old)
@@ -502,6 +514,7 @@ store_check(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Jsonb
 	bool		held;
 
 	key_params(def, pk, sk, &key);
+	check_access(def, pk, TABLE_READ);
 	SPI_connect();
 	*current = lock_current(def, key.args, key.nulls, key.argtypes) ? visible_old_item(cxt) : NULL;
 	held = cond->holds(cond->arg, *current);
@@ -519,6 +532,7 @@ store_delete(TableDef *def, Datum pk, Datum sk, const WriteCondition *cond, Json
 	Jsonb	   *current = NULL;
 
 	key_params(def, pk, sk, &key);
+	check_access(def, pk, TABLE_WRITE);
 	check_no_transaction(def, pk, sk);
 	if (old)
 		*old = NULL;
@@ -683,6 +697,10 @@ store_read(ReadRequest *req, RowCallback cb, void *arg)
 	bool		more = true;
 	MemoryContext row_cxt;
 
+	table_access_check(req->def, req->index, TABLE_READ);
+	/* leading keys are the table's partition keys; a Scan or an index read is filtered by row-level security */
+	if (!req->scan && req->index == NULL)
+		table_access_check_key(req->def, req->pk);
 	/* a Query of a partition-key-only table holds one item: nothing follows it */
 	if (req->has_start && cols == NIL)
 		return;

@@ -21,6 +21,7 @@
 #include "utils/rel.h"
 
 #include "../item/item_codec.h"
+#include "table_access.h"
 #include "table_def.h"
 
 PG_FUNCTION_INFO_V1(ddb_stream_capture);
@@ -118,6 +119,7 @@ ddb_stream_capture(PG_FUNCTION_ARGS)
 	const char *view;
 	Datum		args[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	OwnerContext saved;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 1)
@@ -154,9 +156,12 @@ ddb_stream_capture(PG_FUNCTION_ARGS)
 	/* the hash ddb.lock_stream_shared computes in SQL (the default collation; any deterministic one hashes bytes) */
 	DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(STREAM_LOCK_CLASS),
 						DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID, CStringGetTextDatum(def->name)));
+	/* stream records are the owner's: whoever may write the table makes them, nobody writes them directly */
+	owner_context_enter(ddb_relation_oid("stream_records"), &saved);
 	SPI_connect();
 	if (SPI_execute_plan(stream_insert_plan(), args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "ddb_model: could not record a stream record");
 	SPI_finish();
+	owner_context_exit(&saved);
 	PG_RETURN_POINTER(NULL);
 }

@@ -1,0 +1,212 @@
+-- ---------------------------------------------------------------------------
+-- Security (docs/security.md): PostgreSQL's privileges decide who may
+-- touch a table.  Reading a table takes SELECT on its relation, writing
+-- takes SELECT, INSERT, UPDATE and DELETE; changing its definition takes
+-- ownership.  ddb.grant_tables gives a role (an access key of ddb-gateway
+-- acts as one) table name patterns, read-only or read-write, and leading
+-- keys (row-level security on the partition key); the C checks of
+-- src/table/table_access.c refuse with DynamoDB's AccessDeniedException
+-- before a statement runs, and the executor checks again.  Derived rows
+-- (GSI entries, stream records, transaction tokens) are written as their
+-- owner by C code that checked the caller first.
+-- ---------------------------------------------------------------------------
+
+-- every role may call the functions; the tables' privileges decide
+GRANT USAGE ON SCHEMA ddb TO PUBLIC;
+-- table names and key schemas are no secret to SQL users, as pg_class is not
+GRANT SELECT ON ddb.tables, ddb.indexes TO PUBLIC;
+
+-- ddb.execute as a role the caller may SET ROLE to (ddb-gateway's access keys).
+CREATE FUNCTION ddb.execute_as(role_name name, operation text, request jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_execute_as' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute_as(name, text, jsonb) IS
+    'ddb.execute with the privileges of a role the caller may SET ROLE to';
+
+-- Raises AccessDeniedException unless the current user may 'read', 'write'
+-- or 'own' a table, naming the DynamoDB action.
+CREATE FUNCTION ddb.check_table_access(table_name text, action text, access text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_table_access' LANGUAGE C VOLATILE STRICT;
+
+-- Sets a table's tags (TagResource, UntagResource): for whoever may write the table.
+CREATE FUNCTION ddb.set_table_tags(table_name text, tags jsonb) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_set_table_tags' LANGUAGE C VOLATILE STRICT;
+
+-- True when the current user holds any privilege on a table (ListTables).
+CREATE FUNCTION ddb.may_see_table(schema_name name, relation_name name) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = may_see_table.schema_name AND c.relname = may_see_table.relation_name), false);
+
+-- True when the current user may read a table, by DynamoDB name (its stream, its stream's records).
+CREATE FUNCTION ddb.may_read_table(table_name text) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT')
+                 FROM ddb.tables t JOIN pg_namespace n ON n.nspname = t.schema_name
+                      JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.relation_name
+                 WHERE t.table_name = may_read_table.table_name), false);
+
+-- Stream records: every reader sees the records of the tables it may read.
+GRANT SELECT ON ddb.stream_records TO PUBLIC;
+ALTER TABLE ddb.stream_records ENABLE ROW LEVEL SECURITY;
+CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC USING (ddb.may_read_table(table_name));
+
+-- ---------------------------------------------------------------------------
+-- Grants of tables to roles (docs/security.md)
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE ddb.table_grants (
+    role_name name NOT NULL,
+    table_pattern text NOT NULL,    -- a table name, or a pattern with * (orders_*)
+    read_only boolean NOT NULL,
+    leading_keys text[],            -- partition keys the role may touch (tenant#1, tenant#1#*); NULL: any
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (role_name, table_pattern)
+);
+COMMENT ON TABLE ddb.table_grants IS 'What ddb.grant_tables gave each role: table patterns, read-only or read-write, leading keys';
+SELECT pg_catalog.pg_extension_config_dump('ddb.table_grants', '');
+
+-- True when a DynamoDB table name matches a grant's pattern (* stands for any characters).
+CREATE FUNCTION ddb.table_pattern_matches(table_name text, pattern text) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN table_name LIKE replace(replace(replace(pattern, '\', '\\'), '_', '\_'), '*', '%');
+
+-- True when a partition key is one of the leading keys (a string ending in * is a prefix).
+CREATE FUNCTION ddb.leading_key_matches(key ddb.ddb_key, leading_keys text[]) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN ddb.key_type(key) = 'S'
+            THEN EXISTS (SELECT FROM unnest(leading_keys) k
+                         WHERE CASE WHEN right(k, 1) = '*' THEN starts_with(ddb.text(key), left(k, -1))
+                                    ELSE ddb.text(key) = k END)
+            ELSE false END;
+
+-- Whether the leading keys of the grants that reach a user allow a
+-- partition key of a table: NULL when no grant reaches it, true when one
+-- without leading keys does (src/table/table_access.c asks, as the owner).
+CREATE FUNCTION ddb.leading_keys_allow(table_name text, key ddb.ddb_key, member oid) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT bool_or(g.leading_keys IS NULL OR ddb.leading_key_matches(key, g.leading_keys))
+        FROM ddb.table_grants g
+        WHERE ddb.table_pattern_matches(leading_keys_allow.table_name, g.table_pattern)
+          AND to_regrole(quote_ident(g.role_name)) IS NOT NULL
+          AND pg_has_role(member, to_regrole(quote_ident(g.role_name)), 'USAGE'));
+
+-- The name of the policy ddb.grant_tables gives a role on a relation (at most 63 bytes, one per role).
+CREATE FUNCTION ddb.grant_policy_name(role_name name) RETURNS name
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ('ddb_grant ' || left(role_name, 40) || ' ' || left(md5(role_name), 8))::name;
+
+-- Makes a table's privileges and policies what ddb.table_grants says:
+-- what earlier grants gave is taken back, then every grant whose pattern
+-- matches is given, on the table and on its index relations (read there).
+CREATE FUNCTION ddb.apply_table_grants(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    rel name;
+    is_base boolean;
+    p record;
+    g record;
+    role_name name;
+    rule text;
+BEGIN
+    FOR rel, is_base IN SELECT t.relation_name, true
+                        UNION ALL SELECT i.relation_name, false FROM ddb.indexes i WHERE i.table_name = t.table_name LOOP
+        FOR p IN SELECT polname, polroles FROM pg_policy
+                 WHERE polrelid = format('%I.%I', t.schema_name, rel)::regclass AND polname LIKE 'ddb\_grant %' LOOP
+            EXECUTE format('DROP POLICY %I ON %I.%I', p.polname, t.schema_name, rel);
+            FOREACH role_name IN ARRAY ARRAY(SELECT rolname FROM pg_roles WHERE oid = ANY (p.polroles)) LOOP
+                EXECUTE format('REVOKE ALL ON %I.%I FROM %I', t.schema_name, rel, role_name);
+            END LOOP;
+        END LOOP;
+        FOR g IN SELECT gr.role_name, bool_and(gr.read_only) AS read_only,
+                        bool_or(gr.leading_keys IS NULL) AS any_key,
+                        array_remove(array_agg(DISTINCT k), NULL) AS leading_keys
+                 FROM ddb.table_grants gr LEFT JOIN LATERAL unnest(gr.leading_keys) k ON true
+                 WHERE ddb.table_pattern_matches(t.table_name, gr.table_pattern)
+                   AND to_regrole(quote_ident(gr.role_name)) IS NOT NULL
+                 GROUP BY gr.role_name LOOP
+            rule := CASE WHEN g.any_key THEN 'true'
+                         ELSE format('ddb.leading_key_matches(pk, %L::text[])', g.leading_keys) END;
+            EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', t.schema_name, g.role_name);
+            IF is_base AND NOT g.read_only THEN
+                EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I TO %I USING (%s) WITH CHECK (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule, rule);
+            ELSE
+                EXECUTE format('GRANT SELECT ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I FOR SELECT TO %I USING (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule);
+            END IF;
+            IF NOT g.any_key THEN
+                EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.schema_name, rel);
+            END IF;
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- Gives a role the tables whose names match a pattern (Orders, orders_*),
+-- now and as they are created, read-only or read-write, limited to items
+-- whose partition key is one of leading_keys (a value, or a prefix ending
+-- in *) when given; returns the number of existing tables it reached.
+CREATE FUNCTION ddb.grant_tables(role_name name, table_pattern text, read_only boolean DEFAULT false,
+                                 leading_keys text[] DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer := 0;
+    t record;
+BEGIN
+    IF to_regrole(quote_ident(role_name)) IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '42704', MESSAGE = format('role "%s" does not exist', role_name),
+            HINT = 'Create it first: CREATE ROLE ... NOLOGIN.';
+    END IF;
+    IF table_pattern IS NULL OR table_pattern !~ '^[a-zA-Z0-9_.*-]{1,255}$' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('invalid table pattern "%s"', table_pattern),
+            HINT = 'A pattern is a table name in which * stands for any characters: Orders, orders_*.';
+    END IF;
+    IF read_only IS NULL OR cardinality(leading_keys) = 0 OR array_position(leading_keys, NULL) IS NOT NULL
+       OR EXISTS (SELECT FROM unnest(leading_keys) k WHERE k IN ('', '*')) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'invalid grant: read_only must not be null, and each leading key is a non-empty value or prefix*';
+    END IF;
+    IF leading_keys IS NOT NULL AND EXISTS (SELECT FROM ddb.tables x WHERE ddb.table_pattern_matches(x.table_name, table_pattern)
+                                                                      AND x.attribute_types->>x.hash_key <> 'S') THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'leading keys need tables whose partition key is a string (S)';
+    END IF;
+    INSERT INTO ddb.table_grants AS g (role_name, table_pattern, read_only, leading_keys)
+    VALUES (role_name, table_pattern, read_only, leading_keys)
+    ON CONFLICT ON CONSTRAINT table_grants_pkey
+    DO UPDATE SET read_only = excluded.read_only, leading_keys = excluded.leading_keys, created_at = now();
+    FOR t IN SELECT x.table_name FROM ddb.tables x WHERE ddb.table_pattern_matches(x.table_name, table_pattern) LOOP
+        PERFORM ddb.apply_table_grants(t.table_name);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END $$;
+
+-- Takes back a grant of ddb.grant_tables; returns the number of existing tables it reached.
+CREATE FUNCTION ddb.revoke_tables(role_name name, table_pattern text) RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer := 0;
+    t record;
+BEGIN
+    DELETE FROM ddb.table_grants g WHERE g.role_name = revoke_tables.role_name AND g.table_pattern = revoke_tables.table_pattern;
+    FOR t IN SELECT x.table_name FROM ddb.tables x WHERE ddb.table_pattern_matches(x.table_name, table_pattern) LOOP
+        PERFORM ddb.apply_table_grants(t.table_name);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END $$;

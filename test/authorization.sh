@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Authorization through ddb-gateway (docs/security.md): each access key acts
+# as a PostgreSQL role, and the role's privileges decide.  Starts the built
+# gateway on a loopback port against the cluster of tools/test.sh
+# (PGHOST/PGPORT/PGUSER set), signs requests as the AWS SDKs do, and prints
+# "<check> ... ok|FAILED" per check.
+#
+# The walk: every operation ddb.execute serves (read from its dispatch
+# tables in src/api/execute.c) is sent by a key whose role may touch no
+# table; each must be refused, or list nothing.  An operation added there
+# without a request here fails the walk.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK="$ROOT/build/authorization"
+rm -rf "$WORK" && mkdir -p "$WORK"
+status=0
+DB=ddb_authorization
+PORT=${AUTHORIZATION_TEST_PORT:-55484}
+URL="http://127.0.0.1:$PORT/"
+ARN=arn:aws:dynamodb:ddb-model:000000000000:table
+
+check() {  # name, expected, actual
+    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
+}
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+ROLES="ddb_authz_none ddb_authz_reader ddb_authz_tenant ddb_authz_orders"
+drop_roles() {
+    for r in $ROLES; do
+        psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS $r" 2>/dev/null
+    done
+}
+
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB"
+drop_roles
+psql -X -q -d postgres -c "CREATE DATABASE $DB"
+for r in $ROLES; do psql -X -q -d postgres -c "CREATE ROLE $r NOLOGIN"; done
+q >/dev/null <<'SQL'
+CREATE EXTENSION ddb_model;
+SELECT ddb.execute('CreateTable', '{"TableName": "Secret", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+  "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Secret", "Item": {"pk": {"S": "s1"}, "v": {"S": "classified"}}}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Orders", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+  {"AttributeName": "sk", "KeyType": "RANGE"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+  {"AttributeName": "sk", "AttributeType": "S"}, {"AttributeName": "status", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "byStatus", "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+  "Projection": {"ProjectionType": "ALL"}}],
+  "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "tenant2#o1"}, "sk": {"S": "1"}, "status": {"S": "open"}}}');
+SELECT ddb.grant_tables('ddb_authz_reader', 'Orders', true);
+SELECT ddb.grant_tables('ddb_authz_tenant', 'Orders', false, ARRAY['tenant1#*']);
+SELECT ddb.grant_tables('ddb_authz_orders', 'orders_*');
+SQL
+key() {  # ROLE: "id secret" of a new key acting as ROLE ('' for the gateway's own)
+    q -F ' ' -c "SELECT * FROM ddb.create_access_key(NULLIF('$1', ''))"
+}
+read -r admin_id admin_secret <<<"$(key '')"
+read -r none_id none_secret <<<"$(key ddb_authz_none)"
+read -r reader_id reader_secret <<<"$(key ddb_authz_reader)"
+read -r tenant_id tenant_secret <<<"$(key ddb_authz_tenant)"
+read -r orders_id orders_secret <<<"$(key ddb_authz_orders)"
+
+"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
+    2>"$WORK/gateway.log" &
+gateway_pid=$!
+trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
+for _ in $(seq 50); do
+    curl -s -o /dev/null "$URL" && break
+    sleep 0.1
+done
+
+# as KEY ACTION BODY: a signed request; the body in $WORK/body, prints "status type"
+as() {
+    local id_var="${1}_id" secret_var="${1}_secret" code
+    perl "$ROOT/test/sigv4_headers.pl" "${!id_var}" "${!secret_var}" "127.0.0.1:$PORT" "DynamoDB_20120810.$2" "$3" >"$WORK/signed"
+    code=$(curl -s -o "$WORK/body" -w '%{http_code}' -X POST "$URL" -H "X-Amz-Target: DynamoDB_20120810.$2" \
+        -H 'Content-Type: application/x-amz-json-1.0' -H @"$WORK/signed" --data-binary "$3")
+    echo "$code $(grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4 | sed 's/.*#//')"
+}
+field() { perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>); print eval("\$j->$ARGV[0]") // ""' "$1" <"$WORK/body"; }
+
+stream_arn=$(as admin DescribeTable '{"TableName": "Secret"}' >/dev/null; field '{Table}{LatestStreamArn}')
+shard_id=$(as admin DescribeStream "{\"StreamArn\": \"$stream_arn\"}" >/dev/null; field '{StreamDescription}{Shards}[0]{ShardId}')
+iterator=$(as admin GetShardIterator "{\"StreamArn\": \"$stream_arn\", \"ShardId\": \"$shard_id\", \"ShardIteratorType\": \"TRIM_HORIZON\"}" >/dev/null
+           field '{ShardIterator}')
+check "the administrator's key reads the stream it will be refused" "200  1" \
+    "$(as admin GetRecords "{\"ShardIterator\": \"$iterator\"}") $(perl -MJSON::PP -e 'local $/; print scalar @{decode_json(<STDIN>)->{Records}}' <"$WORK/body")"
+
+# ---- the walk: every operation, by a key whose role may touch no table ----
+declare -A request=(
+    [PutItem]='{"TableName": "Secret", "Item": {"pk": {"S": "x"}}}'
+    [GetItem]='{"TableName": "Secret", "Key": {"pk": {"S": "s1"}}}'
+    [DeleteItem]='{"TableName": "Secret", "Key": {"pk": {"S": "s1"}}}'
+    [UpdateItem]='{"TableName": "Secret", "Key": {"pk": {"S": "s1"}}, "UpdateExpression": "SET v = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}'
+    [TransactWriteItems]='{"TransactItems": [{"Put": {"TableName": "Secret", "Item": {"pk": {"S": "x"}}}}]}'
+    [TransactGetItems]='{"TransactItems": [{"Get": {"TableName": "Secret", "Key": {"pk": {"S": "s1"}}}}]}'
+    [Query]='{"TableName": "Secret", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "s1"}}}'
+    [Scan]='{"TableName": "Secret"}'
+    [BatchWriteItem]='{"RequestItems": {"Secret": [{"DeleteRequest": {"Key": {"pk": {"S": "s1"}}}}]}}'
+    [BatchGetItem]='{"RequestItems": {"Secret": {"Keys": [{"pk": {"S": "s1"}}]}}}'
+    [ExecuteStatement]='{"Statement": "SELECT * FROM \"Secret\" WHERE pk = '"'s1'"'", "TableName": "Orders"}'
+    [BatchExecuteStatement]='{"Statements": [{"Statement": "SELECT * FROM \"Secret\" WHERE pk = '"'s1'"'"}]}'
+    [ExecuteTransaction]='{"TransactStatements": [{"Statement": "SELECT * FROM \"Secret\" WHERE pk = '"'s1'"'"}]}'
+    [CreateTable]='{"TableName": "Mine", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}'
+    [DescribeTable]='{"TableName": "Secret"}'
+    [ListTables]='{}'
+    [DeleteTable]='{"TableName": "Secret"}'
+    [UpdateTimeToLive]='{"TableName": "Secret", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": "ttl"}}'
+    [DescribeTimeToLive]='{"TableName": "Secret"}'
+    [TagResource]="{\"ResourceArn\": \"$ARN/Secret\", \"Tags\": [{\"Key\": \"k\", \"Value\": \"v\"}]}"
+    [UntagResource]="{\"ResourceArn\": \"$ARN/Secret\", \"TagKeys\": [\"k\"]}"
+    [ListTagsOfResource]="{\"ResourceArn\": \"$ARN/Secret\"}"
+    [UpdateTable]='{"TableName": "Secret", "BillingMode": "PAY_PER_REQUEST"}'
+    [ListStreams]='{}'
+    [DescribeStream]="{\"StreamArn\": \"$stream_arn\"}"
+    [GetShardIterator]="{\"StreamArn\": \"$stream_arn\", \"ShardId\": \"$shard_id\", \"ShardIteratorType\": \"TRIM_HORIZON\"}"
+    [GetRecords]="{\"ShardIterator\": \"$iterator\"}"
+)
+# what a refusal looks like per operation: AccessDeniedException, except the
+# listings (nothing to see) and BatchExecuteStatement (an error per statement)
+expected() {
+    case "$1" in
+        ListTables) echo '200  {"TableNames": []}' ;;
+        ListStreams) echo '200  {"Streams": []}' ;;
+        BatchExecuteStatement) echo '200  AccessDenied' ;;
+        *) echo '400 AccessDeniedException' ;;
+    esac
+}
+operations=$(sed -n '/item_operations\[\] = {/,/^};/p; /table_operations\[\] = {/,/^};/p' "$ROOT/src/api/execute.c" \
+             | grep -o '{"[A-Za-z]*"' | tr -d '{"')
+check "the walk knows every operation ddb.execute serves ($(echo "$operations" | wc -l) of them)" "" \
+    "$(for op in $operations; do [ -n "${request[$op]:-}" ] || echo -n "$op "; done)"
+for op in $operations; do
+    [ -n "${request[$op]:-}" ] || continue
+    got=$(as none "$op" "${request[$op]}")
+    case "$op" in
+        ListTables | ListStreams) got="$got $(cat "$WORK/body")" ;;
+        BatchExecuteStatement) got="$got $(field '{Responses}[0]{Error}{Code}')" ;;
+    esac
+    check "$op by a key without access is refused" "$(expected "$op")" "$got"
+done
+check "and nothing was written or changed" '1 {} f' \
+    "$(q -F ' ' -c "SELECT count(*), (SELECT tags FROM ddb.tables WHERE table_name = 'Secret'),
+                          (SELECT ttl_attribute IS NOT NULL FROM ddb.tables WHERE table_name = 'Secret')
+                    FROM public.\"Secret\"")"
+check "an AccessDeniedException is worded as DynamoDB words it" \
+    "User: arn:aws:iam::000000000000:user/ddb_authz_none is not authorized to perform: dynamodb:GetItem on resource: $ARN/Secret because no identity-based policy allows the dynamodb:GetItem action" \
+    "$(as none GetItem "${request[GetItem]}" >/dev/null; field '{message}')"
+
+# ---- read-only, leading keys, patterns ----
+check "a read-only key reads its table" "200 " "$(as reader GetItem '{"TableName": "Orders", "Key": {"pk": {"S": "tenant2#o1"}, "sk": {"S": "1"}}}')"
+check "and queries its index" "200 " "$(as reader Query '{"TableName": "Orders", "IndexName": "byStatus", "KeyConditionExpression": "#s = :s", "ExpressionAttributeNames": {"#s": "status"}, "ExpressionAttributeValues": {":s": {"S": "open"}}}')"
+check "but may not write it" "400 AccessDeniedException" "$(as reader PutItem '{"TableName": "Orders", "Item": {"pk": {"S": "r"}, "sk": {"S": "1"}}}')"
+check "not even through PartiQL" "400 AccessDeniedException" \
+    "$(as reader ExecuteStatement '{"Statement": "DELETE FROM \"Orders\" WHERE pk = '"'tenant2#o1'"' AND sk = '"'1'"'"}')"
+check "nor tag it" "400 AccessDeniedException" "$(as reader TagResource "{\"ResourceArn\": \"$ARN/Orders\", \"Tags\": [{\"Key\": \"k\", \"Value\": \"v\"}]}")"
+check "it lists its tags" "200 " "$(as reader ListTagsOfResource "{\"ResourceArn\": \"$ARN/Orders\"}")"
+check "ListTables lists only the tables a key may use" '{"TableNames": ["Orders"]}' "$(as reader ListTables '{}' >/dev/null; cat "$WORK/body")"
+check "ListStreams too" "Orders" "$(as reader ListStreams '{}' >/dev/null; field '{Streams}[0]{TableName}')$(field '{Streams}[1]{TableName}')"
+
+put_tenant() { as tenant PutItem "{\"TableName\": \"Orders\", \"Item\": {\"pk\": {\"S\": \"$1\"}, \"sk\": {\"S\": \"1\"}, \"status\": {\"S\": \"open\"}}}"; }
+check "a key with leading keys writes items under them" "200 " "$(put_tenant tenant1#o1)"
+check "and no other item" "400 AccessDeniedException" "$(put_tenant tenant2#o2)"
+check "it may not read another tenant's item" "400 AccessDeniedException" \
+    "$(as tenant GetItem '{"TableName": "Orders", "Key": {"pk": {"S": "tenant2#o1"}, "sk": {"S": "1"}}}')"
+check "nor query another tenant's partition" "400 AccessDeniedException" \
+    "$(as tenant Query '{"TableName": "Orders", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "tenant2#o1"}}}')"
+check "nor delete in a batch" "400 AccessDeniedException" \
+    "$(as tenant BatchWriteItem '{"RequestItems": {"Orders": [{"DeleteRequest": {"Key": {"pk": {"S": "tenant2#o1"}, "sk": {"S": "1"}}}}]}}')"
+check "nor change it in a transaction" "400 AccessDeniedException" \
+    "$(as tenant TransactWriteItems '{"TransactItems": [{"Delete": {"TableName": "Orders", "Key": {"pk": {"S": "tenant2#o1"}, "sk": {"S": "1"}}}}]}')"
+check "a Scan sees its own items only" "1 tenant1#o1" \
+    "$(as tenant Scan '{"TableName": "Orders"}' >/dev/null; field '{Count}') $(field '{Items}[0]{pk}{S}')"
+check "an index Query too" "1 tenant1#o1" \
+    "$(as tenant Query '{"TableName": "Orders", "IndexName": "byStatus", "KeyConditionExpression": "#s = :s", "ExpressionAttributeNames": {"#s": "status"}, "ExpressionAttributeValues": {":s": {"S": "open"}}}' >/dev/null
+       field '{Count}') $(field '{Items}[0]{pk}{S}')"
+check "another tenant's item is untouched" "1" \
+    "$(q -c "SELECT count(*) FROM public.\"Orders\" WHERE pk = 'tenant2#o1'")"
+
+check "a pattern grant reaches a table created later" "200 " \
+    "$(q -c "SELECT ddb.create_table('orders_2026', 'pk')" >/dev/null; as orders PutItem '{"TableName": "orders_2026", "Item": {"pk": {"S": "a"}}}')"
+check "and no table outside it" "400 AccessDeniedException" "$(as orders GetItem '{"TableName": "Orders", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}}')"
+q -c "SELECT ddb.revoke_tables('ddb_authz_orders', 'orders_*')" >/dev/null
+check "ddb.revoke_tables takes it back on the next request" "400 AccessDeniedException" \
+    "$(as orders GetItem '{"TableName": "orders_2026", "Key": {"pk": {"S": "a"}}}')"
+
+# ---- opaque tokens ----
+tampered=$(printf '%s' "$iterator" | perl -pe 's/^(.)/$1 eq "W" ? "X" : "W"/e')
+check "an edited shard iterator is ValidationException" "400 ValidationException" "$(as admin GetRecords "{\"ShardIterator\": \"$tampered\"}")"
+forged=$(printf '["Secret", "x", 0]' | base64 -w0)
+check "a forged one (the 0.1 format) too" "400 ValidationException" "$(as admin GetRecords "{\"ShardIterator\": \"$forged\"}")"
+as admin PutItem '{"TableName": "Orders", "Item": {"pk": {"S": "tenant2#o1"}, "sk": {"S": "2"}}}' >/dev/null
+token=$(as admin ExecuteStatement '{"Statement": "SELECT * FROM \"Orders\" WHERE pk = '"'tenant2#o1'"'", "Limit": 1}' >/dev/null; field '{NextToken}')
+check "a PartiQL NextToken pages on" "200 " \
+    "$(as admin ExecuteStatement "{\"Statement\": \"SELECT * FROM \\\"Orders\\\" WHERE pk = 'tenant2#o1'\", \"NextToken\": \"$token\"}")"
+check "but not for another statement" "400 ValidationException" \
+    "$(as admin ExecuteStatement "{\"Statement\": \"SELECT * FROM \\\"Secret\\\" WHERE pk = 'tenant2#o1'\", \"NextToken\": \"$token\"}")"
+check "and an edited one is refused" "400 ValidationException" \
+    "$(as admin ExecuteStatement "{\"Statement\": \"SELECT * FROM \\\"Orders\\\" WHERE pk = 'tenant2#o1'\", \"NextToken\": \"x$token\"}")"
+
+# ---- SQL callers meet the same rules ----
+check "ddb.execute_as refuses a role the caller may not SET ROLE to" "42501" \
+    "$(psql -X -q -At -d "$DB" -c "SET ROLE ddb_authz_reader" \
+        -c "SELECT ddb.execute_as('ddb_authz_tenant', 'Scan', '{\"TableName\": \"Orders\"}')" 2>&1 >/dev/null \
+        | grep -c 'permission denied to act as role' | sed 's/^1$/42501/')"
+check "a SQL role is refused by ddb.put_item as by PutItem (SQLSTATE YD010)" "YD010" \
+    "$(psql -X -q -At -d "$DB" -c "SET ROLE ddb_authz_reader" \
+        -c "DO \$\$ BEGIN PERFORM ddb.put_item('Orders', '{\"pk\": \"r\", \"sk\": \"1\"}');
+            EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'sqlstate %', SQLSTATE; END \$\$" 2>&1 | grep -o 'sqlstate .*' | cut -d' ' -f2)"
+
+kill "$gateway_pid"
+wait "$gateway_pid" 2>/dev/null
+trap - EXIT
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
+drop_roles
+exit $status
