@@ -30,6 +30,13 @@ enum
 extern const DdbErrorType *ddb_error_type_of_errcode(int sqlerrcode);
 
 /*
+ * Makes a PostgreSQL error that a request caused (a row of
+ * DDB_SQLSTATE_ERRORS) the YD error of its row, with the message a client
+ * reads; returns the row, or NULL (edata untouched) for a fault of ours.
+ */
+extern const DdbErrorType *ddb_database_error(ErrorData *edata);
+
+/*
  * DynamoDB's error body as JSON text: {"__type": ..., "message": ...},
  * with one more member (member: value) when member is not NULL.
  */

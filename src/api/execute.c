@@ -4,7 +4,9 @@
  * One dispatcher: item operations are C (item_ops.c); table operations are
  * the SQL functions ddb.api_<operation>(request) (sql/), which are no hot
  * path.  Every error of class YD leaves with DynamoDB's error body as its
- * DETAIL, so that a client (or the gateway) can return it unchanged.
+ * DETAIL, so that a client (or the gateway) can return it unchanged; so
+ * does every PostgreSQL error a request can cause (a deadlock, a model's
+ * invariant), made the YD error of its row of DDB_SQLSTATE_ERRORS.
  */
 #include "postgres.h"
 
@@ -176,6 +178,8 @@ ddb_execute(PG_FUNCTION_ARGS)
 		}
 		edata = CopyErrorData();
 		type = ddb_error_type_of_errcode(edata->sqlerrcode);
+		if (type == NULL)
+			type = ddb_database_error(edata);
 		if (type == NULL)
 			PG_RE_THROW();
 		FlushErrorState();

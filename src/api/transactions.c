@@ -152,14 +152,6 @@ reason_message(const char *code)
 	return NULL;
 }
 
-/* True for an error of an action that another transaction caused: DynamoDB's TransactionConflict. */
-static bool
-is_conflict(int sqlerrcode)
-{
-	return sqlerrcode == ERRCODE_DDB_TRANSACTION_CONFLICT || sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
-		sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE || sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
-}
-
 /*
  * Raises DDB_ERROR_TRANSACTION_CANCELED: one CancellationReason per action
  * (Code, and Message and Item where given; messages NULL: each code's own),
@@ -346,12 +338,15 @@ api_transact_write(Jsonb *request, const bool *inserts)
 
 		if (edata == NULL)
 			continue;
+		/* PostgreSQL's errors as DynamoDB's: a deadlock is a conflict, a unique index a failed condition */
+		if (ddb_error_type_of_errcode(edata->sqlerrcode) == NULL)
+			ddb_database_error(edata);
 		if (edata->sqlerrcode == ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
 		{
 			codes[i] = inserts && inserts[i] ? "DuplicateItem" : "ConditionalCheckFailed";
 			items[i] = failed_item(edata->detail);
 		}
-		else if (is_conflict(edata->sqlerrcode))
+		else if (edata->sqlerrcode == ERRCODE_DDB_TRANSACTION_CONFLICT)
 			codes[i] = "TransactionConflict";
 		else
 		{

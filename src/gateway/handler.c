@@ -3,8 +3,10 @@
  * X-Amz-Target: DynamoDB_20120810.<Action> and a JSON body, answered by
  * ddb.execute on a pooled connection.  Errors of the extension's SQLSTATE
  * class YD carry DynamoDB's error body as DETAIL: that body is the HTTP
- * body, with the status of its row in error_types.h; anything else is DynamoDB's internal server error,
- * status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.  A
+ * body, with the status of its row in error_types.h.  PostgreSQL's errors
+ * that a request causes outside ddb.execute (its body cast to jsonb, checks
+ * at commit) are DynamoDB's by the same table (DDB_SQLSTATE_ERRORS);
+ * anything else is DynamoDB's internal server error, status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.  A
  * request must be signed (SigV4, sigv4.c) by a key that may use its tables.
  */
 #include "handler.h"
@@ -79,6 +81,15 @@ first_line(const char *message)
 	size_t		n = strcspn(start, "\n");
 
 	return strndup(start, n);
+}
+
+/* True when an error names a database object (which a client must not see). */
+static int
+names_object(const PGresult *res)
+{
+	return PQresultErrorField(res, PG_DIAG_SCHEMA_NAME) || PQresultErrorField(res, PG_DIAG_TABLE_NAME) ||
+		PQresultErrorField(res, PG_DIAG_COLUMN_NAME) || PQresultErrorField(res, PG_DIAG_DATATYPE_NAME) ||
+		PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
 }
 
 /* Adds the DynamoDB table names a request names (TableName, RequestItems, TransactItems) to a JSON array. */
@@ -162,6 +173,13 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 			return respond_error(connection, auth.error, auth.message);
 		}
 	}
+	if (memchr(body, '\0', body_len) != NULL)
+	{
+		/* libpq would send the text before it: JSON has no raw NUL */
+		pool_give(pool, conn);
+		return respond_error(connection, ddb_error_type(DDB_ERROR_SERIALIZATION),
+							 "The request could not be read: the body contains a NUL byte");
+	}
 	res = pool_exec(conn, "execute", "SELECT ddb.execute($1, $2::jsonb)::text", 2, params);
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
 		result = respond(connection, MHD_HTTP_OK, PQgetvalue(res, 0, 0));
@@ -171,12 +189,17 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 		const DdbErrorType *error = ddb_error_type_of_sqlstate(sqlstate);
 		const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 		char	   *message = first_line(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+		char		client_message[2048];
 
 		if (error && detail && detail[0] == '{')
 			result = respond(connection, error->http_status, detail);
-		else if (sqlstate && strncmp(sqlstate, "22P02", 5) == 0)
-			/* the body is not JSON at all */
-			result = respond_error(connection, ddb_error_type(DDB_ERROR_SERIALIZATION), message);
+		else if (error)
+			/* a YD error raised outside ddb.execute (a deferred check at commit) */
+			result = respond_error(connection, error, message);
+		else if ((error = ddb_error_type_of_database_error(sqlstate, message, names_object(res), client_message,
+															sizeof(client_message))) != NULL)
+			/* the request's fault before ddb.execute ran (the body's cast to jsonb) or after (at commit) */
+			result = respond_error(connection, error, client_message);
 		else
 			result = respond_error(connection, ddb_error_type(DDB_ERROR_INTERNAL_SERVER_ERROR), message);
 		free(message);
