@@ -281,7 +281,7 @@ Jsonb *
 api_transact_write(Jsonb *request, const bool *inserts)
 {
 	Subtransaction all;
-	char	   *token = api_string(request, "ClientRequestToken");
+	char	   *token = api_client_request_token(request);
 	char	   *digest = NULL;
 	int			n;
 	TransactAction *actions = read_actions(request, write_kinds, lengthof(write_kinds), &n);
