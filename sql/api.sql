@@ -323,6 +323,8 @@ BEGIN
     IF request->>'TableName' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
+    -- the catalog row locked first: a concurrent DeleteTable waits here, then finds no table (YD004)
+    PERFORM ddb.require_table(request->>'TableName', true);
     description := ddb.describe_table(request->>'TableName');
     PERFORM ddb.delete_table(request->>'TableName');
     RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
