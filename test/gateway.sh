@@ -180,6 +180,8 @@ check "a signature dated 20 minutes ahead is not yet current" "400 InvalidSignat
 check "one dated 10 minutes off is within the skew AWS allows" "200 " "$(signed "$key_id" "$secret" GetItem "$get" -600)"
 check "an Authorization header without its parts is IncompleteSignatureException" "400 IncompleteSignatureException" \
     "$(printf 'X-Amz-Date: %s\nAuthorization: AWS4-HMAC-SHA256 Credential=%s\n' "$(date -u +%Y%m%dT%H%M%SZ)" "$key_id" >"$WORK/signed"; send GetItem "$get")"
+check "one quoting bytes that are not UTF-8 still has DynamoDB's error body" "400 IncompleteSignatureException" \
+    "$(printf 'X-Amz-Date: %s\nAuthorization: AWS4-HMAC-SHA256 Credential=\xff\xfe\n' "$(date -u +%Y%m%dT%H%M%SZ)" >"$WORK/signed"; send GetItem "$get")"
 check "an Authorization header without X-Amz-Date is IncompleteSignatureException" "400 IncompleteSignatureException" \
     "$(sign "$key_id" "$secret" GetItem "$get"; grep '^Authorization' "$WORK/signed" >"$WORK/nodate"; mv "$WORK/nodate" "$WORK/signed"; send GetItem "$get")"
 check "a signed header the request lacks is IncompleteSignatureException" "400 IncompleteSignatureException" \

@@ -60,15 +60,30 @@ respond(struct MHD_Connection *connection, unsigned int status, const char *body
 	return result;
 }
 
-/* Queues DynamoDB's error body for an error and message, with the error's HTTP status. */
+/*
+ * Queues DynamoDB's error body for an error and message, with the error's
+ * HTTP status.  A message quoting a client's bytes that are not UTF-8 (a
+ * header, say), which JSON cannot carry, has each byte above 0x7F as '?'.
+ */
 static enum MHD_Result
 respond_error(struct MHD_Connection *connection, const DdbErrorType *error_type, const char *message)
 {
-	json_t	   *error = json_pack("{s:s, s:s}", "__type", error_type->type, "message", message ? message : "");
-	char	   *body = json_dumps(error, JSON_COMPACT);
-	enum MHD_Result result = respond(connection, error_type->http_status, body ? body : "{}");
+	char	   *text = strdup(message ? message : "");
+	json_t	   *error = json_pack("{s:s, s:s}", "__type", error_type->type, "message", text);
+	char	   *body;
+	enum MHD_Result result;
 
+	if (error == NULL)
+	{
+		for (unsigned char *c = (unsigned char *) text; *c; c++)
+			if (*c > 0x7F)
+				*c = '?';
+		error = json_pack("{s:s, s:s}", "__type", error_type->type, "message", text);
+	}
+	body = json_dumps(error, JSON_COMPACT);
+	result = respond(connection, error_type->http_status, body ? body : "{}");
 	free(body);
+	free(text);
 	json_decref(error);
 	return result;
 }
