@@ -15,29 +15,20 @@ ddb_error_type_of_errcode(int sqlerrcode)
 }
 
 /*
- * Makes a PostgreSQL error that a request caused (a row of
- * DDB_SQLSTATE_ERRORS) the YD error of its row, with the message a client
- * reads; returns the row, or NULL (edata untouched) for a fault of ours.
+ * The row of DDB_SQLSTATE_ERRORS of a PostgreSQL error that a request
+ * caused, with the message a client reads in *message (palloc'd), or NULL
+ * for a fault of ours.  The error itself is left as it is.
  */
 const DdbErrorType *
-ddb_database_error(ErrorData *edata)
+ddb_database_error(ErrorData *edata, char **message)
 {
-	const char *message = edata->message ? edata->message : "";
-	size_t		size = strlen(message) + 512;
-	char	   *text = palloc(size);
+	const char *own = edata->message ? edata->message : "";
+	size_t		size = strlen(own) + 512;
 	bool		names_object = edata->schema_name || edata->table_name || edata->column_name ||
 		edata->datatype_name || edata->constraint_name;
-	const DdbErrorType *type = ddb_error_type_of_database_error(unpack_sql_state(edata->sqlerrcode), message,
-																 names_object, text, size);
 
-	if (type == NULL)
-		return NULL;
-	edata->sqlerrcode = MAKE_SQLSTATE(type->sqlstate[0], type->sqlstate[1], type->sqlstate[2],
-									  type->sqlstate[3], type->sqlstate[4]);
-	edata->message = text;
-	edata->detail = NULL;
-	edata->hint = NULL;
-	return type;
+	*message = palloc(size);
+	return ddb_error_type_of_database_error(unpack_sql_state(edata->sqlerrcode), own, names_object, *message, size);
 }
 
 /*

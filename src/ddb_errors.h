@@ -30,11 +30,11 @@ enum
 extern const DdbErrorType *ddb_error_type_of_errcode(int sqlerrcode);
 
 /*
- * Makes a PostgreSQL error that a request caused (a row of
- * DDB_SQLSTATE_ERRORS) the YD error of its row, with the message a client
- * reads; returns the row, or NULL (edata untouched) for a fault of ours.
+ * The row of DDB_SQLSTATE_ERRORS of a PostgreSQL error that a request
+ * caused, with the message a client reads in *message (palloc'd), or NULL
+ * for a fault of ours.  The error itself is left as it is.
  */
-extern const DdbErrorType *ddb_database_error(ErrorData *edata);
+extern const DdbErrorType *ddb_database_error(ErrorData *edata, char **message);
 
 /*
  * DynamoDB's error body as JSON text: {"__type": ..., "message": ...},

@@ -6,7 +6,8 @@
  * path.  Every error of class YD leaves with DynamoDB's error body as its
  * DETAIL, so that a client (or the gateway) can return it unchanged; so
  * does every PostgreSQL error a request can cause (a deadlock, a model's
- * invariant), made the YD error of its row of DDB_SQLSTATE_ERRORS.
+ * invariant), with the type and message of its row of DDB_SQLSTATE_ERRORS
+ * (its SQLSTATE and message stay, which SQL callers catch).
  */
 #include "postgres.h"
 
@@ -169,6 +170,7 @@ ddb_execute(PG_FUNCTION_ARGS)
 	{
 		ErrorData  *edata;
 		const DdbErrorType *type;
+		char	   *message;
 
 		MemoryContextSwitchTo(cxt);
 		if (shared)
@@ -178,14 +180,15 @@ ddb_execute(PG_FUNCTION_ARGS)
 		}
 		edata = CopyErrorData();
 		type = ddb_error_type_of_errcode(edata->sqlerrcode);
+		message = edata->message;
 		if (type == NULL)
-			type = ddb_database_error(edata);
+			type = ddb_database_error(edata, &message);
 		if (type == NULL)
 			PG_RE_THROW();
 		FlushErrorState();
 		/* an error that already carries its body (with an Item, say) keeps it */
 		if (edata->detail == NULL || edata->detail[0] != '{' || strstr(edata->detail, "\"__type\"") == NULL)
-			edata->detail = ddb_error_body(type, edata->message, NULL, NULL);
+			edata->detail = ddb_error_body(type, message, NULL, NULL);
 		edata->context = NULL;
 		ReThrowError(edata);
 	}

@@ -153,6 +153,22 @@ reason_message(const char *code)
 }
 
 /*
+ * True for an error of an action that another transaction caused (its row
+ * of error_types.h, or of DDB_SQLSTATE_ERRORS for a deadlock or a
+ * serialization failure): DynamoDB's TransactionConflict.
+ */
+static bool
+is_conflict(ErrorData *edata)
+{
+	char	   *message;
+	const DdbErrorType *type = ddb_error_type_of_errcode(edata->sqlerrcode);
+
+	if (type == NULL)
+		type = ddb_database_error(edata, &message);
+	return type == ddb_error_type(DDB_ERROR_TRANSACTION_CONFLICT);
+}
+
+/*
  * Raises DDB_ERROR_TRANSACTION_CANCELED: one CancellationReason per action
  * (Code, and Message and Item where given; messages NULL: each code's own),
  * the codes in the message.
@@ -338,15 +354,12 @@ api_transact_write(Jsonb *request, const bool *inserts)
 
 		if (edata == NULL)
 			continue;
-		/* PostgreSQL's errors as DynamoDB's: a deadlock is a conflict, a unique index a failed condition */
-		if (ddb_error_type_of_errcode(edata->sqlerrcode) == NULL)
-			ddb_database_error(edata);
 		if (edata->sqlerrcode == ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
 		{
 			codes[i] = inserts && inserts[i] ? "DuplicateItem" : "ConditionalCheckFailed";
 			items[i] = failed_item(edata->detail);
 		}
-		else if (edata->sqlerrcode == ERRCODE_DDB_TRANSACTION_CONFLICT)
+		else if (is_conflict(edata))
 			codes[i] = "TransactionConflict";
 		else
 		{

@@ -206,15 +206,19 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 		char	   *message = first_line(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
 		char		client_message[2048];
 
-		if (error && detail && detail[0] == '{')
-			result = respond(connection, error->http_status, detail);
+		const DdbErrorType *database_error = error ? NULL :
+			ddb_error_type_of_database_error(sqlstate, message, names_object(res), client_message,
+											 sizeof(client_message));
+
+		if ((error || database_error) && detail && detail[0] == '{' && strstr(detail, "\"__type\"") != NULL)
+			/* DynamoDB's body, which ddb.execute attached */
+			result = respond(connection, (error ? error : database_error)->http_status, detail);
 		else if (error)
 			/* a YD error raised outside ddb.execute (a deferred check at commit) */
 			result = respond_error(connection, error, message);
-		else if ((error = ddb_error_type_of_database_error(sqlstate, message, names_object(res), client_message,
-															sizeof(client_message))) != NULL)
+		else if (database_error)
 			/* the request's fault before ddb.execute ran (the body's cast to jsonb) or after (at commit) */
-			result = respond_error(connection, error, client_message);
+			result = respond_error(connection, database_error, client_message);
 		else
 			result = respond_error(connection, ddb_error_type(DDB_ERROR_INTERNAL_SERVER_ERROR), message);
 		free(message);

@@ -1,19 +1,22 @@
 -- PostgreSQL's errors a request can cause, as DynamoDB's (DDB_SQLSTATE_ERRORS
 -- in src/error_types.h, docs/errors.md), and DynamoDB's limits.
 \set SHOW_CONTEXT never
--- each request's SQLSTATE, the __type of its body and its message
+-- each request's SQLSTATE (PostgreSQL's own stays, for SQL callers), and the
+-- __type and message of the DynamoDB body a client of the gateway reads
 CREATE FUNCTION pg_temp.try(operation text, request jsonb) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
     state text;
     message text;
     body text;
+    j jsonb;
 BEGIN
     PERFORM ddb.execute(operation, request);
     RETURN 'ok';
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT, body = PG_EXCEPTION_DETAIL;
-    RETURN state || ' ' || coalesce(split_part(NULLIF(body, '')::jsonb ->> '__type', '#', 2), '(no body)') || ': ' || message;
+    j := NULLIF(body, '')::jsonb;
+    RETURN state || ' ' || coalesce(split_part(j ->> '__type', '#', 2) || ': ' || (j ->> 'message'), '(no body): ' || message);
 END $$;
 SELECT ddb.create_table('Errors', 'pk');
 SELECT ddb.create_table('ErrorsRange', 'pk', 'S', 'sk', 'S');
@@ -40,7 +43,7 @@ FROM unnest(ARRAY['invalid_parameter_value', 'division_by_zero', 'no_data_found'
 CREATE UNIQUE INDEX secret_index ON public."Errors" ((item ->> 'u'));
 SELECT pg_temp.try('PutItem', '{"TableName": "Errors", "Item": {"pk": {"S": "u1"}, "u": {"S": "x"}}}');
 SELECT pg_temp.try('PutItem', '{"TableName": "Errors", "Item": {"pk": {"S": "u2"}, "u": {"S": "x"}}}');
--- in a transaction, the action's cancellation reason
+-- in a transaction: the request's error as it is (a deadlock: the action's TransactionConflict reason)
 SELECT pg_temp.try('TransactWriteItems', '{"TransactItems": [
     {"Put": {"TableName": "Errors", "Item": {"pk": {"S": "u3"}}}},
     {"Put": {"TableName": "Errors", "Item": {"pk": {"S": "u4"}, "u": {"S": "x"}}}}]}');
