@@ -327,7 +327,8 @@ BEGIN
     IF request->>'TableName' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
-    PERFORM ddb.require_table(request->>'TableName');
+    -- the catalog row locked first: a concurrent DeleteTable waits here, then finds no table (YD004)
+    PERFORM ddb.require_table(request->>'TableName', true);
     PERFORM ddb.check_table_access(request->>'TableName', 'DeleteTable', 'own');
     description := ddb.describe_table(request->>'TableName');
     PERFORM ddb.delete_table(request->>'TableName');

@@ -407,6 +407,100 @@ BEGIN
         || CASE WHEN last_arn IS NOT NULL THEN jsonb_build_object('LastEvaluatedStreamArn', last_arn) ELSE '{}' END;
 END $$;
 
+-- 0.2 serialises concurrent CreateTables of one name (the second finds the
+-- table: ResourceInUseException, not a unique violation of the catalog) and
+-- locks DeleteTable's catalog row before describing the table (a concurrent
+-- DeleteTable finds no table: ResourceNotFoundException, not a relation
+-- dropped under it).
+
+-- Creates a DynamoDB table as <schema>."<table_name>" (docs/tables.md).
+CREATE OR REPLACE FUNCTION ddb.create_table(
+    table_name text,
+    hash_key text,
+    hash_key_type text DEFAULT 'S',
+    range_key text DEFAULT NULL,
+    range_key_type text DEFAULT 'S',
+    schema_name name DEFAULT 'public',
+    partitions integer DEFAULT 0,
+    ttl_attribute text DEFAULT NULL
+) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel name := ddb.relation_name(table_name);
+    types jsonb;
+BEGIN
+    PERFORM ddb.check_name('tableName', table_name);
+    PERFORM ddb.check_key_type(hash_key, hash_key_type);
+    IF hash_key IS NULL OR hash_key = '' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: the hash key attribute name is empty');
+    END IF;
+    IF range_key IS NOT NULL THEN
+        PERFORM ddb.check_key_type(range_key, range_key_type);
+        IF range_key = hash_key THEN
+            PERFORM ddb.validation_error('Both the Hash Key and the Range Key element in the KeySchema have the same name');
+        END IF;
+    END IF;
+    IF partitions IS NULL OR partitions < 0 OR partitions > 1024 THEN
+        PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
+    END IF;
+    -- one creation of a name at a time: a concurrent one waits here, then finds the table (YD005)
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(create_table.table_name));
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
+    END IF;
+    types := jsonb_build_object(hash_key, hash_key_type);
+    IF range_key IS NOT NULL THEN
+        types := types || jsonb_build_object(range_key, range_key_type);
+    END IF;
+
+    IF NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = schema_name) THEN
+        EXECUTE format('CREATE SCHEMA %I', schema_name);
+    END IF;
+    -- the primary key is named "<relation>$pkey": "$" appears in no DynamoDB
+    -- name, so a table called "<name>_pkey" cannot collide with it
+    EXECUTE format(
+        'CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, expires_at bigint, '
+        'item_size integer NOT NULL, CONSTRAINT %I PRIMARY KEY (pk%s)) %s',
+        schema_name, rel,
+        CASE WHEN range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
+        ddb.relation_name(rel || '$pkey'),
+        CASE WHEN range_key IS NOT NULL THEN ', sk' ELSE '' END,
+        CASE WHEN partitions > 0 THEN 'PARTITION BY HASH (pk)' ELSE '' END);
+    PERFORM ddb.create_partitions(schema_name, rel, partitions);
+    -- "$" appears in no DynamoDB name, so this cannot meet a GSI's "<table>:<index>"
+    EXECUTE format('CREATE INDEX %I ON %I.%I (expires_at) WHERE expires_at IS NOT NULL',
+                   ddb.relation_name(rel || '$expires_at'), schema_name, rel);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', schema_name, rel,
+                   'DynamoDB table ' || table_name || ' (ddb_model); write through ddb.put_item / ddb.execute');
+
+    INSERT INTO ddb.tables (table_name, schema_name, relation_name, hash_key, range_key,
+                            attribute_types, partitions, ttl_attribute)
+    VALUES (table_name, schema_name, rel, hash_key, range_key, types, partitions, ttl_attribute);
+    -- the roles given tables of this name (sql/security.sql)
+    PERFORM ddb.apply_table_grants(table_name);
+END $$;
+
+-- DeleteTable.
+CREATE OR REPLACE FUNCTION ddb.api_delete_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    description jsonb;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    -- the catalog row locked first: a concurrent DeleteTable waits here, then finds no table (YD004)
+    PERFORM ddb.require_table(request->>'TableName', true);
+    PERFORM ddb.check_table_access(request->>'TableName', 'DeleteTable', 'own');
+    description := ddb.describe_table(request->>'TableName');
+    PERFORM ddb.delete_table(request->>'TableName');
+    RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
+END $$;
+
 -- ===========================================================================
 -- 0.2: authorization (docs/security.md).  Tokens sealed with a server
 -- secret; grants of tables to roles; an access key acts as a role; every
@@ -687,73 +781,6 @@ BEGIN
     VALUES (access_key_id, secret_access_key, role_name);
 END $$;
 
--- Creates a DynamoDB table as <schema>."<table_name>" (docs/tables.md).
-CREATE OR REPLACE FUNCTION ddb.create_table(
-    table_name text,
-    hash_key text,
-    hash_key_type text DEFAULT 'S',
-    range_key text DEFAULT NULL,
-    range_key_type text DEFAULT 'S',
-    schema_name name DEFAULT 'public',
-    partitions integer DEFAULT 0,
-    ttl_attribute text DEFAULT NULL
-) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    rel name := ddb.relation_name(table_name);
-    types jsonb;
-BEGIN
-    PERFORM ddb.check_name('tableName', table_name);
-    PERFORM ddb.check_key_type(hash_key, hash_key_type);
-    IF hash_key IS NULL OR hash_key = '' THEN
-        PERFORM ddb.validation_error('One or more parameter values were invalid: the hash key attribute name is empty');
-    END IF;
-    IF range_key IS NOT NULL THEN
-        PERFORM ddb.check_key_type(range_key, range_key_type);
-        IF range_key = hash_key THEN
-            PERFORM ddb.validation_error('Both the Hash Key and the Range Key element in the KeySchema have the same name');
-        END IF;
-    END IF;
-    IF partitions IS NULL OR partitions < 0 OR partitions > 1024 THEN
-        PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
-    END IF;
-    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
-    END IF;
-    types := jsonb_build_object(hash_key, hash_key_type);
-    IF range_key IS NOT NULL THEN
-        types := types || jsonb_build_object(range_key, range_key_type);
-    END IF;
-
-    IF NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = schema_name) THEN
-        EXECUTE format('CREATE SCHEMA %I', schema_name);
-    END IF;
-    -- the primary key is named "<relation>$pkey": "$" appears in no DynamoDB
-    -- name, so a table called "<name>_pkey" cannot collide with it
-    EXECUTE format(
-        'CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s item jsonb NOT NULL, expires_at bigint, '
-        'item_size integer NOT NULL, CONSTRAINT %I PRIMARY KEY (pk%s)) %s',
-        schema_name, rel,
-        CASE WHEN range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END,
-        ddb.relation_name(rel || '$pkey'),
-        CASE WHEN range_key IS NOT NULL THEN ', sk' ELSE '' END,
-        CASE WHEN partitions > 0 THEN 'PARTITION BY HASH (pk)' ELSE '' END);
-    PERFORM ddb.create_partitions(schema_name, rel, partitions);
-    -- "$" appears in no DynamoDB name, so this cannot meet a GSI's "<table>:<index>"
-    EXECUTE format('CREATE INDEX %I ON %I.%I (expires_at) WHERE expires_at IS NOT NULL',
-                   ddb.relation_name(rel || '$expires_at'), schema_name, rel);
-    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', schema_name, rel,
-                   'DynamoDB table ' || table_name || ' (ddb_model); write through ddb.put_item / ddb.execute');
-
-    INSERT INTO ddb.tables (table_name, schema_name, relation_name, hash_key, range_key,
-                            attribute_types, partitions, ttl_attribute)
-    VALUES (table_name, schema_name, rel, hash_key, range_key, types, partitions, ttl_attribute);
-    -- the roles given tables of this name (sql/security.sql)
-    PERFORM ddb.apply_table_grants(table_name);
-END $$;
-
 -- CreateTable.
 CREATE OR REPLACE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
@@ -879,24 +906,6 @@ BEGIN
                                   'LastEvaluatedTableName', names[page_size]);
     END IF;
     RETURN jsonb_build_object('TableNames', to_jsonb(names));
-END $$;
-
--- DeleteTable.
-CREATE OR REPLACE FUNCTION ddb.api_delete_table(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    description jsonb;
-BEGIN
-    IF request->>'TableName' IS NULL THEN
-        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
-    END IF;
-    PERFORM ddb.require_table(request->>'TableName');
-    PERFORM ddb.check_table_access(request->>'TableName', 'DeleteTable', 'own');
-    description := ddb.describe_table(request->>'TableName');
-    PERFORM ddb.delete_table(request->>'TableName');
-    RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
 END $$;
 
 -- UpdateTimeToLive.

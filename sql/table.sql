@@ -186,6 +186,8 @@ BEGIN
     IF partitions IS NULL OR partitions < 0 OR partitions > 1024 THEN
         PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
     END IF;
+    -- one creation of a name at a time: a concurrent one waits here, then finds the table (YD005)
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(create_table.table_name));
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
     END IF;

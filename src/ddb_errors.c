@@ -15,6 +15,23 @@ ddb_error_type_of_errcode(int sqlerrcode)
 }
 
 /*
+ * The row of DDB_SQLSTATE_ERRORS of a PostgreSQL error that a request
+ * caused, with the message a client reads in *message (palloc'd), or NULL
+ * for a fault of ours.  The error itself is left as it is.
+ */
+const DdbErrorType *
+ddb_database_error(ErrorData *edata, char **message)
+{
+	const char *own = edata->message ? edata->message : "";
+	size_t		size = strlen(own) + 512;
+	bool		names_object = edata->schema_name || edata->table_name || edata->column_name ||
+		edata->datatype_name || edata->constraint_name;
+
+	*message = palloc(size);
+	return ddb_error_type_of_database_error(unpack_sql_state(edata->sqlerrcode), own, names_object, *message, size);
+}
+
+/*
  * DynamoDB's error body as JSON text: {"__type": ..., "message": ...},
  * with one more member (member: value) when member is not NULL.  Built as
  * jsonb, so its members come in jsonb's order whatever is added.

@@ -30,6 +30,13 @@ enum
 extern const DdbErrorType *ddb_error_type_of_errcode(int sqlerrcode);
 
 /*
+ * The row of DDB_SQLSTATE_ERRORS of a PostgreSQL error that a request
+ * caused, with the message a client reads in *message (palloc'd), or NULL
+ * for a fault of ours.  The error itself is left as it is.
+ */
+extern const DdbErrorType *ddb_database_error(ErrorData *edata, char **message);
+
+/*
  * DynamoDB's error body as JSON text: {"__type": ..., "message": ...},
  * with one more member (member: value) when member is not NULL.
  */

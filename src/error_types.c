@@ -3,6 +3,7 @@
  * Plain C: linked into the extension and into ddb-gateway.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "error_types.h"
@@ -31,5 +32,42 @@ ddb_error_type_of_sqlstate(const char *sqlstate)
 	for (int i = 0; i < DDB_ERROR_COUNT; i++)
 		if (strcmp(error_types[i].sqlstate, sqlstate) == 0)
 			return &error_types[i];
+	return NULL;
+}
+
+/* A row of DDB_SQLSTATE_ERRORS. */
+typedef struct DatabaseError
+{
+	const char *sqlstate;		/* five characters, or two for a class */
+	DdbError	error;
+	const char *message;
+	int			shows;			/* the database's message follows */
+} DatabaseError;
+
+#define DDB_SQLSTATE_ERROR_ROW(sqlstate, name, message, shows) {sqlstate, DDB_ERROR_##name, message, shows},
+
+static const DatabaseError database_errors[] = {
+	DDB_SQLSTATE_ERRORS(DDB_SQLSTATE_ERROR_ROW)
+};
+
+/* The row of DDB_SQLSTATE_ERRORS for a PostgreSQL error and the message a client reads, or NULL. */
+const DdbErrorType *
+ddb_error_type_of_database_error(const char *sqlstate, const char *database_message, int names_object,
+								 char *message, size_t size)
+{
+	if (sqlstate == NULL || strlen(sqlstate) != 5)
+		return NULL;
+	for (size_t i = 0; i < sizeof(database_errors) / sizeof(database_errors[0]); i++)
+	{
+		const DatabaseError *row = &database_errors[i];
+
+		if (strncmp(row->sqlstate, sqlstate, strlen(row->sqlstate)) != 0)
+			continue;
+		if (row->shows && !names_object && database_message && database_message[0])
+			snprintf(message, size, "%s: %s", row->message, database_message);
+		else
+			snprintf(message, size, "%s", row->message);
+		return &error_types[row->error];
+	}
 	return NULL;
 }

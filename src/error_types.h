@@ -8,6 +8,8 @@
 #ifndef DDB_ERROR_TYPES_H
 #define DDB_ERROR_TYPES_H
 
+#include <stddef.h>
+
 /*
  * The errors the database raises: X(name, the last three characters of the
  * SQLSTATE YDnnn, __type, HTTP status).
@@ -39,6 +41,32 @@
 	X(REQUEST_TOO_LARGE, "com.amazon.coral.validate#ValidationException", 413) \
 	X(INTERNAL_SERVER_ERROR, "com.amazonaws.dynamodb.v20120810#InternalServerError", 500)
 
+/*
+ * PostgreSQL's own errors that a request can cause, as DynamoDB's errors:
+ * X(SQLSTATE or SQLSTATE class, row of the table above, message, shows).
+ * The first row that matches wins (codes before their class).  The message
+ * is what the client reads; with shows, the database's own message follows
+ * it ("message: ...") unless the error names a database object (a
+ * constraint, table, column, schema or type), which a client must not see.
+ * An error of no row here and of no class YD is a fault of ours: 500.
+ * docs/errors.md lists them.
+ */
+#define DDB_SQLSTATE_ERRORS(X) \
+	X("22P02", SERIALIZATION, "The request could not be read", 1) \
+	X("22021", SERIALIZATION, "The request is not valid UTF-8", 1) \
+	X("22P05", VALIDATION, "One or more parameter values were invalid: a string contains the character U+0000, which this implementation cannot store (PostgreSQL's text cannot hold it)", 0) \
+	X("54001", VALIDATION, "Nesting Levels have exceeded supported limits", 0) \
+	X("54000", VALIDATION, "One or more parameter values were invalid: a value exceeds a size limit of this implementation", 0) \
+	X("22003", VALIDATION, "One or more parameter values were invalid: a number is out of the supported range", 1) \
+	X("22", VALIDATION, "One or more parameter values were invalid", 1) \
+	X("P0002", VALIDATION, "One or more parameter values were invalid", 1) \
+	X("23505", CONDITIONAL_CHECK_FAILED, "The conditional request failed", 1) \
+	X("23P01", CONDITIONAL_CHECK_FAILED, "The conditional request failed", 1) \
+	X("23", VALIDATION, "One or more parameter values were invalid: the write would break an invariant of the table", 1) \
+	X("40", TRANSACTION_CONFLICT, "Transaction is ongoing for the item: the request conflicted with a concurrent one; retry it", 0) \
+	X("55P03", TRANSACTION_CONFLICT, "Transaction is ongoing for the item: the request conflicted with a concurrent one; retry it", 0) \
+	X("42501", ACCESS_DENIED, "User is not authorized to perform this operation on this resource", 0)
+
 #define DDB_DATABASE_ERROR_ENUM(name, c3, c4, c5, type, status) DDB_ERROR_##name,
 #define DDB_GATEWAY_ERROR_ENUM(name, type, status) DDB_ERROR_##name,
 
@@ -63,5 +91,14 @@ extern const DdbErrorType *ddb_error_type(DdbError error);
 
 /* The row of a SQLSTATE the database raised, or NULL when it is none of the table's. */
 extern const DdbErrorType *ddb_error_type_of_sqlstate(const char *sqlstate);
+
+/*
+ * The row of DDB_SQLSTATE_ERRORS for a PostgreSQL error, with the message a
+ * client reads into message (size bytes): database_message is the error's
+ * own, names_object whether it names a database object.  NULL (message
+ * untouched) for an error of no row: a fault of ours.
+ */
+extern const DdbErrorType *ddb_error_type_of_database_error(const char *sqlstate, const char *database_message,
+															 int names_object, char *message, size_t size);
 
 #endif							/* DDB_ERROR_TYPES_H */

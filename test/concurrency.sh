@@ -114,5 +114,42 @@ check "and finds the other after its iterator once it commits" "A" \
     "$(q -c "SELECT string_agg(r->'dynamodb'->'Keys'->'pk'->>'S', ',') FROM jsonb_array_elements(ddb.execute('GetRecords',
               jsonb_build_object('ShardIterator', '$first'::jsonb ->> 'NextShardIterator')) -> 'Records') r")"
 
+# A session has a table's definition cached, and a DeleteTable commits
+# between the start of its transaction and its next request: the request
+# finds no table (ResourceNotFoundException), not a dropped relation (an
+# internal error, a 500 through the gateway).
+q -c "SELECT ddb.create_table('Dropped', 'pk')" >/dev/null
+{
+    echo "SELECT ddb.execute('GetItem', '{\"TableName\": \"Dropped\", \"Key\": {\"pk\": {\"S\": \"a\"}}}');"
+    echo "BEGIN;"
+    echo "SELECT pg_sleep(1);"
+    echo "\\set ON_ERROR_STOP 0"
+    echo "\\set VERBOSITY sqlstate"
+    echo "SELECT ddb.execute('GetItem', '{\"TableName\": \"Dropped\", \"Key\": {\"pk\": {\"S\": \"a\"}}}');"
+    echo "ROLLBACK;"
+} | q >"$WORK/dropped.out" 2>&1 &
+a_pid=$!
+sleep 0.5
+q -c "SELECT ddb.delete_table('Dropped')" >/dev/null
+wait "$a_pid"
+check "a request racing a DeleteTable finds no table (YD004), not a dropped relation" "ERROR:  YD004" \
+    "$(grep ERROR "$WORK/dropped.out")"
+
+# Two DeleteTables of one table, two CreateTables of one name: the second
+# waits for the first, then answers as DynamoDB would (YD004, YD005), never
+# with a relation dropped under it or a unique violation of the catalog.
+q -c "SELECT ddb.create_table('Twice', 'pk')" >/dev/null
+for op in "DeleteTable:{\"TableName\": \"Twice\"}" \
+          "CreateTable:{\"TableName\": \"Twice2\", \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}], \"AttributeDefinitions\": [{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}]}"; do
+    { echo "BEGIN;"; echo "SELECT ddb.execute('${op%%:*}', '${op#*:}') IS NOT NULL;"; echo "SELECT pg_sleep(1);"; echo "COMMIT;"; } \
+        | q >/dev/null 2>&1 &
+    a_pid=$!
+    sleep 0.3
+    printf '%s\n' "\\set VERBOSITY sqlstate" "SELECT ddb.execute('${op%%:*}', '${op#*:}');" | q >"$WORK/twice.out" 2>&1
+    wait "$a_pid"
+    check "two concurrent ${op%%:*}s of one table: the second answers $([ "${op%%:*}" = DeleteTable ] && echo YD004 || echo YD005)" \
+        "ERROR:  $([ "${op%%:*}" = DeleteTable ] && echo YD004 || echo YD005)" "$(grep ERROR "$WORK/twice.out")"
+done
+
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status

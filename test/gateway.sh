@@ -50,6 +50,55 @@ check "an unknown table is ResourceNotFoundException" "400 com.amazonaws.dynamod
     "$(call GetItem '{"TableName": "Nope", "Key": {"pk": {"S": "a"}}}') $(grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4)"
 check "a body that is not JSON is SerializationException" "400 com.amazon.coral.service#SerializationException" \
     "$(call GetItem 'not json') $(grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4)"
+# PostgreSQL's errors a request causes are DynamoDB's 400s (DDB_SQLSTATE_ERRORS in src/error_types.h)
+type_of() { grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4 | sed 's/.*#//'; }
+printf '{"TableName": "Gateway", "Key": {"pk": {"S": "\xff\xfe"}}}' >"$WORK/utf8.json"
+check "a body that is not UTF-8 is SerializationException" "400 SerializationException" "$(call GetItem "@$WORK/utf8.json") $(type_of)"
+check "a string holding U+0000 is ValidationException" "400 ValidationException" \
+    "$(call PutItem '{"TableName": "Gateway", "Item": {"pk": {"S": "a\u0000b"}}}') $(type_of)"
+check "which says why" "1" "$(grep -c "U+0000, which this implementation cannot store" "$WORK/body")"
+head -c 100000 /dev/zero | tr '\0' '[' >"$WORK/deep.json"
+check "JSON nested 100000 deep is ValidationException" "400 ValidationException" "$(call PutItem "@$WORK/deep.json") $(type_of)"
+check "with DynamoDB's message" "1" "$(grep -c "Nesting Levels have exceeded supported limits" "$WORK/body")"
+check "a Limit of 1e999999 is ValidationException" "400 ValidationException" \
+    "$(call Scan '{"TableName": "Gateway", "Limit": 1e999999}') $(type_of)"
+printf '{"TableName": "Gateway", "Key": {"pk": {"S": "a"}}}\0{"TableName": "Other"}' >"$WORK/nul.json"
+check "a body holding a NUL byte is SerializationException" "400 SerializationException" "$(call GetItem "@$WORK/nul.json") $(type_of)"
+user=11111111-2222-4333-8444-555555555555
+check "a model's invariant broken at commit is ValidationException" "400 ValidationException" \
+    "$(call PutItem '{"TableName": "UserServiceTable", "Item": {"PK": {"S": "USER#'$user'"}, "SK": {"S": "PROFILE"},
+        "userId": {"S": "'$user'"}, "status": {"S": "active"}, "email": {"S": "a@example.com"}, "version": {"N": "1"},
+        "firstName": {"S": "A"}, "lastName": {"S": "B"}, "createdAt": {"S": "2026-01-01"}, "updatedAt": {"S": "2026-01-01"}}}') $(type_of)"
+check "with the model's message" "1" "$(grep -c "S8: user $user must have exactly one primary email" "$WORK/body")"
+source_item() { echo '{"TableName": "sourcesTable", "Item": {"id": {"S": "'$1'"}, "name": {"S": "n"}, "writeKeyHash": {"S": "'"$(printf 'a%.0s' {1..64})"'"}}}'; }
+check "a model's unique index holds" "200" "$(call PutItem "$(source_item src1)")"
+check "a second item of its value is ConditionalCheckFailedException" "400 ConditionalCheckFailedException" \
+    "$(call PutItem "$(source_item src2)") $(type_of)"
+check "whose message names no index" '{"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException", "message": "The conditional request failed"}' \
+    "$(cat "$WORK/body")"
+# a trigger raising what the server would (a deadlock, a serialization failure at commit, a privilege)
+psql -X -q -d "$DB" >/dev/null <<'SQL'
+CREATE FUNCTION public.raise_named() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.item ? 'raise' THEN
+        RAISE EXCEPTION USING ERRCODE = NEW.item ->> 'raise', MESSAGE = 'raised on purpose', CONSTRAINT = 'internal_name';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER raise_now AFTER INSERT ON public."Gateway" FOR EACH ROW WHEN (NEW.item ->> 'when' = 'now')
+    EXECUTE FUNCTION public.raise_named();
+CREATE CONSTRAINT TRIGGER raise_at_commit AFTER INSERT ON public."Gateway" DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (NEW.item ->> 'when' = 'commit') EXECUTE FUNCTION public.raise_named();
+SQL
+raising() { echo '{"TableName": "Gateway", "Item": {"pk": {"S": "r"}, "raise": {"S": "'$1'"}, "when": {"S": "'$2'"}}}'; }
+check "a deadlock is TransactionConflictException (SDKs retry it)" "400 TransactionConflictException" \
+    "$(call PutItem "$(raising 40P01 now)") $(type_of)"
+check "a serialization failure at commit is TransactionConflictException" "400 TransactionConflictException" \
+    "$(call PutItem "$(raising 40001 commit)") $(type_of)"
+check "insufficient_privilege is AccessDeniedException" "400 AccessDeniedException" \
+    "$(call PutItem "$(raising 42501 now)") $(type_of)"
+check "no constraint's name reaches the client" "0" "$(grep -c internal_name "$WORK/body")"
+check "an error of ours raised at commit stays 500" "500" "$(call PutItem "$(raising XX000 commit)")"
 check "DynamoDB Streams' operations are served (X-Amz-Target DynamoDBStreams_20120810)" '200 {"Streams": []}' \
     "$(curl -s -o "$WORK/body" -w '%{http_code}' -X POST "$URL" -H 'X-Amz-Target: DynamoDBStreams_20120810.ListStreams' \
         -H 'Content-Type: application/x-amz-json-1.0' --data-binary '{}') $(cat "$WORK/body")"
@@ -133,6 +182,8 @@ check "a signature dated 20 minutes ahead is not yet current" "400 InvalidSignat
 check "one dated 10 minutes off is within the skew AWS allows" "200 " "$(signed "$key_id" "$secret" GetItem "$get" -600)"
 check "an Authorization header without its parts is IncompleteSignatureException" "400 IncompleteSignatureException" \
     "$(printf 'X-Amz-Date: %s\nAuthorization: AWS4-HMAC-SHA256 Credential=%s\n' "$(date -u +%Y%m%dT%H%M%SZ)" "$key_id" >"$WORK/signed"; send GetItem "$get")"
+check "one quoting bytes that are not UTF-8 still has DynamoDB's error body" "400 IncompleteSignatureException" \
+    "$(printf 'X-Amz-Date: %s\nAuthorization: AWS4-HMAC-SHA256 Credential=\xff\xfe\n' "$(date -u +%Y%m%dT%H%M%SZ)" >"$WORK/signed"; send GetItem "$get")"
 check "an Authorization header without X-Amz-Date is IncompleteSignatureException" "400 IncompleteSignatureException" \
     "$(sign "$key_id" "$secret" GetItem "$get"; grep '^Authorization' "$WORK/signed" >"$WORK/nodate"; mv "$WORK/nodate" "$WORK/signed"; send GetItem "$get")"
 check "a signed header the request lacks is IncompleteSignatureException" "400 IncompleteSignatureException" \

@@ -76,7 +76,7 @@ for f in claim swap bump; do echo "SELECT $f();" >"$WORK/$f.sql"; done
 pgbench -n -c "$CLIENTS" -j 2 -T "$SECONDS_PER_RUN" -f "$WORK/claim.sql" -f "$WORK/swap.sql" -f "$WORK/bump.sql" \
     "$DB" >"$WORK/pgbench.log" 2>&1
 check "user_service: $CLIENTS pgbench clients ran without an error" "0" \
-    "$(grep -c 'error\|abort' "$WORK/pgbench.log")"
+    "$(grep -ci 'error:\|aborted' "$WORK/pgbench.log")"
 check "user_service: the clients claimed, swapped and updated" "t" \
     "$(q -c "SELECT (SELECT count(*) FROM claims) > 0 AND (SELECT count(*) FROM updates) > 0
                     AND (SELECT count(*) FROM user_service.emails WHERE is_primary AND email NOT LIKE 'user_@%') > 0")"
@@ -118,7 +118,7 @@ END $$;
 SQL
 echo "SELECT write_or_delete();" >"$WORK/uds.sql"
 pgbench -n -c "$CLIENTS" -j 2 -T "$SECONDS_PER_RUN" -f "$WORK/uds.sql" "$DB" >"$WORK/pgbench-uds.log" 2>&1
-check "uds: $CLIENTS pgbench clients ran without an error" "0" "$(grep -c 'error\|abort' "$WORK/pgbench-uds.log")"
+check "uds: $CLIENTS pgbench clients ran without an error" "0" "$(grep -ci 'error:\|aborted' "$WORK/pgbench-uds.log")"
 check "uds: the clients wrote, deleted and met the quota" "t" \
     "$(q -c "SELECT (SELECT count(*) FROM refusals) > 0 AND (SELECT count(*) FROM uds.app_data WHERE app = 'conc') > 0")"
 check "D7: stored usage equals usage recomputed from the data" "0" "$(q -c "SELECT count(*) FROM uds.reconcile()")"

@@ -19,6 +19,9 @@ extern bool api_field(Jsonb *request, const char *name, JsonbValue *out);
 /* A string field, or NULL when absent; raises when present with another type. */
 extern char *api_string(Jsonb *request, const char *name);
 
+/* The ClientRequestToken of a transaction (1 to 36 characters), or NULL when absent. */
+extern char *api_client_request_token(Jsonb *request);
+
 /*
  * DynamoDB's first checks of an item operation's request: the TableName
  * alone, then the enum members (ReturnConsumedCapacity,

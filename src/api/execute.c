@@ -4,7 +4,10 @@
  * One dispatcher: item operations are C (item_ops.c); table operations are
  * the SQL functions ddb.api_<operation>(request) (sql/), which are no hot
  * path.  Every error of class YD leaves with DynamoDB's error body as its
- * DETAIL, so that a client (or the gateway) can return it unchanged.
+ * DETAIL, so that a client (or the gateway) can return it unchanged; so
+ * does every PostgreSQL error a request can cause (a deadlock, a model's
+ * invariant), with the type and message of its row of DDB_SQLSTATE_ERRORS
+ * (its SQLSTATE and message stay, which SQL callers catch).
  */
 #include "postgres.h"
 
@@ -198,6 +201,7 @@ execute_request(FunctionCallInfo fcinfo, int n)
 	{
 		ErrorData  *edata;
 		const DdbErrorType *type;
+		char	   *message;
 
 		MemoryContextSwitchTo(cxt);
 		table_access_set_action(outer_action);
@@ -215,12 +219,15 @@ execute_request(FunctionCallInfo fcinfo, int n)
 			edata->detail = NULL;
 		}
 		type = ddb_error_type_of_errcode(edata->sqlerrcode);
+		message = edata->message;
+		if (type == NULL)
+			type = ddb_database_error(edata, &message);
 		if (type == NULL)
 			PG_RE_THROW();
 		FlushErrorState();
 		/* an error that already carries its body (with an Item, say) keeps it */
 		if (edata->detail == NULL || edata->detail[0] != '{' || strstr(edata->detail, "\"__type\"") == NULL)
-			edata->detail = ddb_error_body(type, edata->message, NULL, NULL);
+			edata->detail = ddb_error_body(type, message, NULL, NULL);
 		edata->context = NULL;
 		ReThrowError(edata);
 	}

@@ -402,7 +402,7 @@ api_execute_transaction(Jsonb *request)
 	StringInfoData actions;
 	char		kind = 0;
 	List	   *projections = NIL;
-	char	   *token = api_string(request, "ClientRequestToken");
+	char	   *token = api_client_request_token(request);
 	bool	   *inserts = palloc0(sizeof(bool) * n);
 
 	initStringInfo(&actions);

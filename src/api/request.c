@@ -5,6 +5,7 @@
  */
 #include "postgres.h"
 
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
@@ -54,6 +55,22 @@ api_string(Jsonb *request, const char *name)
 	if (v.type != jbvString)
 		report_wrong_type(name, "a string");
 	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/*
+ * The ClientRequestToken of a transaction, or NULL when absent: 1 to 36
+ * characters, as DynamoDB allows.
+ */
+char *
+api_client_request_token(Jsonb *request)
+{
+	char	   *token = api_string(request, "ClientRequestToken");
+	int			len = token ? pg_mbstrlen(token) : 0;
+
+	if (token && (len < 1 || len > 36))
+		ddb_validation_error("1 validation error detected: Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have length %s",
+							 token, len < 1 ? "greater than or equal to 1" : "less than or equal to 36");
+	return token;
 }
 
 /* A string field that must be present. */

@@ -154,12 +154,20 @@ reason_message(const char *code)
 	return NULL;
 }
 
-/* True for an error of an action that another transaction caused: DynamoDB's TransactionConflict. */
+/*
+ * True for an error of an action that another transaction caused (its row
+ * of error_types.h, or of DDB_SQLSTATE_ERRORS for a deadlock or a
+ * serialization failure): DynamoDB's TransactionConflict.
+ */
 static bool
-is_conflict(int sqlerrcode)
+is_conflict(ErrorData *edata)
 {
-	return sqlerrcode == ERRCODE_DDB_TRANSACTION_CONFLICT || sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
-		sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE || sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+	char	   *message;
+	const DdbErrorType *type = ddb_error_type_of_errcode(edata->sqlerrcode);
+
+	if (type == NULL)
+		type = ddb_database_error(edata, &message);
+	return type == ddb_error_type(DDB_ERROR_TRANSACTION_CONFLICT);
 }
 
 /*
@@ -296,7 +304,7 @@ Jsonb *
 api_transact_write(Jsonb *request, const bool *inserts)
 {
 	Subtransaction all;
-	char	   *token = api_string(request, "ClientRequestToken");
+	char	   *token = api_client_request_token(request);
 	char	   *digest = NULL;
 	int			n;
 	TransactAction *actions = read_actions(request, write_kinds, lengthof(write_kinds), &n);
@@ -360,7 +368,7 @@ api_transact_write(Jsonb *request, const bool *inserts)
 			codes[i] = inserts && inserts[i] ? "DuplicateItem" : "ConditionalCheckFailed";
 			items[i] = failed_item(edata->detail);
 		}
-		else if (is_conflict(edata->sqlerrcode))
+		else if (is_conflict(edata))
 			codes[i] = "TransactionConflict";
 		else
 		{

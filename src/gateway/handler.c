@@ -3,8 +3,11 @@
  * X-Amz-Target: DynamoDB_20120810.<Action> and a JSON body, answered by
  * ddb.execute on a pooled connection.  Errors of the extension's SQLSTATE
  * class YD carry DynamoDB's error body as DETAIL: that body is the HTTP
- * body, with the status of its row in error_types.h; anything else is DynamoDB's internal server error,
- * status 500.  Every response has x-amz-crc32 and x-amzn-RequestId.  A
+ * body, with the status of its row in error_types.h.  PostgreSQL's errors
+ * that a request causes outside ddb.execute (its body cast to jsonb, checks
+ * at commit) are DynamoDB's by the same table (DDB_SQLSTATE_ERRORS);
+ * anything else is DynamoDB's internal server error, status 500.  Every
+ * response has x-amz-crc32 and x-amzn-RequestId.  A
  * request must be signed (SigV4, sigv4.c); it runs as its key's role.
  */
 #include "handler.h"
@@ -58,15 +61,30 @@ respond(struct MHD_Connection *connection, unsigned int status, const char *body
 	return result;
 }
 
-/* Queues DynamoDB's error body for an error and message, with the error's HTTP status. */
+/*
+ * Queues DynamoDB's error body for an error and message, with the error's
+ * HTTP status.  A message quoting a client's bytes that are not UTF-8 (a
+ * header, say), which JSON cannot carry, has each byte above 0x7F as '?'.
+ */
 static enum MHD_Result
 respond_error(struct MHD_Connection *connection, const DdbErrorType *error_type, const char *message)
 {
-	json_t	   *error = json_pack("{s:s, s:s}", "__type", error_type->type, "message", message ? message : "");
-	char	   *body = json_dumps(error, JSON_COMPACT);
-	enum MHD_Result result = respond(connection, error_type->http_status, body ? body : "{}");
+	char	   *text = strdup(message ? message : "");
+	json_t	   *error = json_pack("{s:s, s:s}", "__type", error_type->type, "message", text);
+	char	   *body;
+	enum MHD_Result result;
 
+	if (error == NULL)
+	{
+		for (unsigned char *c = (unsigned char *) text; *c; c++)
+			if (*c > 0x7F)
+				*c = '?';
+		error = json_pack("{s:s, s:s}", "__type", error_type->type, "message", text);
+	}
+	body = json_dumps(error, JSON_COMPACT);
+	result = respond(connection, error_type->http_status, body ? body : "{}");
 	free(body);
+	free(text);
 	json_decref(error);
 	return result;
 }
@@ -79,6 +97,15 @@ first_line(const char *message)
 	size_t		n = strcspn(start, "\n");
 
 	return strndup(start, n);
+}
+
+/* True when an error names a database object (which a client must not see). */
+static int
+names_object(const PGresult *res)
+{
+	return PQresultErrorField(res, PG_DIAG_SCHEMA_NAME) || PQresultErrorField(res, PG_DIAG_TABLE_NAME) ||
+		PQresultErrorField(res, PG_DIAG_COLUMN_NAME) || PQresultErrorField(res, PG_DIAG_DATATYPE_NAME) ||
+		PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
 }
 
 /*
@@ -105,6 +132,13 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 			return respond_error(connection, auth.error, auth.message);
 		}
 	}
+	if (memchr(body, '\0', body_len) != NULL)
+	{
+		/* libpq would send the text before it: JSON has no raw NUL */
+		pool_give(pool, conn);
+		return respond_error(connection, ddb_error_type(DDB_ERROR_SERIALIZATION),
+							 "The request could not be read: the body contains a NUL byte");
+	}
 	if (auth.role_name[0] != '\0')
 	{
 		params[0] = auth.role_name;
@@ -120,12 +154,21 @@ execute(struct MHD_Connection *connection, ConnPool *pool, const char *url, cons
 		const DdbErrorType *error = ddb_error_type_of_sqlstate(sqlstate);
 		const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 		char	   *message = first_line(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+		char		client_message[2048];
 
-		if (error && detail && detail[0] == '{')
-			result = respond(connection, error->http_status, detail);
-		else if (sqlstate && strncmp(sqlstate, "22P02", 5) == 0)
-			/* the body is not JSON at all */
-			result = respond_error(connection, ddb_error_type(DDB_ERROR_SERIALIZATION), message);
+		const DdbErrorType *database_error = error ? NULL :
+			ddb_error_type_of_database_error(sqlstate, message, names_object(res), client_message,
+											 sizeof(client_message));
+
+		if ((error || database_error) && detail && detail[0] == '{' && strstr(detail, "\"__type\"") != NULL)
+			/* DynamoDB's body, which ddb.execute attached */
+			result = respond(connection, (error ? error : database_error)->http_status, detail);
+		else if (error)
+			/* a YD error raised outside ddb.execute (a deferred check at commit) */
+			result = respond_error(connection, error, message);
+		else if (database_error)
+			/* the request's fault before ddb.execute ran (the body's cast to jsonb) or after (at commit) */
+			result = respond_error(connection, database_error, client_message);
 		else
 			result = respond_error(connection, ddb_error_type(DDB_ERROR_INTERNAL_SERVER_ERROR), message);
 		free(message);

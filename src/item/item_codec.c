@@ -136,6 +136,17 @@ check_depth(int depth)
 		ddb_validation_error("Nesting Levels have exceeded supported limits");
 }
 
+/* Raises DynamoDB's error for an attribute name that is empty or over 65535 bytes. */
+void
+item_check_name_length(int len, const char *what)
+{
+	if (len == 0)
+		ddb_validation_error("One or more parameter values were invalid: %s: an attribute name must not be empty", what);
+	if (len > ITEM_MAX_NAME_BYTES)
+		ddb_validation_error("One or more parameter values were invalid: %s: an attribute name of %d bytes exceeds the limit of 65535 bytes",
+							 what, len);
+}
+
 /* Canonical numeric value of DynamoDB number text; raises DynamoDB's errors. */
 static JsonbValue
 canonical_number(const char *text, int len)
@@ -345,6 +356,7 @@ push_map(JsonbParseState **state, JsonbContainer *obj, bool from_dynamodb, bool 
 	{
 		if (tok != WJB_KEY)
 			continue;
+		item_check_name_length(key.val.string.len, top_level ? "Item" : "a map");
 		pushJsonbValue(state, WJB_KEY, &key);
 		tok = JsonbIteratorNext(&it, &value, true);
 		if (from_dynamodb)

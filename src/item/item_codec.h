@@ -50,6 +50,15 @@ extern const char *item_type_name(ItemType type);
 /* The DynamoDB type of a natural jsonb value. */
 extern ItemType item_value_type(JsonbValue *value);
 
+/* DynamoDB's longest attribute name, in bytes (the shortest is one byte). */
+#define ITEM_MAX_NAME_BYTES 65535
+
+/*
+ * Raises DynamoDB's error for an attribute name of len bytes that is empty
+ * or over ITEM_MAX_NAME_BYTES; what says where it stood.
+ */
+extern void item_check_name_length(int len, const char *what);
+
 /* Converts a DynamoDB-JSON item ({"a": {"S": "x"}}) to canonical natural jsonb. */
 extern Jsonb *item_from_dynamodb(JsonbContainer *attributes);
 

@@ -74,6 +74,9 @@ itemexpr_step_name(Placeholders *ctx, const char *kind, ExprPathStep *step)
 		ereport(ERROR,
 				(errcode(ERRCODE_DDB_SERIALIZATION),
 				 errmsg("Unexpected value type in payload for ExpressionAttributeNames: expected string values")));
+	if (v.val.string.len == 0)
+		ddb_validation_error("ExpressionAttributeNames contains invalid value: Empty attribute name for key %s", name);
+	item_check_name_length(v.val.string.len, "ExpressionAttributeNames");
 	ctx->used_names = note_used(ctx->used_names, name);
 	return pnstrdup(v.val.string.val, v.val.string.len);
 }

@@ -14,6 +14,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -264,9 +265,9 @@ load_def(const char *table_name)
 	return def;
 }
 
-/* The definition of a table by its DynamoDB name. */
-TableDef *
-table_def_get(const char *table_name)
+/* The definition of a table by its DynamoDB name, from the cache or the catalog. */
+static TableDef *
+cached_def(const char *table_name)
 {
 	TableCacheEntry *entry;
 	bool		found;
@@ -298,6 +299,26 @@ table_def_get(const char *table_name)
 	}
 	entry->def = def;
 	return def;
+}
+
+/*
+ * The definition of a table by its DynamoDB name, its base relation locked
+ * (AccessShareLock, until the transaction ends).  Taking the lock accepts
+ * the invalidations that arrived meanwhile: a DeleteTable committed since
+ * the lookup makes the definition stale, and the lookup is made again
+ * (ResourceNotFoundException, rather than a plan on a dropped relation).
+ */
+TableDef *
+table_def_get(const char *table_name)
+{
+	for (;;)
+	{
+		TableDef   *def = cached_def(table_name);
+
+		LockRelationOid(def->relid, AccessShareLock);
+		if (def->valid)
+			return def;
+	}
 }
 
 /* The index of a table by name. */
