@@ -10,7 +10,7 @@ WORK="$ROOT/build/sdk_clients"
 rm -rf "$WORK" && mkdir -p "$WORK"
 status=0
 DB=ddb_sdk_clients
-PORT=${SDK_TEST_PORT:-55486}
+PORT=${SDK_TEST_PORT:-55485}
 ENDPOINT="http://127.0.0.1:$PORT"
 
 check() {  # name, expected, actual

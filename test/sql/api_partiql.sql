@@ -10,6 +10,11 @@ CREATE FUNCTION pq(statement text, params jsonb DEFAULT NULL, extra jsonb DEFAUL
 LANGUAGE sql AS $$
   SELECT ddb.execute('ExecuteStatement', jsonb_strip_nulls(jsonb_build_object('Statement', statement, 'Parameters', params)) || extra)
 $$;
+-- a response with its NextToken opened: the token is the LastEvaluatedKey sealed for its statement (docs/security.md)
+CREATE FUNCTION opened(response jsonb, statement text) RETURNS jsonb
+LANGUAGE sql AS $$
+  SELECT response || jsonb_build_object('NextToken', ddb.open_token('NextToken ' || statement, response ->> 'NextToken'))
+$$;
 
 -- INSERT: every PartiQL value; INSERT is no upsert
 SELECT pq($$INSERT INTO "PqHash" VALUE {'pk': 'a', 'data': 'x', 'n': 5, 'neg': -2.5e3, 't': TRUE, 'z': NULL,
@@ -36,9 +41,14 @@ SELECT pq($$SELECT sk FROM "PqComp" WHERE pk = 'p' AND begins_with("sk", 'prefix
 SELECT pq($$SELECT sk FROM "PqComp" WHERE pk = 'p' AND sk BETWEEN 'a' AND 'prefix-b' AND colour = 'red'$$);
 SELECT pq($$SELECT sk FROM "PqComp" WHERE pk = 'p' AND sk > 'a' AND sk < 'prefix-b'$$);
 SELECT pq($$SELECT sk, colour FROM "PqComp"."ByColour" WHERE colour = 'red'$$);
-SELECT pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL, '{"Limit": 1}');
-SELECT pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL,
-          jsonb_build_object('Limit', 2, 'NextToken', pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL, '{"Limit": 1}') ->> 'NextToken'));
+SELECT opened(pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL, '{"Limit": 1}'), $$SELECT sk FROM "PqComp" WHERE pk = 'p'$$);
+SELECT opened(pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL,
+                 jsonb_build_object('Limit', 2, 'NextToken', pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL, '{"Limit": 1}') ->> 'NextToken')),
+              $$SELECT sk FROM "PqComp" WHERE pk = 'p'$$);
+-- a token of another statement, or the bare key it stands for, is not one
+SELECT pq($$SELECT sk FROM "PqHash" WHERE pk = 'p'$$, NULL,
+          jsonb_build_object('NextToken', pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL, '{"Limit": 1}') ->> 'NextToken'));
+SELECT pq($$SELECT sk FROM "PqComp" WHERE pk = 'p'$$, NULL, '{"NextToken": "{\"pk\": {\"S\": \"p\"}, \"sk\": {\"S\": \"other\"}}"}');
 
 -- UPDATE: SET (values, arithmetic, functions), REMOVE; the item must exist; the rest of the WHERE is a condition
 SELECT pq($$UPDATE "PqHash" SET data = 'after' SET n = n + 1, l = list_append(l, [4]) REMOVE t, z WHERE pk = 'a'$$);

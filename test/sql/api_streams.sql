@@ -106,7 +106,9 @@ SELECT ddb.execute('GetShardIterator', jsonb_build_object('StreamArn', stream_ar
   'ShardId', ddb.execute('DescribeStream', jsonb_build_object('StreamArn', stream_arn('Feed')))->'StreamDescription'->'Shards'->0->>'ShardId',
   'ShardIteratorType', 'AT_SEQUENCE_NUMBER'));
 SELECT ddb.execute('GetRecords', '{"ShardIterator": "not an iterator"}');
+-- an iterator of 0.1 (plain base64), and one sealed for a stream that is gone
 SELECT ddb.execute('GetRecords', '{"ShardIterator": "WyJOb3BlIiwgIngiLCAwXQ=="}');
+SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', ddb.stream_iterator('Nope', 'x', 0)));
 SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', iterator('Feed'), 'Limit', 0));
 SELECT ddb.execute('ListStreams', '{"TableName": "Nope"}');
 SELECT ddb.execute('ListStreams', '{"Limit": "2"}');
