@@ -74,25 +74,21 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN table_name LIKE replace(replace(replace(pattern, '\', '\\'), '_', '\_'), '*', '%');
 
--- True when a partition key is one of the leading keys (a string ending in * is a prefix).
+-- True when a partition key is one of the leading keys (a string ending in * is a prefix; S keys only):
+-- the row-level security policies' test, in C (src/table/table_access.c).
 CREATE FUNCTION ddb.leading_key_matches(key ddb.ddb_key, leading_keys text[]) RETURNS boolean
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN CASE WHEN ddb.key_type(key) = 'S'
-            THEN EXISTS (SELECT FROM unnest(leading_keys) k
-                         WHERE CASE WHEN right(k, 1) = '*' THEN starts_with(ddb.text(key), left(k, -1))
-                                    ELSE ddb.text(key) = k END)
-            ELSE false END;
+    AS 'MODULE_PATHNAME', 'ddb_leading_key_matches' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 
--- Whether the leading keys of the grants that reach a user allow a
--- partition key of a table: NULL when no grant reaches it, true when one
--- without leading keys does (src/table/table_access.c asks, as the owner).
-CREATE FUNCTION ddb.leading_keys_allow(table_name text, key ddb.ddb_key, member oid) RETURNS boolean
+-- The leading keys of the grants that reach a user for a table, NULL when
+-- any partition key will do: one reaches it without leading keys, or none
+-- does (src/table/table_access.c asks, as the owner, once per user).
+CREATE FUNCTION ddb.leading_keys_of(table_name text, member oid) RETURNS text[]
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN (SELECT bool_or(g.leading_keys IS NULL OR ddb.leading_key_matches(key, g.leading_keys))
-        FROM ddb.table_grants g
-        WHERE ddb.table_pattern_matches(leading_keys_allow.table_name, g.table_pattern)
+RETURN (SELECT CASE WHEN bool_or(g.leading_keys IS NULL) THEN NULL
+                    ELSE array_agg(DISTINCT k) END
+        FROM ddb.table_grants g LEFT JOIN LATERAL unnest(g.leading_keys) k ON true
+        WHERE ddb.table_pattern_matches(leading_keys_of.table_name, g.table_pattern)
           AND to_regrole(quote_ident(g.role_name)) IS NOT NULL
           AND pg_has_role(member, to_regrole(quote_ident(g.role_name)), 'USAGE'));
 

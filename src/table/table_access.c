@@ -18,6 +18,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
@@ -72,47 +73,100 @@ table_access_check(TableDef *def, IndexDef *index, TableAccess access)
 		access_denied(def->name, index ? index->name : NULL);
 }
 
-/*
- * Whether the leading keys of the grants that reach the current user allow
- * a partition key (ddb.leading_keys_allow): true, false, or NULL when no
- * grant of ddb.grant_tables reaches it (row-level security alone decides).
- */
+/* True when a partition key is one of leading keys (text[]; a string ending in * is a prefix): S keys only. */
 static bool
-leading_keys_allow(TableDef *def, Datum pk)
+leading_key_matches(struct varlena *key, ArrayType *leading_keys)
+{
+	const uint8_t *payload = DDB_KEY_DATA(key) + 1;
+	size_t		len = DDB_KEY_LEN(key) - 1;
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+
+	if (DDB_KEY_LEN(key) < 1 || DDB_KEY_TAG(key) != KEY_TAG_S)
+		return false;
+	deconstruct_array(leading_keys, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		text	   *k = DatumGetTextPP(values[i]);
+		const char *want = VARDATA_ANY(k);
+		size_t		want_len = VARSIZE_ANY_EXHDR(k);
+		bool		prefix = want_len > 0 && want[want_len - 1] == '*';
+
+		if (nulls[i])
+			continue;
+		if (prefix ? (len >= want_len - 1 && memcmp(payload, want, want_len - 1) == 0) :
+			(len == want_len && memcmp(payload, want, len) == 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The leading keys of the grants of ddb.grant_tables that reach the current
+ * user for a table (ddb.leading_keys_of), NULL when any partition key will
+ * do (no grant limits it, or none reaches the user: row-level security alone
+ * decides then); looked up once per definition and user.
+ */
+static ArrayType *
+leading_keys_of(TableDef *def)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[3] = {TEXTOID, ddb_key_type_oid(), OIDOID};
-	Datum		args[3] = {CStringGetTextDatum(def->name), pk, ObjectIdGetDatum(GetUserId())};
+	Oid			argtypes[2] = {TEXTOID, OIDOID};
+	Datum		args[2] = {CStringGetTextDatum(def->name), ObjectIdGetDatum(GetUserId())};
 	OwnerContext saved;
 	bool		isnull;
-	bool		allowed;
+	Datum		keys;
 
+	if (def->leading_keys_user == GetUserId())
+		return def->leading_keys;
 	/* the grants are the owner's to read: they name other roles' keys */
 	owner_context_enter(ddb_relation_oid("table_grants"), &saved);
 	SPI_connect();
 	if (plan == NULL)
 	{
-		plan = SPI_prepare("SELECT ddb.leading_keys_allow($1, $2, $3)", 3, argtypes);
+		plan = SPI_prepare("SELECT ddb.leading_keys_of($1, $2)", 2, argtypes);
 		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "ddb_model: could not prepare the leading keys check");
+			elog(ERROR, "ddb_model: could not prepare the leading keys lookup");
 	}
 	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "ddb_model: the leading keys check failed");
-	allowed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		elog(ERROR, "ddb_model: the leading keys lookup failed");
+	keys = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	def->leading_keys = NULL;
+	if (!isnull)
+	{
+		ArrayType  *found = DatumGetArrayTypeP(keys);
+
+		def->leading_keys = MemoryContextAlloc(def->cxt, VARSIZE(found));
+		memcpy(def->leading_keys, found, VARSIZE(found));
+	}
 	SPI_finish();
 	owner_context_exit(&saved);
-	return isnull || allowed;
+	def->leading_keys_user = GetUserId();
+	return def->leading_keys;
 }
 
 /* Checks a partition key against the current user's leading keys; see table_access.h. */
 void
 table_access_check_key(TableDef *def, Datum pk)
 {
+	ArrayType  *keys;
+
 	/* only a table with row-level security on, for a user it applies to, has leading keys */
 	if (check_enable_rls(def->relid, InvalidOid, true) != RLS_ENABLED)
 		return;
-	if (!leading_keys_allow(def, pk))
+	keys = leading_keys_of(def);
+	if (keys && !leading_key_matches(PG_DETOAST_DATUM_PACKED(pk), keys))
 		access_denied(def->name, NULL);
+}
+
+PG_FUNCTION_INFO_V1(ddb_leading_key_matches);
+
+/* ddb.leading_key_matches(key, leading_keys): the row-level security policies' test. */
+Datum
+ddb_leading_key_matches(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(leading_key_matches(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0)), PG_GETARG_ARRAYTYPE_P(1)));
 }
 
 /* Acts as the owner of a relation; see table_access.h. */

@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "utils/array.h"
 
 /* A key schema: the partition key and the optional sort key, with types. */
 typedef struct KeySchema
@@ -59,6 +60,9 @@ typedef struct TableDef
 	SPIPlanPtr	plans[TABLE_MAX_PLANS];
 	MemoryContext cxt;			/* holds this definition */
 	bool		valid;			/* false once the catalog or relation changed */
+	/* the leading keys of one user, looked up once (table_access.c); a grant changes the relation's policies, so this goes with the definition */
+	Oid			leading_keys_user;	/* InvalidOid: not looked up */
+	ArrayType  *leading_keys;	/* NULL: any partition key */
 } TableDef;
 
 /*
