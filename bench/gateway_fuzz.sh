@@ -28,7 +28,7 @@ if [ "${1:-}" = --running-cluster ]; then
 else
     export CLUSTER_NAME=fuzz DDB_PGPORT=${DDB_PGPORT:-55437}
     source "$ROOT/tools/cluster.sh"
-    install_packages
+    install_packages nodejs
     build_and_install
     start_cluster
     SERVER_LOG="$CLUSTER_DIR/server.log"

@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 # the tests build with warnings as errors (a user's `make` does not)
 WERROR=-Werror
 
-install_packages awscli python3-boto3
+install_packages awscli python3-boto3 nodejs
 build_and_install
 start_cluster
 trap stop_cluster EXIT
