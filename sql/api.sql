@@ -306,7 +306,7 @@ BEGIN
     FROM (SELECT table_name FROM ddb.tables
           WHERE (request->>'ExclusiveStartTableName' IS NULL
                  OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C")
-            AND ddb.may_see_table(schema_name, relation_name)
+            AND ddb.table_privilege(schema_name, relation_name, 'SELECT, INSERT, UPDATE, DELETE')
           ORDER BY table_name COLLATE "C" LIMIT page_size + 1) t;
     names := coalesce(names, '{}');
     IF cardinality(names) > page_size THEN

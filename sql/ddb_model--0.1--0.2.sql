@@ -400,7 +400,7 @@ BEGIN
           FROM ddb.tables
           WHERE stream_label IS NOT NULL
             AND (NOT request ? 'TableName' OR table_name = request->>'TableName')
-            AND ddb.may_read_table(table_name)
+            AND ddb.table_privilege(schema_name, relation_name, 'SELECT')
             AND ddb.stream_arn(table_name, stream_label) > coalesce(request->>'ExclusiveStartStreamArn', '')
           ORDER BY 1 LIMIT page_size) s;
     RETURN jsonb_build_object('Streams', coalesce(streams, '[]'))
@@ -561,27 +561,21 @@ CREATE FUNCTION ddb.check_table_access(table_name text, action text, access text
 CREATE FUNCTION ddb.set_table_tags(table_name text, tags jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_set_table_tags' LANGUAGE C VOLATILE STRICT;
 
--- True when the current user holds any privilege on a table (ListTables).
-CREATE FUNCTION ddb.may_see_table(schema_name name, relation_name name) RETURNS boolean
+-- True when the current user holds any of privileges ('SELECT', 'SELECT, INSERT, ...') on a table's relation.
+CREATE FUNCTION ddb.table_privilege(schema_name name, relation_name name, privileges text) RETURNS boolean
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+RETURN coalesce((SELECT has_table_privilege(c.oid, privileges)
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                 WHERE n.nspname = may_see_table.schema_name AND c.relname = may_see_table.relation_name), false);
+                 WHERE n.nspname = table_privilege.schema_name AND c.relname = table_privilege.relation_name), false);
 
--- True when the current user may read a table, by DynamoDB name (its stream, its stream's records).
-CREATE FUNCTION ddb.may_read_table(table_name text) RETURNS boolean
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT')
-                 FROM ddb.tables t JOIN pg_namespace n ON n.nspname = t.schema_name
-                      JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.relation_name
-                 WHERE t.table_name = may_read_table.table_name), false);
-
--- Stream records: every reader sees the records of the tables it may read.
+-- Stream records: every reader sees the records of the tables it may read
+-- (the tables' privileges are asked once per statement, not per record).
 GRANT SELECT ON ddb.stream_records TO PUBLIC;
 ALTER TABLE ddb.stream_records ENABLE ROW LEVEL SECURITY;
-CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC USING (ddb.may_read_table(table_name));
+CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC
+    USING (table_name OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.table_name FROM ddb.tables t
+                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT'))));
 
 -- ---------------------------------------------------------------------------
 -- Grants of tables to roles (docs/security.md)
@@ -894,7 +888,7 @@ BEGIN
     FROM (SELECT table_name FROM ddb.tables
           WHERE (request->>'ExclusiveStartTableName' IS NULL
                  OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C")
-            AND ddb.may_see_table(schema_name, relation_name)
+            AND ddb.table_privilege(schema_name, relation_name, 'SELECT, INSERT, UPDATE, DELETE')
           ORDER BY table_name COLLATE "C" LIMIT page_size + 1) t;
     names := coalesce(names, '{}');
     IF cardinality(names) > page_size THEN
@@ -1063,16 +1057,11 @@ BEGIN
     IF request->>'ShardIterator' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
     END IF;
-    BEGIN
-        -- NULL for an iterator this server did not seal as it is
-        position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
-        IF position IS NULL OR jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3
-           OR jsonb_typeof(position->2) <> 'number' OR (position->>2) !~ '^[0-9]{1,18}$' THEN
-            RAISE EXCEPTION 'not an iterator';
-        END IF;
-    EXCEPTION WHEN OTHERS THEN
+    -- [table, label, sequence] as ddb.stream_iterator sealed it; NULL for anything else
+    position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
+    IF position IS NULL THEN
         PERFORM ddb.validation_error('Invalid ShardIterator');
-    END;
+    END IF;
     SELECT * INTO t FROM ddb.tables WHERE table_name = position->>0 AND stream_label = position->>1;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';

@@ -31,27 +31,21 @@ CREATE FUNCTION ddb.check_table_access(table_name text, action text, access text
 CREATE FUNCTION ddb.set_table_tags(table_name text, tags jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_set_table_tags' LANGUAGE C VOLATILE STRICT;
 
--- True when the current user holds any privilege on a table (ListTables).
-CREATE FUNCTION ddb.may_see_table(schema_name name, relation_name name) RETURNS boolean
+-- True when the current user holds any of privileges ('SELECT', 'SELECT, INSERT, ...') on a table's relation.
+CREATE FUNCTION ddb.table_privilege(schema_name name, relation_name name, privileges text) RETURNS boolean
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+RETURN coalesce((SELECT has_table_privilege(c.oid, privileges)
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                 WHERE n.nspname = may_see_table.schema_name AND c.relname = may_see_table.relation_name), false);
+                 WHERE n.nspname = table_privilege.schema_name AND c.relname = table_privilege.relation_name), false);
 
--- True when the current user may read a table, by DynamoDB name (its stream, its stream's records).
-CREATE FUNCTION ddb.may_read_table(table_name text) RETURNS boolean
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT has_table_privilege(c.oid, 'SELECT')
-                 FROM ddb.tables t JOIN pg_namespace n ON n.nspname = t.schema_name
-                      JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.relation_name
-                 WHERE t.table_name = may_read_table.table_name), false);
-
--- Stream records: every reader sees the records of the tables it may read.
+-- Stream records: every reader sees the records of the tables it may read
+-- (the tables' privileges are asked once per statement, not per record).
 GRANT SELECT ON ddb.stream_records TO PUBLIC;
 ALTER TABLE ddb.stream_records ENABLE ROW LEVEL SECURITY;
-CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC USING (ddb.may_read_table(table_name));
+CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC
+    USING (table_name OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.table_name FROM ddb.tables t
+                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT'))));
 
 -- ---------------------------------------------------------------------------
 -- Grants of tables to roles (docs/security.md)

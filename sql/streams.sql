@@ -160,7 +160,7 @@ BEGIN
           FROM ddb.tables
           WHERE stream_label IS NOT NULL
             AND (NOT request ? 'TableName' OR table_name = request->>'TableName')
-            AND ddb.may_read_table(table_name)
+            AND ddb.table_privilege(schema_name, relation_name, 'SELECT')
             AND ddb.stream_arn(table_name, stream_label) > coalesce(request->>'ExclusiveStartStreamArn', '')
           ORDER BY 1 LIMIT page_size) s;
     RETURN jsonb_build_object('Streams', coalesce(streams, '[]'))
@@ -251,16 +251,11 @@ BEGIN
     IF request->>'ShardIterator' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
     END IF;
-    BEGIN
-        -- NULL for an iterator this server did not seal as it is
-        position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
-        IF position IS NULL OR jsonb_typeof(position) <> 'array' OR jsonb_array_length(position) <> 3
-           OR jsonb_typeof(position->2) <> 'number' OR (position->>2) !~ '^[0-9]{1,18}$' THEN
-            RAISE EXCEPTION 'not an iterator';
-        END IF;
-    EXCEPTION WHEN OTHERS THEN
+    -- [table, label, sequence] as ddb.stream_iterator sealed it; NULL for anything else
+    position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
+    IF position IS NULL THEN
         PERFORM ddb.validation_error('Invalid ShardIterator');
-    END;
+    END IF;
     SELECT * INTO t FROM ddb.tables WHERE table_name = position->>0 AND stream_label = position->>1;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';

@@ -129,24 +129,20 @@ dispatch(const char *operation, Jsonb *request)
 }
 
 /*
- * The message of a refusal by PostgreSQL's own privilege checks (a table's
- * GRANTs, a row-level security policy, the catalog's privileges for table
- * operations), in DynamoDB's words; the checks of table_access.c refuse
- * with the same words before a statement runs, this is the backstop.
+ * A refusal by PostgreSQL's own privilege checks (a table's GRANTs, a
+ * row-level security policy, the catalog's privileges for table
+ * operations) in table_access.c's words, naming the request's table when it
+ * names one: the checks there refuse before a statement runs, this is the
+ * backstop.
  */
 static char *
 privilege_refusal(const char *operation, Jsonb *request)
 {
 	JsonbValue	name;
-	const char *table = NULL;
+	bool		named = request && JsonContainerIsObject(&request->root) && api_field(request, "TableName", &name) &&
+		name.type == jbvString;
 
-	if (request && JsonContainerIsObject(&request->root) && api_field(request, "TableName", &name) &&
-		name.type == jbvString)
-		table = pnstrdup(name.val.string.val, name.val.string.len);
-	return psprintf("User: arn:aws:iam::000000000000:user/%s is not authorized to perform: dynamodb:%s "
-					"on resource: %s%s because no identity-based policy allows the dynamodb:%s action",
-					GetUserNameFromId(GetUserId(), false), operation,
-					table ? DDB_TABLE_ARN_PREFIX : "*", table ? table : "", operation);
+	return table_access_denied_message(operation, named ? pnstrdup(name.val.string.val, name.val.string.len) : NULL, NULL);
 }
 
 /*
@@ -268,7 +264,14 @@ ddb_execute_as(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the role of ddb.execute_as must not be null")));
-	role = get_role_oid(NameStr(*PG_GETARG_NAME(0)), false);
+	role = get_role_oid(NameStr(*PG_GETARG_NAME(0)), true);
+	/* an access key whose role was dropped may do nothing */
+	if (!OidIsValid(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_ACCESS_DENIED),
+				 errmsg("The role \"%s\" this request acts as does not exist", NameStr(*PG_GETARG_NAME(0))),
+				 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_ACCESS_DENIED),
+												"The role this request acts as does not exist", NULL, NULL))));
 	/* the rule of SET ROLE */
 	if (!is_member_of_role(GetUserId(), role))
 		ereport(ERROR,

@@ -41,19 +41,26 @@ table_access_set_action(const char *action)
 	return previous;
 }
 
+/* DynamoDB's words for a refusal; see table_access.h. */
+char *
+table_access_denied_message(const char *action, const char *table_name, const char *index_name)
+{
+	char	   *resource = table_name == NULL ? "*" :
+		psprintf(DDB_TABLE_ARN_PREFIX "%s%s%s", table_name, index_name ? "/index/" : "", index_name ? index_name : "");
+
+	return psprintf("User: arn:aws:iam::000000000000:user/%s is not authorized to perform: dynamodb:%s "
+					"on resource: %s because no identity-based policy allows the dynamodb:%s action",
+					GetUserNameFromId(GetUserId(), false), action, resource, action);
+}
+
 /* Raises DynamoDB's AccessDeniedException for the current action on a table, or an index of it. */
 static void
 access_denied(const char *table_name, const char *index_name)
 {
-	const char *action = current_action ? current_action : "ExecuteStatement";
-	char	   *resource = psprintf(DDB_TABLE_ARN_PREFIX "%s%s%s", table_name,
-									index_name ? "/index/" : "", index_name ? index_name : "");
-
 	ereport(ERROR,
 			(errcode(ERRCODE_DDB_ACCESS_DENIED),
-			 errmsg("User: arn:aws:iam::000000000000:user/%s is not authorized to perform: dynamodb:%s "
-					"on resource: %s because no identity-based policy allows the dynamodb:%s action",
-					GetUserNameFromId(GetUserId(), false), action, resource, action)));
+			 errmsg_internal("%s", table_access_denied_message(current_action ? current_action : "ExecuteStatement",
+															   table_name, index_name))));
 }
 
 /* True when the current user holds every privilege of mode on a relation (pg_class_aclcheck asks for any). */

@@ -34,6 +34,12 @@ typedef struct OwnerContext
  */
 extern const char *table_access_set_action(const char *action);
 
+/*
+ * DynamoDB's words for refusing the current user an action on a table (or
+ * an index of it), on every resource ("*") when table_name is NULL.
+ */
+extern char *table_access_denied_message(const char *action, const char *table_name, const char *index_name);
+
 /* Raises AccessDeniedException unless the current user may read or write the table (or its index). */
 extern void table_access_check(TableDef *def, IndexDef *index, TableAccess access);
 
