@@ -24,6 +24,8 @@ OBJS = \
 	src/ddb_errors.o \
 	src/ddb_jsonb.o \
 	src/key/key_codec.o \
+	src/key/key_tuple.o \
+	src/key/key_tuple_datum.o \
 	src/key/key_io.o \
 	src/key/key_compare.o \
 	src/key/key_prefix.o \
@@ -59,6 +61,7 @@ OBJS = \
 	src/api/partiql_rewrite.o \
 	src/api/partiql_execute.o \
 	src/api/item_ops.o \
+	src/api/read_keys.o \
 	src/api/query_scan.o \
 	src/api/batch_ops.o \
 	src/api/collection_metrics.o \

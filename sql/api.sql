@@ -27,14 +27,18 @@ LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN md5(t.table_name || t.created_at::text)::uuid;
 
--- A KeySchema as DynamoDB describes one: the HASH element, then the RANGE one if any.
-CREATE FUNCTION ddb.key_schema(hash_key text, range_key text) RETURNS jsonb
+-- A KeySchema as DynamoDB describes one: the HASH elements, then the RANGE
+-- ones (a multi-attribute key's attributes after the first are extra_*).
+CREATE FUNCTION ddb.key_schema(hash_key text, range_key text, extra_hash_keys text[] DEFAULT NULL,
+                               extra_range_keys text[] DEFAULT NULL) RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN jsonb_build_array(jsonb_build_object('AttributeName', hash_key, 'KeyType', 'HASH'))
-       || CASE WHEN range_key IS NOT NULL
-               THEN jsonb_build_array(jsonb_build_object('AttributeName', range_key, 'KeyType', 'RANGE'))
-               ELSE '[]'::jsonb END;
+RETURN (SELECT jsonb_agg(jsonb_build_object('AttributeName', a.name, 'KeyType', a.type) ORDER BY a.n)
+        FROM unnest(ARRAY[hash_key] || extra_hash_keys || ARRAY[range_key] || extra_range_keys,
+                    array_fill('HASH'::text, ARRAY[1 + coalesce(cardinality(extra_hash_keys), 0)])
+                    || array_fill('RANGE'::text, ARRAY[1 + coalesce(cardinality(extra_range_keys), 0)]))
+             WITH ORDINALITY AS a(name, type, n)
+        WHERE a.name IS NOT NULL);
 
 -- The DynamoDB-JSON description of a table (DescribeTable's Table).
 CREATE FUNCTION ddb.describe_table(table_name text) RETURNS jsonb
@@ -61,7 +65,7 @@ BEGIN
     INTO indexes, local_indexes
     FROM (SELECT i.index_name, i.local, jsonb_build_object(
               'IndexName', i.index_name,
-              'KeySchema', ddb.key_schema(i.hash_key, i.range_key),
+              'KeySchema', ddb.key_schema(i.hash_key, i.range_key, i.extra_hash_keys, i.extra_range_keys),
               'Projection', jsonb_build_object('ProjectionType', i.projection_type)
                             || CASE WHEN i.non_key_attributes IS NOT NULL
                                THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
@@ -92,13 +96,22 @@ BEGIN
         || ddb.stream_description(t);
 END $$;
 
--- Reads a KeySchema: (hash attribute, range attribute or NULL), with DynamoDB's checks.
-CREATE FUNCTION ddb.read_key_schema(key_schema jsonb, member text, OUT hash_key text, OUT range_key text)
+-- Reads a KeySchema: (hash attribute, range attribute or NULL), with
+-- DynamoDB's checks.  With multi (a global secondary index's), a side may
+-- have up to four attributes (multi-attribute keys): the HASH elements
+-- first, then the RANGE ones; the attributes after the first of each side
+-- come back in extra_hash_keys and extra_range_keys (NULL when none).
+CREATE FUNCTION ddb.read_key_schema(key_schema jsonb, member text, multi boolean DEFAULT false,
+                                    OUT hash_key text, OUT range_key text,
+                                    OUT extra_hash_keys text[], OUT extra_range_keys text[])
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     e jsonb;
+    max_length integer := CASE WHEN multi THEN 8 ELSE 2 END;
+    hash_keys text[] := '{}';
+    range_keys text[] := '{}';
 BEGIN
     IF key_schema IS NULL OR jsonb_typeof(key_schema) = 'null' THEN
         PERFORM ddb.validation_error(format(
@@ -108,7 +121,7 @@ BEGIN
         PERFORM ddb.validation_error(format(
             'Unexpected value type in payload for %s: expected a list', member));
     END IF;
-    IF jsonb_array_length(key_schema) NOT BETWEEN 1 AND 2 THEN
+    IF jsonb_array_length(key_schema) NOT BETWEEN 1 AND max_length THEN
         -- the elements as DynamoDB's service prints them
         PERFORM ddb.validation_error(format(
             '1 validation error detected: Value ''[%s]'' at ''%s'' failed to satisfy constraint: %s',
@@ -117,50 +130,69 @@ BEGIN
              FROM jsonb_array_elements(key_schema) WITH ORDINALITY AS a(x, n)),
             member,
             CASE WHEN jsonb_array_length(key_schema) = 0 THEN 'Member must have length greater than or equal to 1'
-                 ELSE 'Member must have length less than or equal to 2' END));
+                 ELSE format('Member must have length less than or equal to %s', max_length) END));
     END IF;
     FOR e IN SELECT value FROM jsonb_array_elements(key_schema) LOOP
         IF e->>'AttributeName' IS NULL OR e->>'AttributeName' = '' THEN
             PERFORM ddb.validation_error('1 validation error detected: Value null at ''keySchema.1.member.attributeName'' failed to satisfy constraint: Member must not be null');
         END IF;
         IF e->>'KeyType' = 'HASH' THEN
-            IF hash_key IS NOT NULL THEN
+            IF cardinality(hash_keys) > 0 AND NOT multi THEN
                 PERFORM ddb.validation_error('Invalid KeySchema: Too many hash keys specified.  All Dynamo DB tables must have exactly one hash key');
             END IF;
-            hash_key := e->>'AttributeName';
+            IF cardinality(range_keys) > 0 THEN
+                PERFORM ddb.validation_error('Invalid KeySchema: every HASH element of a multi-attribute key comes before its RANGE elements');
+            END IF;
+            IF cardinality(hash_keys) = 4 THEN
+                PERFORM ddb.validation_error('Invalid KeySchema: a multi-attribute partition key has at most 4 attributes');
+            END IF;
+            hash_keys := hash_keys || (e->>'AttributeName');
         ELSIF e->>'KeyType' = 'RANGE' THEN
-            IF range_key IS NOT NULL OR hash_key IS NULL THEN
+            IF cardinality(hash_keys) = 0 OR (cardinality(range_keys) > 0 AND NOT multi) THEN
                 PERFORM ddb.validation_error('Invalid KeySchema: The first KeySchemaElement is not a HASH key type');
             END IF;
-            range_key := e->>'AttributeName';
+            IF cardinality(range_keys) = 4 THEN
+                PERFORM ddb.validation_error('Invalid KeySchema: a multi-attribute sort key has at most 4 attributes');
+            END IF;
+            range_keys := range_keys || (e->>'AttributeName');
         ELSE
             PERFORM ddb.validation_error(format(
                 '1 validation error detected: Value ''%s'' at ''%s.1.member.keyType'' failed to satisfy constraint: '
                 'Member must satisfy enum value set: [HASH, RANGE]', e->>'KeyType', member));
         END IF;
     END LOOP;
-    IF hash_key = range_key THEN
+    IF (SELECT count(DISTINCT k) FROM unnest(hash_keys || range_keys) k) < cardinality(hash_keys || range_keys) THEN
         PERFORM ddb.validation_error('Invalid KeySchema: Some index key attribute have no definition');
     END IF;
+    hash_key := hash_keys[1];
+    range_key := range_keys[1];
+    extra_hash_keys := nullif(hash_keys[2:], '{}');
+    extra_range_keys := nullif(range_keys[2:], '{}');
 END $$;
 
 -- Creates an index a request describes (CreateTable's GlobalSecondaryIndexes
--- and LocalSecondaryIndexes, UpdateTable's Create): its IndexName and
--- Projection from spec, its key schema as the caller read it, the key
--- types from the request's AttributeDefinitions.
-CREATE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, hash_key text, range_key text, types jsonb,
-                                           local boolean) RETURNS void
+-- and LocalSecondaryIndexes, UpdateTable's Create): its IndexName, KeySchema
+-- (already checked by the caller) and Projection from spec, the key types
+-- from the request's AttributeDefinitions.
+CREATE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, types jsonb, local boolean) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     projection jsonb := coalesce(spec->'Projection', '{}');
+    keys record := ddb.read_key_schema(spec->'KeySchema', 'keySchema', NOT local);
 BEGIN
-    PERFORM ddb.create_index(table_name, spec->>'IndexName', hash_key, types->>hash_key,
-                             range_key, coalesce(types->>range_key, 'S'),
+    PERFORM ddb.create_index(table_name, spec->>'IndexName', keys.hash_key, types->>keys.hash_key,
+                             keys.range_key, coalesce(types->>keys.range_key, 'S'),
                              coalesce(projection->>'ProjectionType', 'ALL'),
                              (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v),
-                             local => local);
+                             local => local,
+                             extra_hash_keys => keys.extra_hash_keys,
+                             extra_hash_key_types => (SELECT array_agg(types->>k ORDER BY n)
+                                                      FROM unnest(keys.extra_hash_keys) WITH ORDINALITY AS a(k, n)),
+                             extra_range_keys => keys.extra_range_keys,
+                             extra_range_key_types => (SELECT array_agg(types->>k ORDER BY n)
+                                                       FROM unnest(keys.extra_range_keys) WITH ORDINALITY AS a(k, n)));
 END $$;
 
 -- CreateTable.
@@ -197,8 +229,8 @@ BEGIN
     END LOOP;
     used := ARRAY[keys.hash_key] || CASE WHEN keys.range_key IS NOT NULL THEN ARRAY[keys.range_key] ELSE '{}' END;
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
-        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
-        used := used || gkeys.hash_key || CASE WHEN gkeys.range_key IS NOT NULL THEN ARRAY[gkeys.range_key] ELSE '{}' END;
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema', true);
+        used := used || array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys || gkeys.extra_range_keys, NULL);
     END LOOP;
     -- a local secondary index: the table's hash key, another range key, on a table that has one
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
@@ -243,12 +275,10 @@ BEGIN
         PERFORM ddb.set_stream(name, request->'StreamSpecification');
     END IF;
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
-        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema');
-        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, false);
+        PERFORM ddb.create_requested_index(name, g, types, false);
     END LOOP;
     FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
-        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
-        PERFORM ddb.create_requested_index(name, g, gkeys.hash_key, gkeys.range_key, types, true);
+        PERFORM ddb.create_requested_index(name, g, types, true);
     END LOOP;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
@@ -533,11 +563,13 @@ BEGIN
     FOR u IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) LOOP
         IF u ? 'Create' THEN
             c := u->'Create';
-            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema');
-            IF NOT types ? gkeys.hash_key OR (gkeys.range_key IS NOT NULL AND NOT types ? gkeys.range_key) THEN
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
                 PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
             END IF;
-            PERFORM ddb.create_requested_index(name, c, gkeys.hash_key, gkeys.range_key, types, false);
+            PERFORM ddb.create_requested_index(name, c, types, false);
         ELSIF u ? 'Delete' THEN
             PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
         ELSIF NOT u ? 'Update' THEN

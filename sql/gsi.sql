@@ -27,7 +27,10 @@ BEGIN
 END $$;
 
 -- Adds a global secondary index to a table (with local, a local one: the
--- table's hash key and another range key); existing items are indexed.
+-- table's hash key and another range key); existing items are indexed.  A
+-- multi-attribute key names the attributes of its partition key and of its
+-- sort key after the first in extra_hash_keys and extra_range_keys (up to
+-- three each), with their types.
 CREATE FUNCTION ddb.create_index(
     table_name text,
     index_name text,
@@ -37,7 +40,11 @@ CREATE FUNCTION ddb.create_index(
     range_key_type text DEFAULT 'S',
     projection_type text DEFAULT 'ALL',
     non_key_attributes text[] DEFAULT NULL,
-    local boolean DEFAULT false
+    local boolean DEFAULT false,
+    extra_hash_keys text[] DEFAULT NULL,
+    extra_hash_key_types text[] DEFAULT NULL,
+    extra_range_keys text[] DEFAULT NULL,
+    extra_range_key_types text[] DEFAULT NULL
 ) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -55,6 +62,28 @@ BEGIN
     IF range_key IS NOT NULL THEN
         PERFORM ddb.check_key_type(range_key, range_key_type);
     END IF;
+    extra_hash_keys := nullif(extra_hash_keys, '{}');
+    extra_range_keys := nullif(extra_range_keys, '{}');
+    IF cardinality(extra_hash_keys) > 3 OR cardinality(extra_range_keys) > 3 THEN
+        PERFORM ddb.validation_error('Invalid KeySchema: a multi-attribute key has at most 4 HASH and 4 RANGE attributes');
+    END IF;
+    IF coalesce(cardinality(extra_hash_keys), 0) <> coalesce(cardinality(extra_hash_key_types), 0)
+       OR coalesce(cardinality(extra_range_keys), 0) <> coalesce(cardinality(extra_range_key_types), 0) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: each extra key attribute needs its type');
+    END IF;
+    IF extra_range_keys IS NOT NULL AND range_key IS NULL THEN
+        PERFORM ddb.validation_error('Invalid KeySchema: extra range keys need a range key');
+    END IF;
+    IF (extra_hash_keys IS NOT NULL OR extra_range_keys IS NOT NULL) AND local THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: a local secondary index cannot have a multi-attribute key');
+    END IF;
+    PERFORM ddb.check_key_type(k, ty) FROM unnest(extra_hash_keys || extra_range_keys,
+                                                  extra_hash_key_types || extra_range_key_types) AS a(k, ty);
+    IF (SELECT count(DISTINCT k) FROM unnest(ARRAY[hash_key, range_key] || extra_hash_keys || extra_range_keys) k
+        WHERE k IS NOT NULL)
+       < cardinality(array_remove(ARRAY[hash_key, range_key] || extra_hash_keys || extra_range_keys, NULL)) THEN
+        PERFORM ddb.validation_error('Invalid KeySchema: Some index key attribute have no definition');
+    END IF;
     IF EXISTS (SELECT FROM ddb.indexes i WHERE i.table_name = t.table_name AND i.index_name = create_index.index_name) THEN
         PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: ' || index_name);
     END IF;
@@ -69,7 +98,10 @@ BEGIN
         PERFORM ddb.validation_error(
             'One or more parameter values were invalid: NonKeyAttributes must be given exactly when ProjectionType is INCLUDE');
     END IF;
-    types := jsonb_build_object(hash_key, hash_key_type);
+    types := jsonb_build_object(hash_key, hash_key_type)
+             || coalesce((SELECT jsonb_object_agg(k, ty) FROM unnest(extra_hash_keys || extra_range_keys,
+                                                                    extra_hash_key_types || extra_range_key_types) AS a(k, ty)),
+                         '{}');
     IF range_key IS NOT NULL THEN
         types := types || jsonb_build_object(range_key, range_key_type);
     END IF;
@@ -102,8 +134,9 @@ BEGIN
             index_name));
     END IF;
     INSERT INTO ddb.indexes (table_name, index_name, relation_name, hash_key, range_key,
-                             projection_type, non_key_attributes, local)
-    VALUES (t.table_name, index_name, rel, hash_key, range_key, projection_type, non_key_attributes, coalesce(local, false));
+                             projection_type, non_key_attributes, local, extra_hash_keys, extra_range_keys)
+    VALUES (t.table_name, index_name, rel, hash_key, range_key, projection_type, non_key_attributes, coalesce(local, false),
+            extra_hash_keys, extra_range_keys);
     UPDATE ddb.tables SET attribute_types = attribute_types || types WHERE tables.table_name = t.table_name;
 
     -- the maintenance trigger exists once per table, from its first index on

@@ -43,7 +43,11 @@ CREATE TABLE ddb.indexes (
     non_key_attributes text[],
     local boolean NOT NULL DEFAULT false,   -- a local secondary index (kept as a GSI on the table's hash key)
     created_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (table_name, index_name)
+    -- a multi-attribute key: the partition key's and the sort key's attributes after the first
+    extra_hash_keys text[] CHECK (cardinality(extra_hash_keys) BETWEEN 1 AND 3),
+    extra_range_keys text[] CHECK (cardinality(extra_range_keys) BETWEEN 1 AND 3),
+    PRIMARY KEY (table_name, index_name),
+    CHECK (extra_range_keys IS NULL OR range_key IS NOT NULL)
 );
 COMMENT ON TABLE ddb.indexes IS 'Global secondary indexes: key schema and projection';
 

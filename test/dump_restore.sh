@@ -22,6 +22,10 @@ SELECT ddb.create_table('Plain', 'pk', 'S', 'sk', 'N', schema_name => 'app');
 SELECT ddb.create_index('Plain', 'ByOwner', 'owner', 'S', 'sk', 'N');
 SELECT ddb.create_table('Sharded', 'pk', 'B', schema_name => 'app', partitions => 4);
 SELECT ddb.create_index('Sharded', 'ByTag', 'tag', 'S', projection_type => 'KEYS_ONLY');
+-- a multi-attribute key (tuple keys, hash-partitioned like the table)
+SELECT ddb.create_index('Sharded', 'ByTagKindDay', 'tag', 'S', 'day', 'N',
+                        extra_hash_keys => ARRAY['kind'], extra_hash_key_types => ARRAY['S'],
+                        extra_range_keys => ARRAY['blob'], extra_range_key_types => ARRAY['B']);
 SELECT ddb.update_time_to_live('Plain', 'ttl');
 SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "KEYS_ONLY"}}');
 SELECT ddb.put_item('Plain', jsonb_build_object('pk', 'U' || (i % 50), 'sk', i, 'owner', 'o' || (i % 7),
@@ -29,7 +33,8 @@ SELECT ddb.put_item('Plain', jsonb_build_object('pk', 'U' || (i % 50), 'sk', i, 
                     'blob', '{"$B": "AAEC"}'::jsonb, 'n', i / 3.0))
 FROM generate_series(1, 500) i;
 SELECT ddb.put_item('Sharded', jsonb_build_object('pk', jsonb_build_object('$B', encode(int4send(i), 'base64')),
-                    'tag', 't' || (i % 3)))
+                    'tag', 't' || (i % 3), 'kind', 'k,)' || (i % 2), 'day', i % 10,
+                    'blob', jsonb_build_object('$B', encode(int4send(i % 4), 'base64'))))
 FROM generate_series(1, 300) i;
 -- a model's table (a member of the extension): its items are dumped, its GSI rebuilt
 SELECT user_service.create_user('Ann@Example.com', 'Ann', 'Lee', user_id => '00000000-0000-4000-8000-000000000001');
@@ -42,6 +47,8 @@ fingerprint() {  # a digest of every item and GSI entry of a database
         UNION ALL SELECT 'G' || gpk::text || gsk::text || pk::text || sk::text || item::text FROM app.\"Plain:ByOwner\"
         UNION ALL SELECT 'S' || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded\"
         UNION ALL SELECT 'T' || gpk::text || encode(pk::bytea, 'hex') || item::text FROM app.\"Sharded:ByTag\"
+        UNION ALL SELECT 'K' || format('%s %s ', gpk, gsk) || encode(pk::bytea, 'hex') || item::text
+                  FROM app.\"Sharded:ByTagKindDay\"
         UNION ALL SELECT 'U' || pk::text || sk::text || item::text FROM user_service.\"UserServiceTable\"
         UNION ALL SELECT 'V' || gpk::text || gsk::text || pk::text || sk::text || item::text
                   FROM user_service.\"UserServiceTable:GSI1\"

@@ -134,6 +134,10 @@ extern Jsonb *api_transact_write_items(Jsonb *request);
 /* TransactWriteItems where inserts[i] marks a Put whose failed condition is reported as DuplicateItem (PartiQL INSERT). */
 extern Jsonb *api_transact_write(Jsonb *request, const bool *inserts);
 extern Jsonb *api_transact_get_items(Jsonb *request);
+/* The keys of a read (read_keys.c): a Query's KeyConditionExpression, and an ExclusiveStartKey (within a Query's conditions). */
+extern void api_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond);
+extern void api_start_key(ReadRequest *req, JsonbContainer *start);
+
 extern Jsonb *api_query(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);

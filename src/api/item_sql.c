@@ -304,6 +304,12 @@ ddb_query(PG_FUNCTION_ARGS)
 	req.def = table_arg(fcinfo, 0, "Query");
 	req.index = PG_ARGISNULL(5) ? NULL : table_def_index(req.def, text_to_cstring(PG_GETARG_TEXT_PP(5)));
 	keys = req.index ? &req.index->keys : &req.def->keys;
+	if (KEY_SCHEMA_HASH_TUPLE(keys) || KEY_SCHEMA_RANGE_TUPLE(keys))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_VALIDATION),
+				 errmsg("ddb.query reads indexes whose partition and sort keys have one attribute each"),
+				 errhint("Query index %s, whose key has several attributes, with ddb.execute('Query', ...).",
+						 req.index->name)));
 	if (PG_ARGISNULL(1))
 		ddb_validation_error("Query condition missed key schema element: %s", keys->hash_key);
 	req.pk = key_arg(fcinfo, 1);

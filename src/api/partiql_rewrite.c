@@ -151,7 +151,9 @@ partiql_rewrite(Statement *st, Rewritten *out, bool consistent)
 	if (st->kind == 'S')
 	{
 		KeySchema  *keys = st->index ? &table_def_index(def, st->index)->keys : &def->keys;
-		Conjunct   *hash = find_conjunct(st->conjuncts, keys->hash_key, "=");
+		/* a multi-attribute index is read by a Scan that filters on its keys */
+		bool		multi = KEY_SCHEMA_HASH_TUPLE(keys) || KEY_SCHEMA_RANGE_TUPLE(keys);
+		Conjunct   *hash = multi ? NULL : find_conjunct(st->conjuncts, keys->hash_key, "=");
 		const char *const members[2] = {"KeyConditionExpression", "FilterExpression"};
 		char	   *texts[2] = {NULL, NULL};
 

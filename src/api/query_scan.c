@@ -1,7 +1,7 @@
 /*
- * query_scan.c — Query and Scan: the KeyConditionExpression as a range of
- * keys, ExclusiveStartKey, 1 MB pages with LastEvaluatedKey, filters (Limit
- * counted before them), projections, Select COUNT and parallel segments.
+ * query_scan.c — Query and Scan: 1 MB pages with LastEvaluatedKey, filters
+ * (Limit counted before them), projections, Select COUNT and parallel
+ * segments.  The key condition and the start key are read_keys.c's.
  */
 #include "postgres.h"
 
@@ -34,38 +34,6 @@ typedef struct PageBuilder
 	RowKeys		last;
 	MemoryContext cxt;
 } PageBuilder;
-
-/* Reads an ExclusiveStartKey for a read (table keys, plus index keys for an index). */
-static void
-read_start_key(ReadRequest *req, JsonbContainer *start)
-{
-	KeySchema  *ik = req->index ? &req->index->keys : NULL;
-	JsonbValue	av;
-	JsonbValue	natural;
-
-	req->has_start = true;
-	{
-		const char *names[4] = {req->def->keys.hash_key, req->def->keys.range_key,
-		ik ? ik->hash_key : NULL, ik ? ik->range_key : NULL};
-		char		types[4] = {req->def->keys.hash_type, req->def->keys.range_type,
-		ik ? ik->hash_type : 0, ik ? ik->range_type : 0};
-		Datum	   *slots[4] = {&req->start.pk, &req->start.sk, &req->start.gpk, &req->start.gsk};
-
-		for (int i = 0; i < 4; i++)
-		{
-			KeyRole		role = {names[i], NULL, i % 2 == 1};
-
-			*slots[i] = (Datum) 0;
-			if (names[i] == NULL)
-				continue;
-			if (getKeyJsonValueFromContainer(start, names[i], (int) strlen(names[i]), &av) == NULL)
-				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
-			item_value_from_dynamodb(&av, &natural);
-			if (!item_value_to_key(&natural, types[i], &role, slots[i]))
-				ddb_validation_error("The provided starting key is invalid: The provided key element does not match the schema");
-		}
-	}
-}
 
 /* Copies a key datum into the page's context (0 stays 0). */
 static Datum
@@ -153,7 +121,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	if (consistent && req->index && !req->index->local)
 		ddb_validation_error("Consistent reads are not supported on global secondary indexes");
 	if (start)
-		read_start_key(req, start);
+		api_start_key(req, start);
 
 	/* the items are pushed straight into the response as rows arrive */
 	pushJsonbValue(&page.state, WJB_BEGIN_OBJECT, NULL);
@@ -184,120 +152,6 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	return JsonbValueToJsonb(pushJsonbValue(&page.state, WJB_END_OBJECT, NULL));
 }
 
-/* Raises DynamoDB's error for a key condition it does not support. */
-static void
-report_key_condition(const char *message)
-{
-	ddb_validation_error("%s", message);
-}
-
-/* The key value of a :value for a key attribute of the given type. */
-static Datum
-condition_key_value(Placeholders *ctx, ExprNode *value, const char *attribute, char type, bool range)
-{
-	JsonbValue	natural;
-	KeyRole		role = {attribute, NULL, range};
-	Datum		key;
-
-	if (value->kind != EXPR_VALUE)
-		report_key_condition("Invalid KeyConditionExpression: the key must be compared with an expression attribute value");
-	itemexpr_value(ctx, "KeyConditionExpression", value, &natural);
-	if (!item_value_to_key(&natural, type, &role, &key))
-		ddb_validation_error("One or more parameter values were invalid: Condition parameter type does not match schema type");
-	return key;
-}
-
-/* The attribute a key condition's path names (a single top-level name). */
-static char *
-condition_attribute(Placeholders *ctx, ExprNode *path)
-{
-	if (path->kind != EXPR_PATH || path->u.path.nsteps != 1 || path->u.path.steps[0].name == NULL)
-		report_key_condition("Query key condition not supported");
-	return itemexpr_step_name(ctx, "KeyConditionExpression", &path->u.path.steps[0]);
-}
-
-/* Applies one key condition (a comparison, BETWEEN or begins_with) to the request. */
-static void
-apply_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *cond, bool *have_hash)
-{
-	KeySchema  *keys = req->index ? &req->index->keys : &req->def->keys;
-	ExprNode   *path;
-	char	   *attribute;
-
-	switch (cond->kind)
-	{
-		case EXPR_COMPARE:
-			path = cond->u.compare.left;
-			if (path->kind == EXPR_VALUE)
-				report_key_condition("Invalid KeyConditionExpression: the key attribute must be on the left of the comparison");
-			break;
-		case EXPR_BETWEEN:
-			path = cond->u.between.operand;
-			break;
-		case EXPR_FUNCTION:
-			if (cond->u.func.fn != FN_BEGINS_WITH)
-				report_key_condition(psprintf("Invalid operator used in KeyConditionExpression: %s",
-											  expr_function_name(cond->u.func.fn)));
-			path = cond->u.func.args[0];
-			break;
-		default:
-			report_key_condition("Invalid operator used in KeyConditionExpression: OR, NOT and IN are not allowed");
-			return;
-	}
-	attribute = condition_attribute(ctx, path);
-	if (strcmp(attribute, keys->hash_key) == 0)
-	{
-		if (cond->kind != EXPR_COMPARE || cond->u.compare.op != CMP_EQ)
-			report_key_condition("Query key condition not supported");
-		if (*have_hash)
-			report_key_condition("KeyConditionExpressions must only contain one condition per key");
-		req->pk = condition_key_value(ctx, cond->u.compare.right, attribute, keys->hash_type, false);
-		*have_hash = true;
-		return;
-	}
-	if (keys->range_key == NULL || strcmp(attribute, keys->range_key) != 0)
-		report_key_condition(psprintf("Query condition missed key schema element: %s",
-									  keys->range_key && *have_hash ? keys->range_key : keys->hash_key));
-	if (req->op != SORT_NONE)
-		report_key_condition("KeyConditionExpressions must only contain one condition per key");
-	if (cond->kind == EXPR_BETWEEN)
-	{
-		req->op = SORT_BETWEEN;
-		req->sk1 = condition_key_value(ctx, cond->u.between.low, attribute, keys->range_type, true);
-		req->sk2 = condition_key_value(ctx, cond->u.between.high, attribute, keys->range_type, true);
-		return;
-	}
-	if (cond->kind == EXPR_FUNCTION)
-	{
-		if (keys->range_type == 'N')
-			ddb_validation_error("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
-		req->op = SORT_BEGINS_WITH;
-		req->sk1 = condition_key_value(ctx, cond->u.func.args[1], attribute, keys->range_type, true);
-		return;
-	}
-	switch (cond->u.compare.op)
-	{
-		case CMP_EQ:
-			req->op = SORT_EQ;
-			break;
-		case CMP_LT:
-			req->op = SORT_LT;
-			break;
-		case CMP_LE:
-			req->op = SORT_LE;
-			break;
-		case CMP_GT:
-			req->op = SORT_GT;
-			break;
-		case CMP_GE:
-			req->op = SORT_GE;
-			break;
-		case CMP_NE:
-			report_key_condition("Unsupported operator on KeyConditionExpression: operator: <>");
-	}
-	req->sk1 = condition_key_value(ctx, cond->u.compare.right, attribute, keys->range_type, true);
-}
-
 /* The FilterExpression of a Query or Scan, parsed and its placeholders checked, or NULL. */
 static ExprNode *
 request_filter(Jsonb *request, Placeholders *ctx)
@@ -320,9 +174,10 @@ reject_key_in_filter(Placeholders *ph, const ExprNode *node, const KeySchema *ke
 			if (node->u.path.steps[0].name == NULL)
 				return;
 			name = itemexpr_step_name(ph, "FilterExpression", &node->u.path.steps[0]);
-			if (strcmp(name, keys->hash_key) == 0 || (keys->range_key && strcmp(name, keys->range_key) == 0))
-				ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
-									 name);
+			for (int i = 0; i < keys->nhash + keys->nrange; i++)
+				if (strcmp(name, i < keys->nhash ? keys->hash_keys[i] : keys->range_keys[i - keys->nhash]) == 0)
+					ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
+										 name);
 			return;
 		case EXPR_VALUE:
 			return;
@@ -368,7 +223,6 @@ api_query(Jsonb *request)
 	ExprNode   *cond;
 	ExprNode   *filter;
 	ProjectionNode *projection;
-	bool		have_hash = false;
 	JsonbValue	limit;
 
 	req.def = api_request_table(request);
@@ -385,18 +239,7 @@ api_query(Jsonb *request)
 	api_expr_context(request, &ctx);
 	cond = itemexpr_parse_condition(&ctx, "KeyConditionExpression", text);
 	itemexpr_check(&ctx, "KeyConditionExpression", cond);
-	if (cond->kind == EXPR_AND)
-	{
-		if (cond->u.logic.left->kind == EXPR_AND || cond->u.logic.right->kind == EXPR_AND)
-			report_key_condition("KeyConditionExpressions must only contain one condition per key");
-		apply_key_condition(&ctx, &req, cond->u.logic.left, &have_hash);
-		apply_key_condition(&ctx, &req, cond->u.logic.right, &have_hash);
-	}
-	else
-		apply_key_condition(&ctx, &req, cond, &have_hash);
-	if (!have_hash)
-		report_key_condition(psprintf("Query condition missed key schema element: %s",
-									  req.index ? req.index->keys.hash_key : req.def->keys.hash_key));
+	api_key_condition(&ctx, &req, cond);
 	filter = request_filter(request, &ctx);
 	if (filter)
 		reject_key_in_filter(&ctx, filter, req.index ? &req.index->keys : &req.def->keys);

@@ -298,6 +298,29 @@ push_key_attribute(JsonbParseState **state, const char *name, Datum key)
 	item_push_dynamodb_value(state, &v);
 }
 
+/* True when an attribute is one of the table's key attributes. */
+static bool
+is_table_key(TableDef *def, const char *name)
+{
+	return strcmp(name, def->keys.hash_key) == 0 ||
+		(def->keys.range_key != NULL && strcmp(name, def->keys.range_key) == 0);
+}
+
+/* Pushes the attributes of one side of an index key that are not the table's keys. */
+static void
+push_index_side(JsonbParseState **state, TableDef *def, char **names, int n, Datum key)
+{
+	Datum		elements[KEY_SCHEMA_MAX_ATTRIBUTES];
+
+	if (n > 1)
+		key_tuple_elements(key, elements, KEY_SCHEMA_MAX_ATTRIBUTES);
+	else
+		elements[0] = key;
+	for (int i = 0; i < n; i++)
+		if (!is_table_key(def, names[i]))
+			push_key_attribute(state, names[i], elements[i]);
+}
+
 /* Pushes the DynamoDB-JSON key attributes of a row. */
 void
 api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index, RowKeys *keys)
@@ -308,12 +331,8 @@ api_push_row_key(JsonbParseState **state, TableDef *def, IndexDef *index, RowKey
 		push_key_attribute(state, def->keys.range_key, keys->sk);
 	if (index)
 	{
-		if (strcmp(index->keys.hash_key, def->keys.hash_key) != 0 &&
-			(def->keys.range_key == NULL || strcmp(index->keys.hash_key, def->keys.range_key) != 0))
-			push_key_attribute(state, index->keys.hash_key, keys->gpk);
-		if (index->keys.range_key && strcmp(index->keys.range_key, def->keys.hash_key) != 0 &&
-			(def->keys.range_key == NULL || strcmp(index->keys.range_key, def->keys.range_key) != 0))
-			push_key_attribute(state, index->keys.range_key, keys->gsk);
+		push_index_side(state, def, index->keys.hash_keys, index->keys.nhash, keys->gpk);
+		push_index_side(state, def, index->keys.range_keys, index->keys.nrange, keys->gsk);
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }

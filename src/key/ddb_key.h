@@ -30,4 +30,24 @@ extern void ddb_key_report(KeyStatus status) pg_attribute_noreturn();
 /* Raises the error for begins_with on a number prefix. */
 extern void ddb_key_report_number_prefix(void) pg_attribute_noreturn();
 
+/* Builds a tuple key (key_tuple.h) element by element: multi-attribute GSI keys and the bounds of their ranges. */
+typedef struct KeyTupleBuilder
+{
+	uint8_t    *buf;			/* KEY_TUPLE_MAX_ENCODED bytes */
+	size_t		len;
+	int			count;
+} KeyTupleBuilder;
+
+/* Starts an empty tuple. */
+extern void key_tuple_begin(KeyTupleBuilder *b);
+
+/* Appends a single key as the next element; an open one is a prefix of the element (begins_with). */
+extern void key_tuple_add(KeyTupleBuilder *b, Datum key, bool open);
+
+/* The tuple as a ddb_key; with upper, the smallest key above every key that begins with it. */
+extern Datum key_tuple_datum(const KeyTupleBuilder *b, bool upper);
+
+/* Splits a tuple key into its elements (single keys); returns their number. */
+extern int	key_tuple_elements(Datum tuple, Datum *elements, int max);
+
 #endif							/* DDB_KEY_H */

@@ -53,6 +53,8 @@ key_status_message(KeyStatus status)
 			return "invalid encoded key";
 		case KEY_SEPARATOR_IN_SEGMENT:
 			return "a key segment cannot contain the separator \"#\"";
+		case KEY_BAD_TUPLE:
+			return "invalid tuple key: the text form is \\( then one to four elements, each its length in bytes, a colon and a key, separated by commas, then )";
 	}
 	return "unknown key status";
 }

@@ -52,7 +52,8 @@ typedef enum KeyStatus
 	KEY_BAD_HEX,
 	KEY_BAD_ESCAPE,
 	KEY_BAD_ENCODING,
-	KEY_SEPARATOR_IN_SEGMENT
+	KEY_SEPARATOR_IN_SEGMENT,
+	KEY_BAD_TUPLE				/* key_tuple.h */
 } KeyStatus;
 
 /* A human-readable message for a status (DynamoDB's wording where it has one). */

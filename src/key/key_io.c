@@ -15,6 +15,7 @@
 
 #include "../ddb_errors.h"
 #include "ddb_key.h"
+#include "key_tuple.h"
 
 PG_FUNCTION_INFO_V1(ddb_key_in);
 PG_FUNCTION_INFO_V1(ddb_key_out);
@@ -101,6 +102,23 @@ string_key_datum(const char *str, size_t len)
 	return PointerGetDatum(ddb_key_from_encoded(buf, enclen));
 }
 
+/* Parses the text form of a tuple key (key_tuple.h), raising on invalid input. */
+static struct varlena *
+tuple_key_in(const char *str, size_t len)
+{
+	uint8_t    *buf;
+	size_t		enclen;
+	KeyStatus	status;
+
+	if (len > KEY_TUPLE_MAX_TEXT)
+		ddb_key_report(KEY_BAD_TUPLE);
+	buf = palloc(KEY_TUPLE_MAX_ENCODED);
+	status = key_tuple_parse_text(str, len, buf, &enclen);
+	if (status != KEY_OK)
+		ddb_key_report(status);
+	return ddb_key_from_encoded(buf, enclen);
+}
+
 /* ddb_key input: plain text is S; \d<number> is N; \x<hex> is B; \\ escapes. */
 Datum
 ddb_key_in(PG_FUNCTION_ARGS)
@@ -112,6 +130,8 @@ ddb_key_in(PG_FUNCTION_ARGS)
 	KeyStatus	status;
 
 	str = to_utf8(str, &len);
+	if (len >= 2 && str[0] == KEY_TEXT_ESCAPE && str[1] == '(')
+		PG_RETURN_POINTER(tuple_key_in(str, len));
 	/* the longest valid text is a 2048-byte B in hex, plus its escape */
 	if (len > 2 * KEY_MAX_BYTES + 2)
 		ddb_key_report(KEY_TOO_LONG);
@@ -130,13 +150,15 @@ key_to_cstring(struct varlena *key)
 	char	   *out;
 	size_t		outlen;
 
-	if (key_validate_encoded(enc, len) != KEY_OK)
+	bool		tuple = len > 0 && enc[0] == KEY_TAG_TUPLE;
+
+	if ((tuple ? key_tuple_validate(enc, len) : key_validate_encoded(enc, len)) != KEY_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("ddb_key value is not a storable key"),
-				 errdetail("It is an internal bound used by prefix scans.")));
-	out = palloc(key_text_size(enc, len) + 1);
-	outlen = key_format_text(enc, len, out);
+				 errdetail("It is an internal bound used by prefix and range scans.")));
+	out = palloc((tuple ? KEY_TUPLE_MAX_TEXT : key_text_size(enc, len)) + 1);
+	outlen = tuple ? key_tuple_format_text(enc, len, out) : key_format_text(enc, len, out);
 	out[outlen] = '\0';
 	if (GetDatabaseEncoding() != PG_UTF8)
 		out = pg_any_to_server(out, (int) outlen, PG_UTF8);
@@ -148,6 +170,25 @@ Datum
 ddb_key_out(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_CSTRING(key_to_cstring(PG_GETARG_DDB_KEY_PP(0)));
+}
+
+/* Binary receive of a tuple key: its encoded elements, after the tag. */
+static struct varlena *
+tuple_key_recv(StringInfo msg)
+{
+	int			nbytes = msg->len - msg->cursor;
+	uint8_t    *buf;
+	KeyStatus	status;
+
+	if (nbytes > KEY_TUPLE_MAX_ENCODED - 1)
+		ddb_key_report(KEY_BAD_TUPLE);
+	buf = palloc(nbytes + 1);
+	buf[0] = KEY_TAG_TUPLE;
+	memcpy(buf + 1, pq_getmsgbytes(msg, nbytes), nbytes);
+	status = key_tuple_validate(buf, (size_t) nbytes + 1);
+	if (status != KEY_OK)
+		ddb_key_report(status == KEY_BAD_ENCODING ? KEY_BAD_TUPLE : status);
+	return ddb_key_from_encoded(buf, (size_t) nbytes + 1);
 }
 
 /* Binary receive: a tag byte, then the S text, the N text or the B bytes. */
@@ -178,18 +219,20 @@ ddb_key_recv(PG_FUNCTION_ARGS)
 			status = key_encode_binary((const uint8_t *) pq_getmsgbytes(msg, nbytes),
 									   (size_t) nbytes, buf, &enclen);
 			break;
+		case KEY_TAG_TUPLE:
+			PG_RETURN_POINTER(tuple_key_recv(msg));
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("invalid ddb_key type tag %d in binary input", tag),
-					 errhint("The tag is 1 (N), 2 (S) or 3 (B).")));
+					 errhint("The tag is 1 (N), 2 (S), 3 (B) or 5 (a tuple).")));
 	}
 	if (status != KEY_OK)
 		ddb_key_report(status);
 	PG_RETURN_POINTER(ddb_key_from_encoded(buf, enclen));
 }
 
-/* Binary send: the format ddb_key_recv reads. */
+/* Binary send: the format ddb_key_recv reads (a tuple's elements are sent encoded). */
 Datum
 ddb_key_send(PG_FUNCTION_ARGS)
 {
@@ -371,7 +414,7 @@ ddb_key_to_bytea(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(result);
 }
 
-/* ddb.key_type(key): 'S', 'N' or 'B'. */
+/* ddb.key_type(key): 'S', 'N', 'B', or 'T' for a tuple. */
 Datum
 ddb_key_type(PG_FUNCTION_ARGS)
 {
@@ -383,6 +426,8 @@ ddb_key_type(PG_FUNCTION_ARGS)
 			PG_RETURN_TEXT_P(cstring_to_text("S"));
 		case KEY_TAG_N:
 			PG_RETURN_TEXT_P(cstring_to_text("N"));
+		case KEY_TAG_TUPLE:
+			PG_RETURN_TEXT_P(cstring_to_text("T"));
 		default:
 			PG_RETURN_TEXT_P(cstring_to_text("B"));
 	}

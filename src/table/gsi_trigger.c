@@ -64,48 +64,82 @@ row_image(HeapTuple tuple, TupleDesc desc)
 	return image;
 }
 
+/*
+ * The key of one side of an index (its partition key, or with range its sort
+ * key) for an item: a single key, or the tuple of a multi-attribute side.
+ * Every attribute the item has must have its type; false when it lacks one.
+ */
+static bool
+gsi_side_key(IndexDef *index, Jsonb *item, bool range, Datum *out)
+{
+	int			n = range ? index->keys.nrange : index->keys.nhash;
+	char	  **names = range ? index->keys.range_keys : index->keys.hash_keys;
+	char	   *types = range ? index->keys.range_types : index->keys.hash_types;
+	Datum		elements[KEY_SCHEMA_MAX_ATTRIBUTES];
+	bool		complete = true;
+	KeyTupleBuilder tuple;
+
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue	v;
+		KeyRole		role = {names[i], index->name, range};
+
+		if (!item_get_attribute(&item->root, names[i], &v))
+		{
+			complete = false;
+			continue;
+		}
+		if (!item_value_to_key(&v, types[i], &role, &elements[i]))
+			ddb_validation_error("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %c Actual: %s IndexName: %s",
+								 names[i], types[i], item_type_name(item_value_type(&v)), index->name);
+	}
+	if (!complete)
+		return false;
+	if (n == 1)
+	{
+		*out = elements[0];
+		return true;
+	}
+	key_tuple_begin(&tuple);
+	for (int i = 0; i < n; i++)
+		key_tuple_add(&tuple, elements[i], false);
+	*out = key_tuple_datum(&tuple, false);
+	return true;
+}
+
 /* The index keys of an item; false when the item is not in the index. */
 static bool
 gsi_item_keys(IndexDef *index, Jsonb *item, Datum *gpk, Datum *gsk)
 {
-	JsonbValue	v;
-	KeyRole		role = {NULL, index->name, false};
+	bool		has_hash;
+	bool		has_range;
 
 	*gpk = *gsk = (Datum) 0;
-	if (!item_get_attribute(&item->root, index->keys.hash_key, &v))
-		return false;
-	role.attribute = index->keys.hash_key;
-	if (!item_value_to_key(&v, index->keys.hash_type, &role, gpk))
-		ddb_validation_error("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %c Actual: %s IndexName: %s",
-							 index->keys.hash_key, index->keys.hash_type,
-							 item_type_name(item_value_type(&v)), index->name);
-	if (index->keys.range_key == NULL)
-		return true;
-	if (!item_get_attribute(&item->root, index->keys.range_key, &v))
-		return false;
-	role.attribute = index->keys.range_key;
-	role.range = true;
-	if (!item_value_to_key(&v, index->keys.range_type, &role, gsk))
-		ddb_validation_error("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %c Actual: %s IndexName: %s",
-							 index->keys.range_key, index->keys.range_type,
-							 item_type_name(item_value_type(&v)), index->name);
-	return true;
+	/* both sides are checked, so that a wrongly typed attribute fails however sparse the item */
+	has_hash = gsi_side_key(index, item, false, gpk);
+	has_range = index->keys.nrange == 0 || gsi_side_key(index, item, true, gsk);
+	return has_hash && has_range;
 }
 
-/* True when an attribute name is projected into the index. */
+/* True when name (len bytes) is one of n names. */
+static bool
+name_in(char **names, int n, const char *name, int len)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && (int) strlen(names[i]) == len && memcmp(names[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/* True when an attribute name is projected into the index: a key of the table or index, or included. */
 static bool
 is_projected(TableDef *def, IndexDef *index, const char *name, int len)
 {
-	const char *keys[4] = {def->keys.hash_key, def->keys.range_key,
-	index->keys.hash_key, index->keys.range_key};
-
-	for (int i = 0; i < 4; i++)
-		if (keys[i] && (int) strlen(keys[i]) == len && memcmp(keys[i], name, len) == 0)
-			return true;
-	for (int i = 0; i < index->n_include; i++)
-		if ((int) strlen(index->include[i]) == len && memcmp(index->include[i], name, len) == 0)
-			return true;
-	return false;
+	return name_in(def->keys.hash_keys, def->keys.nhash, name, len) ||
+		name_in(def->keys.range_keys, def->keys.nrange, name, len) ||
+		name_in(index->keys.hash_keys, index->keys.nhash, name, len) ||
+		name_in(index->keys.range_keys, index->keys.nrange, name, len) ||
+		name_in(index->include, index->n_include, name, len);
 }
 
 /* The item as the index projects it. */

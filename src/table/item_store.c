@@ -593,6 +593,8 @@ sort_condition(SortOp op, const char *c)
 			return psprintf(" AND %s OPERATOR(pg_catalog.^@) $2", c);
 		case SORT_UNDER:
 			return psprintf(" AND %s OPERATOR(pg_catalog.<@) $2", c);
+		case SORT_RANGE:
+			return psprintf(" AND %s OPERATOR(pg_catalog.>=) $2 AND %s OPERATOR(pg_catalog.<) $3", c, c);
 	}
 	return "";
 }

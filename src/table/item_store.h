@@ -21,10 +21,11 @@ typedef enum SortOp
 	SORT_GE,
 	SORT_BETWEEN,
 	SORT_BEGINS_WITH,
-	SORT_UNDER					/* the segment-aware prefix, <@ */
+	SORT_UNDER,					/* the segment-aware prefix, <@ */
+	SORT_RANGE					/* sk1 <= key < sk2: a multi-attribute sort key's conditions */
 } SortOp;
 
-#define SORT_OP_COUNT 9
+#define SORT_OP_COUNT 10
 
 /* The key columns of one row: table keys, and an index's keys when read from one. */
 typedef struct RowKeys
@@ -44,7 +45,7 @@ typedef struct ReadRequest
 	Datum		pk;				/* Query: the partition key value */
 	SortOp		op;
 	Datum		sk1;
-	Datum		sk2;			/* BETWEEN's upper bound */
+	Datum		sk2;			/* BETWEEN's upper bound, SORT_RANGE's exclusive one */
 	bool		forward;
 	bool		has_start;		/* ExclusiveStartKey */
 	RowKeys		start;

@@ -154,6 +154,64 @@ spi_key_type(int r, int n, MemoryContext cxt)
 }
 
 /*
+ * The SQL of the attributes of one side of an index's key, in order: their
+ * names joined with chr(1), which no name contains, and their types'
+ * letters.  extra is the column of the attributes after the first: a
+ * database still at 0.1 (its .so already updated) has none, and NULL stands in.
+ */
+static char *
+key_attributes_sql(const char *side, const char *extra)
+{
+	return psprintf("pg_catalog.array_to_string(ARRAY[i.%s_key] OPERATOR(pg_catalog.||) %s, pg_catalog.chr(1)), "
+					"(SELECT pg_catalog.string_agg(t.attribute_types OPERATOR(pg_catalog.->>) k, '' ORDER BY o) "
+					"FROM pg_catalog.unnest(ARRAY[i.%s_key] OPERATOR(pg_catalog.||) %s) WITH ORDINALITY u(k, o))",
+					side, extra, side, extra);
+}
+
+/* True when ddb.indexes has a column (the catalog of an older version may lack it). */
+static bool
+indexes_have_column(const char *column)
+{
+	Oid			relid = get_relname_relid("indexes", get_namespace_oid("ddb", false));
+
+	return OidIsValid(relid) && get_attnum(relid, column) != InvalidAttrNumber;
+}
+
+/* Fills the attribute arrays of a key schema of at most one attribute per side. */
+static void
+key_schema_single(KeySchema *keys)
+{
+	keys->nhash = 1;
+	keys->hash_keys[0] = keys->hash_key;
+	keys->hash_types[0] = keys->hash_type;
+	keys->nrange = keys->range_key ? 1 : 0;
+	keys->range_keys[0] = keys->range_key;
+	keys->range_types[0] = keys->range_type;
+}
+
+/* Reads the attributes of one side of an index key (columns n and n + 1 of row r). */
+static void
+key_schema_attributes(int r, int n, char **names, char *types, int *count, MemoryContext cxt)
+{
+	char	   *joined = spi_string(r, n, cxt);
+	char	   *letters = spi_string(r, n + 1, cxt);
+	int			k = 0;
+
+	for (char *tok = joined ? strtok(joined, "\1") : NULL; tok; tok = strtok(NULL, "\1"))
+	{
+		if (k >= KEY_SCHEMA_MAX_ATTRIBUTES || letters == NULL || (int) strlen(letters) <= k)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("ddb.indexes names more than four attributes of a key side, or one without a type"),
+					 errhint("Each key attribute of an index needs \"S\", \"N\" or \"B\" in ddb.tables.attribute_types.")));
+		names[k] = tok;
+		types[k] = letters[k];
+		k++;
+	}
+	*count = k;
+}
+
+/*
  * Runs a catalog query under the latest snapshot: the caller's snapshot may
  * predate a committed create_index or update_time_to_live that the lock it
  * just took made visible.
@@ -192,6 +250,7 @@ load_def(const char *table_name)
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext cxt;
 	TableDef   *def;
+	bool		multi;
 
 	SPI_connect();
 	catalog_query("SELECT schema_name, relation_name, hash_key, range_key, "
@@ -216,19 +275,24 @@ load_def(const char *table_name)
 	def->keys.range_key = spi_string(0, 4, cxt);
 	def->keys.hash_type = spi_key_type(0, 5, cxt);
 	def->keys.range_type = def->keys.range_key ? spi_key_type(0, 6, cxt) : 0;
+	key_schema_single(&def->keys);
 	def->partitions = atoi(spi_string(0, 7, cxt));
 	def->ttl_attribute = spi_string(0, 8, cxt);
 	def->stream_view_type = spi_string(0, 9, cxt);
 	def->stream_label = spi_string(0, 10, cxt);
 	def->relid = relation_oid(def->schema_name, def->relation_name);
 
-	catalog_query("SELECT i.index_name, i.relation_name, i.hash_key, i.range_key, "
-				  "t.attribute_types OPERATOR(pg_catalog.->>) i.hash_key, "
-				  "t.attribute_types OPERATOR(pg_catalog.->>) i.range_key, "
-				  "i.projection_type, pg_catalog.array_to_string(i.non_key_attributes, pg_catalog.chr(1)), "
-				  "i.local::pg_catalog.text "
-				  "FROM ddb.indexes i JOIN ddb.tables t USING (table_name) "
-				  "WHERE i.table_name OPERATOR(pg_catalog.=) $1 ORDER BY i.index_name", args);
+	multi = indexes_have_column("extra_hash_keys");
+	catalog_query(psprintf("SELECT i.index_name, i.relation_name, i.hash_key, i.range_key, "
+						   "t.attribute_types OPERATOR(pg_catalog.->>) i.hash_key, "
+						   "t.attribute_types OPERATOR(pg_catalog.->>) i.range_key, "
+						   "i.projection_type, pg_catalog.array_to_string(i.non_key_attributes, pg_catalog.chr(1)), "
+						   "i.local::pg_catalog.text, %s, %s "
+						   "FROM ddb.indexes i JOIN ddb.tables t USING (table_name) "
+						   "WHERE i.table_name OPERATOR(pg_catalog.=) $1 ORDER BY i.index_name",
+						   key_attributes_sql("hash", multi ? "i.extra_hash_keys" : "NULL::pg_catalog.text[]"),
+						   key_attributes_sql("range", multi ? "i.extra_range_keys" : "NULL::pg_catalog.text[]")),
+				  args);
 	def->nindexes = (int) SPI_processed;
 	def->indexes = MemoryContextAllocZero(cxt, sizeof(IndexDef) * Max(1, def->nindexes));
 	for (int r = 0; r < def->nindexes; r++)
@@ -243,6 +307,9 @@ load_def(const char *table_name)
 		index->keys.range_key = spi_string(r, 4, cxt);
 		index->keys.hash_type = spi_key_type(r, 5, cxt);
 		index->keys.range_type = index->keys.range_key ? spi_key_type(r, 6, cxt) : 0;
+		key_schema_single(&index->keys);
+		key_schema_attributes(r, 10, index->keys.hash_keys, index->keys.hash_types, &index->keys.nhash, cxt);
+		key_schema_attributes(r, 12, index->keys.range_keys, index->keys.range_types, &index->keys.nrange, cxt);
 		index->projection = strcmp(projection, "ALL") == 0 ? PROJECT_ALL :
 			strcmp(projection, "INCLUDE") == 0 ? PROJECT_INCLUDE : PROJECT_KEYS_ONLY;
 		index->relid = relation_oid(def->schema_name, index->relation_name);

@@ -10,14 +10,33 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 
-/* A key schema: the partition key and the optional sort key, with types. */
+/* The most attributes a side of a multi-attribute GSI key has. */
+#define KEY_SCHEMA_MAX_ATTRIBUTES 4
+
+/*
+ * A key schema: the partition key and the optional sort key, with types.
+ * A GSI's partition and sort keys may each have up to four attributes
+ * (multi-attribute keys, docs/tables.md); hash_key and range_key are then
+ * the first of each, and a side of more than one attribute is stored as a
+ * tuple key (src/key/key_tuple.h).
+ */
 typedef struct KeySchema
 {
 	char	   *hash_key;
 	char		hash_type;		/* 'S', 'N' or 'B' */
 	char	   *range_key;		/* NULL when the key is the partition key alone */
 	char		range_type;
+	int			nhash;			/* attributes of the partition key, 1 to 4 */
+	int			nrange;			/* of the sort key, 0 to 4 */
+	char	   *hash_keys[KEY_SCHEMA_MAX_ATTRIBUTES];	/* hash_keys[0] is hash_key */
+	char		hash_types[KEY_SCHEMA_MAX_ATTRIBUTES];
+	char	   *range_keys[KEY_SCHEMA_MAX_ATTRIBUTES];	/* range_keys[0] is range_key */
+	char		range_types[KEY_SCHEMA_MAX_ATTRIBUTES];
 } KeySchema;
+
+/* True when a side of the key has several attributes, and so is a tuple. */
+#define KEY_SCHEMA_HASH_TUPLE(ks) ((ks)->nhash > 1)
+#define KEY_SCHEMA_RANGE_TUPLE(ks) ((ks)->nrange > 1)
 
 typedef enum Projection
 {
