@@ -169,3 +169,11 @@ END $$;
 SELECT kc AS key_condition, q(kc) AS result
 FROM (VALUES ('k = :k AND begins_with(:v, s)'), ('k = :k AND (s) = :v'), ('(k) = :k'),
              ('k = :k AND size(s)')) AS t(kc);
+
+DROP FUNCTION q(text);
+DROP FUNCTION filt(jsonb, text, jsonb);
+DROP FUNCTION cond(jsonb, text, jsonb);
+DROP FUNCTION up(jsonb, text, jsonb);
+DROP FUNCTION used(jsonb, text);
+SELECT ddb.delete_table('RulesRange');
+SELECT ddb.delete_table('Rules');
