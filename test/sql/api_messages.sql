@@ -1,19 +1,19 @@
 -- DynamoDB's exact validation messages, as the public conformance suite
 -- recorded them against real DynamoDB (docs/conformance.md).
 \set SHOW_CONTEXT never
-SELECT ddb.execute('CreateTable', '{"TableName": "Messages", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Messages", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}') IS NOT NULL AS created;
 -- CreateTable: a missing name, a short name, a key named twice, three keys, a bad attribute type
 SELECT ddb.execute('CreateTable', '{"AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "ab", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "ab", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Dup", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Dup", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "pk", "KeyType": "RANGE"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Three", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Three", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"},
                 {"AttributeName": "x", "KeyType": "RANGE"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "BadType", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "INVALID"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "BadType", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "INVALID"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
 -- item operations: the TableName alone first, then the enum members together
 SELECT ddb.execute('PutItem', '{"TableName": "", "Item": {"pk": {"S": "a"}}, "ReturnValues": "INVALID"}');
