@@ -1309,9 +1309,13 @@ END $$;
 -- CreateTable without BillingMode is PROVISIONED and needs one.
 -- ===========================================================================
 
+-- added without a default, then filled (a fast default would leave the
+-- catalog unlike a fresh install's: test/upgrade.sh)
+ALTER TABLE ddb.indexes ADD COLUMN read_capacity integer, ADD COLUMN write_capacity integer;
+UPDATE ddb.indexes SET read_capacity = 0, write_capacity = 0;
 ALTER TABLE ddb.indexes
-    ADD COLUMN read_capacity integer NOT NULL DEFAULT 0,
-    ADD COLUMN write_capacity integer NOT NULL DEFAULT 0;
+    ALTER COLUMN read_capacity SET DEFAULT 0, ALTER COLUMN read_capacity SET NOT NULL,
+    ALTER COLUMN write_capacity SET DEFAULT 0, ALTER COLUMN write_capacity SET NOT NULL;
 
 -- A ProvisionedThroughput's units, checked as DynamoDB's request validation
 -- checks them (member: where the request has it, as DynamoDB names it):

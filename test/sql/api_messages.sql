@@ -30,6 +30,14 @@ SELECT ddb.execute('PutItem', '{"TableName": "Messages", "Item": {"pk": {"S": "a
 SELECT ddb.execute('Query', '{"TableName": "Messages", "KeyConditionExpression": "pk = :p",
   "ExpressionAttributeValues": {":p": {"S": "a"}}, "Limit": 0}');
 SELECT ddb.execute('Scan', '{"TableName": "Messages", "Limit": 0}');
+-- the members request validation checks are reported together, each with its value
+SELECT ddb.execute('Scan', '{"TableName": "Messages", "Limit": 0, "Select": "EVERYTHING", "ReturnConsumedCapacity": "ALL"}');
+SELECT ddb.execute('Scan', '{"TableName": "Messages", "Segment": -1, "TotalSegments": 1000001}');
+SELECT ddb.execute('Scan', '{"TableName": "Messages", "Segment": 1000000, "TotalSegments": 0, "IndexName": "a!"}');
+SELECT ddb.execute('Query', '{"TableName": "Messages", "IndexName": "ix", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "NONE"}');
+SELECT ddb.execute('Query', '{"TableName": "Messages", "IndexName": "Nowhere", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
 -- batches and transactions: empty requests
 SELECT ddb.execute('BatchGetItem', '{"RequestItems": {}}');
 SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {}}');
