@@ -35,9 +35,17 @@ report_key_condition(const char *message)
 static char *
 condition_attribute(Placeholders *ctx, ExprNode *path)
 {
-	if (path->kind != EXPR_PATH || path->u.path.nsteps != 1 || path->u.path.steps[0].name == NULL)
-		report_key_condition("Query key condition not supported");
-	return itemexpr_step_name(ctx, "KeyConditionExpression", &path->u.path.steps[0]);
+	char	   *name;
+
+	if (path->kind == EXPR_VALUE)
+		report_key_condition("Invalid condition in KeyConditionExpression: No key attribute specified");
+	if (path->kind != EXPR_PATH)
+		report_key_condition("KeyConditionExpressions cannot contain nested operations");
+	name = itemexpr_step_name(ctx, "KeyConditionExpression", &path->u.path.steps[0]);
+	if (path->u.path.nsteps != 1)
+		report_key_condition(psprintf("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: %s",
+									  name));
+	return name;
 }
 
 /* The operator of a comparison read with its operands swapped (:v < k is k > :v). */
@@ -83,7 +91,7 @@ read_condition(Placeholders *ctx, ExprNode *cond)
 			kc.op = op == CMP_EQ ? SORT_EQ : op == CMP_LT ? SORT_LT : op == CMP_LE ? SORT_LE :
 				op == CMP_GT ? SORT_GT : op == CMP_GE ? SORT_GE : SORT_NONE;
 			if (op == CMP_NE)
-				report_key_condition("Unsupported operator on KeyConditionExpression: operator: <>");
+				report_key_condition("Invalid operator used in KeyConditionExpression: <>");
 			break;
 		case EXPR_BETWEEN:
 			path = cond->u.between.operand;
@@ -102,7 +110,9 @@ read_condition(Placeholders *ctx, ExprNode *cond)
 			kc.value = cond->u.func.args[1];
 			break;
 		default:
-			report_key_condition("Invalid operator used in KeyConditionExpression: OR, NOT and IN are not allowed");
+			/* what the parser leaves for a condition: OR, NOT, IN */
+			report_key_condition(psprintf("Invalid operator used in KeyConditionExpression: %s",
+										  cond->kind == EXPR_OR ? "OR" : cond->kind == EXPR_NOT ? "NOT" : "IN"));
 			return kc;
 	}
 	kc.attribute = condition_attribute(ctx, path);
@@ -132,8 +142,10 @@ condition_key_value(Placeholders *ctx, ExprNode *value, const char *attribute, c
 	KeyRole		role = {attribute, NULL, range};
 	Datum		key;
 
+	if (value->kind == EXPR_PATH)
+		report_key_condition("Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition");
 	if (value->kind != EXPR_VALUE)
-		report_key_condition("Invalid KeyConditionExpression: the key must be compared with an expression attribute value");
+		report_key_condition("KeyConditionExpressions cannot contain nested operations");
 	itemexpr_value(ctx, "KeyConditionExpression", value, &natural);
 	if (!item_value_to_key(&natural, type, &role, &key))
 		ddb_validation_error("One or more parameter values were invalid: Condition parameter type does not match schema type");

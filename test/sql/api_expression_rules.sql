@@ -170,6 +170,15 @@ SELECT kc AS key_condition, q(kc) AS result
 FROM (VALUES ('k = :k AND begins_with(:v, s)'), ('k = :k AND (s) = :v'), ('(k) = :k'),
              ('k = :k AND size(s)')) AS t(kc);
 
+-- A key condition's operators, operands and paths, each refused in DynamoDB's words
+SELECT kc AS key_condition, q(kc) AS result
+FROM (VALUES ('k = :k AND s <> :v'), ('k <> :k'), ('k = :k OR s = :v'), ('k = :k AND NOT s = :v'),
+             ('k = :k AND s IN (:v)'), ('k = :k AND contains(s, :v)'), ('k = :k AND attribute_exists(s)'),
+             ('k = :k AND (s = :v OR s = :v)'), ('k = :k AND size(s) = :v'), ('k = :k AND s > size(s)'),
+             ('k = :k AND s.a = :v'), ('k = :k AND s[0] = :v'), ('k.x = :k'), ('k = :k AND :v = :v'),
+             ('k = :k AND s > other_attr'), ('k = :k AND s BETWEEN other_attr AND :v'), ('k > :k'),
+             ('begins_with(k, :k)')) AS t(kc);
+
 -- 6. Operand types in an update: a placeholder of the wrong type is refused
 -- before the item is read (ADD and DELETE name the type in full), a value
 -- from the item of the wrong type when it is read; list_append is a SET
