@@ -46,6 +46,7 @@ typedef struct TransactAction
 	TableDef   *def;
 	Datum		pk;
 	Datum		sk;
+	int64		put_bytes;		/* the size of the item a Put writes */
 } TransactAction;
 
 /* Reads the TransactItems array: each element one action of the allowed kinds. */
@@ -100,12 +101,14 @@ read_actions(Jsonb *request, const ActionKind *kinds, int nkinds, int *n)
 }
 
 /*
- * The table and key an action addresses, for the one-action-per-item rule;
- * returns the size of the item a Put writes (0 for the other actions).
+ * Reads the table and key an action addresses, for the one-action-per-item
+ * rule, and the size of the item a Put writes (a subtransaction's callback).
  */
-static int64
-action_key(TransactAction *a)
+static void
+action_key(void *arg)
 {
+	TransactAction *a = (TransactAction *) arg;
+
 	a->def = table_def_get(api_table_name(api_required_string(a->request, "TableName", "tableName")));
 	if (a->kind->run == api_put_item)
 	{
@@ -116,10 +119,53 @@ action_key(TransactAction *a)
 			api_missing("item");
 		natural = item_from_dynamodb(item);
 		store_item_keys(a->def, natural, &a->pk, &a->sk);
-		return item_size(&natural->root);
+		a->put_bytes = item_size(&natural->root);
+		return;
 	}
 	api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
-	return 0;
+}
+
+/*
+ * True for a ValidationException that concerns one action's key or item
+ * rather than the request: DynamoDB reports it as that action's
+ * ValidationError cancellation reason (a Key of the wrong type or shape, as
+ * the conformance suite recorded for TransactGetItems; a key attribute of
+ * the wrong type in a Put's item or an index key; an update of a key
+ * attribute, as DynamoDB Local answers).  A malformed expression or
+ * placeholder stays the request's ValidationException.
+ */
+static bool
+is_action_validation(ErrorData *edata)
+{
+	static const char *const action_messages[] = {
+		"The provided key element does not match the schema",
+		"One or more parameter values were invalid: Type mismatch for ",
+		"One or more parameter values were invalid: Cannot update attribute ",
+	};
+
+	if (edata->sqlerrcode != ERRCODE_DDB_VALIDATION)
+		return false;
+	for (size_t i = 0; i < lengthof(action_messages); i++)
+		if (strncmp(edata->message, action_messages[i], strlen(action_messages[i])) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Runs fn on an action in a subtransaction: false, with the message, for an
+ * error that is the action's ValidationError; other errors are the request's.
+ */
+static bool
+action_valid(void (*fn) (void *), TransactAction *a, const char **message)
+{
+	ErrorData  *edata = api_subtransaction_run(fn, a);
+
+	if (edata == NULL)
+		return true;
+	if (!is_action_validation(edata))
+		ReThrowError(edata);
+	*message = edata->message;
+	return false;
 }
 
 /* Pushes a CancellationReason: {"Code": ..., "Message": ..., "Item": ...}. */
@@ -172,7 +218,7 @@ is_conflict(ErrorData *edata)
 
 /*
  * Raises DDB_ERROR_TRANSACTION_CANCELED: one CancellationReason per action
- * (Code, and Message and Item where given; messages NULL: each code's own),
+ * (Code, and Message and Item where given; a NULL message: the code's own),
  * the codes in the message.
  */
 static void
@@ -187,7 +233,8 @@ raise_cancelled(int n, const char **codes, const char **messages, Jsonb **items)
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
 	{
-		push_reason(&state, codes[i], messages ? messages[i] : reason_message(codes[i]), items ? items[i] : NULL);
+		push_reason(&state, codes[i], messages && messages[i] ? messages[i] : reason_message(codes[i]),
+					items ? items[i] : NULL);
 		appendStringInfo(&summary, "%s%s", i ? ", " : "", codes[i]);
 	}
 	ddb_binary_value(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_ARRAY, NULL)), &reasons);
@@ -309,18 +356,28 @@ api_transact_write(Jsonb *request, const bool *inserts)
 	int			n;
 	TransactAction *actions = read_actions(request, write_kinds, lengthof(write_kinds), &n);
 	const char **codes = palloc0(sizeof(char *) * n);
+	const char **messages = palloc0(sizeof(char *) * n);
 	Jsonb	  **items = palloc0(sizeof(Jsonb *) * n);
 	bool		cancelled = false;
+	bool		conflict = false;
 	bool		metrics = api_collection_metrics_wanted(request);
 	int64		put_bytes = 0;
 
+	/* an action whose key DynamoDB refuses is that action's ValidationError */
 	for (int i = 0; i < n; i++)
 	{
-		put_bytes += action_key(&actions[i]);
+		codes[i] = "None";
+		if (!action_valid(action_key, &actions[i], &messages[i]))
+		{
+			codes[i] = "ValidationError";
+			cancelled = true;
+			continue;
+		}
+		put_bytes += actions[i].put_bytes;
 		if (put_bytes > TRANSACT_MAX_BYTES)
 			ddb_validation_error("Transaction request cannot be larger than 4 MB");
 		for (int j = 0; j < i; j++)
-			if (actions[j].def == actions[i].def &&
+			if (strcmp(codes[j], "None") == 0 && actions[j].def == actions[i].def &&
 				api_same_key(actions[j].pk, actions[j].sk, actions[i].pk, actions[i].sk))
 				ddb_validation_error("Transaction request cannot include multiple operations on one item");
 	}
@@ -344,23 +401,28 @@ api_transact_write(Jsonb *request, const bool *inserts)
 	 * never wait on each other's rows.
 	 */
 	for (int i = 0; i < n; i++)
-	{
-		codes[i] = "None";
-		if (!store_claim_item(actions[i].def, actions[i].pk, actions[i].sk))
+		if (strcmp(codes[i], "None") == 0 && !store_claim_item(actions[i].def, actions[i].pk, actions[i].sk))
 		{
 			codes[i] = "TransactionConflict";
-			cancelled = true;
+			conflict = true;
 		}
-	}
-	if (cancelled)
-		raise_cancelled(n, codes, NULL, items);
+	if (conflict)
+		raise_cancelled(n, codes, messages, items);
 
-	/* all actions in one subtransaction; each in one of its own */
+	/*
+	 * All actions in one subtransaction; each in one of its own.  Every
+	 * action with a key runs, also after another's cancellation reason, so
+	 * that a malformed expression anywhere is the request's error, as in
+	 * DynamoDB.
+	 */
 	api_subtransaction_begin(&all);
 	for (int i = 0; i < n; i++)
 	{
-		ErrorData  *edata = api_subtransaction_run(run_action, &actions[i]);
+		ErrorData  *edata;
 
+		if (strcmp(codes[i], "None") != 0)
+			continue;
+		edata = api_subtransaction_run(run_action, &actions[i]);
 		if (edata == NULL)
 			continue;
 		if (edata->sqlerrcode == ERRCODE_DDB_CONDITIONAL_CHECK_FAILED)
@@ -370,6 +432,11 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		}
 		else if (is_conflict(edata))
 			codes[i] = "TransactionConflict";
+		else if (is_action_validation(edata))
+		{
+			codes[i] = "ValidationError";
+			messages[i] = edata->message;
+		}
 		else
 		{
 			/* any other error ends the whole request, as it is */
@@ -384,7 +451,7 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		return metrics ? collection_metrics_response(actions, n) : ddb_empty_object();
 	}
 	api_subtransaction_rollback(&all);
-	raise_cancelled(n, codes, NULL, items);
+	raise_cancelled(n, codes, messages, items);
 	return NULL;
 }
 
@@ -395,24 +462,6 @@ read_get_key(void *arg)
 	TransactAction *a = (TransactAction *) arg;
 
 	api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
-}
-
-/*
- * Reads a Get's Key, in a subtransaction so that a key DynamoDB refuses
- * becomes the action's ValidationError reason (its message in *message)
- * rather than the request's error.
- */
-static bool
-get_key_valid(TransactAction *a, const char **message)
-{
-	ErrorData  *edata = api_subtransaction_run(read_get_key, a);
-
-	if (edata == NULL)
-		return true;
-	if (edata->sqlerrcode != ERRCODE_DDB_VALIDATION)
-		ReThrowError(edata);
-	*message = edata->message;
-	return false;
 }
 
 /*
@@ -434,7 +483,7 @@ api_transact_get_items(Jsonb *request)
 	{
 		actions[i].def = table_def_get(api_table_name(api_required_string(actions[i].request, "TableName", "tableName")));
 		codes[i] = "None";
-		if (!get_key_valid(&actions[i], &messages[i]))
+		if (!action_valid(read_get_key, &actions[i], &messages[i]))
 		{
 			codes[i] = "ValidationError";
 			invalid = true;

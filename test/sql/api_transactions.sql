@@ -121,3 +121,24 @@ SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
 SELECT sk::text, item->>'email' AS email, item->'isPrimary' AS primary, item->'version' AS version
 FROM public."UserEmails" ORDER BY sk;
 SELECT ddb.delete_table('UserEmails');
+
+-- an action whose key or item DynamoDB refuses is that action's ValidationError
+-- (the other actions run: a malformed expression elsewhere is the request's error)
+SELECT ddb.create_table('TxKeys', 'pk');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Update": {"TableName": "TxKeys", "Key": {"pk": {"N": "1"}}, "UpdateExpression": "SET n = :v",
+              "ExpressionAttributeValues": {":v": {"N": "1"}}}},
+  {"Put": {"TableName": "TxKeys", "Item": {"pk": {"S": "b"}}}},
+  {"Update": {"TableName": "TxKeys", "Key": {"pk": {"S": "c"}}, "UpdateExpression": "SET pk = :v",
+              "ExpressionAttributeValues": {":v": {"S": "d"}}}},
+  {"Put": {"TableName": "TxKeys", "Item": {"pk": {"S": "e"}}, "ConditionExpression": "attribute_exists(pk)"}},
+  {"Delete": {"TableName": "TxKeys", "Key": {}}}]}');
+SELECT count(*) AS written FROM public."TxKeys";
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
+  {"Update": {"TableName": "TxKeys", "Key": {"pk": {"N": "1"}}, "UpdateExpression": "SET n = :v",
+              "ExpressionAttributeValues": {":v": {"N": "1"}}}},
+  {"ConditionCheck": {"TableName": "TxKeys", "Key": {"pk": {"S": "b"}}, "ConditionExpression": "n = = :v",
+                      "ExpressionAttributeValues": {":v": {"N": "1"}}}}]}');
+SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
+  {"Get": {"TableName": "TxKeys", "Key": {"pk": {"S": "b"}}}}, {"Get": {"TableName": "TxKeys", "Key": {"id": {"S": "b"}}}}]}');
+SELECT ddb.delete_table('TxKeys');
