@@ -259,6 +259,9 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 			entry.item = gsi_projected_item(def, index, new.item);
 			entry.item_size = index->projection == PROJECT_ALL ? new.item_size :
 				(int32) item_size(&entry.item->root);
+			/* DynamoDB: an item and its entry in a local secondary index share the 400 KB limit */
+			if (index->local && (int64) new.item_size + entry.item_size > ITEM_MAX_SIZE)
+				ddb_validation_error("Item size has exceeded the maximum allowed size");
 			entry.expires_null = new.expires_null;
 			entry.expires_at = new.expires_at;
 			gsi_insert_entry(index, &entry);

@@ -1,0 +1,45 @@
+-- Reproducers found by the differential tester (bench/differential.sh,
+-- docs/conformance.md): each one a case where ddb_model answered otherwise
+-- than DynamoDB.
+\set SHOW_CONTEXT never
+SELECT ddb.execute('CreateTable', '{"TableName": "Diff", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}') IS NOT NULL AS created;
+SELECT ddb.execute('PutItem', '{"TableName": "Diff", "Item": {"pk": {"S": "a"}, "x": {"N": "1"}}}');
+-- UpdateItem leaves out an empty Attributes: a REMOVE has no new values, a new attribute no old one
+SELECT ddb.execute('UpdateItem', '{"TableName": "Diff", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "REMOVE x", "ReturnValues": "UPDATED_NEW"}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "Diff", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET y = :v", "ExpressionAttributeValues": {":v": {"S": "new"}}, "ReturnValues": "UPDATED_OLD"}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "Diff", "Key": {"pk": {"S": "b"}},
+  "UpdateExpression": "REMOVE x", "ReturnValues": "ALL_OLD"}');
+-- (and keeps a non-empty one)
+SELECT ddb.execute('UpdateItem', '{"TableName": "Diff", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET y = :v", "ExpressionAttributeValues": {":v": {"S": "newer"}}, "ReturnValues": "UPDATED_OLD"}');
+
+-- An item and its entry in a local secondary index share the 400 KB limit:
+-- 250 KB projected ALL is refused, projected KEYS_ONLY or outside the index it is not
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffLsi", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"},
+                           {"AttributeName": "l1", "AttributeType": "S"}, {"AttributeName": "l2", "AttributeType": "S"}],
+  "LocalSecondaryIndexes": [
+    {"IndexName": "all", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l1", "KeyType": "RANGE"}],
+     "Projection": {"ProjectionType": "ALL"}},
+    {"IndexName": "keys", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l2", "KeyType": "RANGE"}],
+     "Projection": {"ProjectionType": "KEYS_ONLY"}}]}') IS NOT NULL AS created;
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'DiffLsi', 'Item', jsonb_build_object(
+  'pk', '{"S": "p"}'::jsonb, 'sk', '{"S": "1"}'::jsonb, 'l1', '{"S": "x"}'::jsonb,
+  'big', jsonb_build_object('S', repeat('x', 250000)))));
+SELECT ddb.execute('UpdateItem', jsonb_build_object('TableName', 'DiffLsi',
+  'Key', '{"pk": {"S": "p"}, "sk": {"S": "1"}}'::jsonb, 'UpdateExpression', 'SET l1 = :l, big = :b',
+  'ExpressionAttributeValues', jsonb_build_object(':l', '{"S": "x"}'::jsonb, ':b', jsonb_build_object('S', repeat('x', 250000)))));
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'DiffLsi', 'Item', jsonb_build_object(
+  'pk', '{"S": "p"}'::jsonb, 'sk', '{"S": "2"}'::jsonb, 'l2', '{"S": "x"}'::jsonb,
+  'big', jsonb_build_object('S', repeat('x', 250000)))));
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'DiffLsi', 'Item', jsonb_build_object(
+  'pk', '{"S": "p"}'::jsonb, 'sk', '{"S": "3"}'::jsonb,
+  'big', jsonb_build_object('S', repeat('x', 250000)))));
+SELECT item ->> 'sk' AS sk, item ? 'l1' AS in_all, item ? 'l2' AS in_keys FROM ddb.query('DiffLsi', 'p') AS item;
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffLsi"}') IS NOT NULL AS deleted;
+SELECT ddb.execute('DeleteTable', '{"TableName": "Diff"}') IS NOT NULL AS deleted;
