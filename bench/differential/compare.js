@@ -125,8 +125,15 @@ function combinePages(step, pages, rangeAttr) {
   return out;
 }
 
+// A message with its operands' renderings made comparable: numbers canonical,
+// binary values elided (DynamoDB Local prints a Java ByteBuffer).
+const normMessage = (m) => (typeof m === 'string' ? m.replace(/\{N:([^}]*)\}/g, (x, n) => `{N:${canonicalNumber(n)}}`)
+  .replace(/\{B:[^}]*\}/g, '{B:...}') : m);
+
 // The difference between two normalised responses, or null: { kind, gateway, local }.
 function difference(g, l) {
+  if (g.message !== undefined) g = { ...g, message: normMessage(g.message) };
+  if (l.message !== undefined) l = { ...l, message: normMessage(l.message) };
   if (g.status !== l.status || g.type !== l.type) return { kind: 'status', gateway: g, local: l };
   if (g.status !== 200) {
     const sg = stable({ ...g, message: undefined });
@@ -138,6 +145,24 @@ function difference(g, l) {
   return stable(g) === stable(l) ? null : { kind: 'body', gateway: g, local: l };
 }
 
+// Named predicates of accepted.json entries over a difference.
+const PREDICATES = {
+  // base-table Query pages equal once a trailing empty page and the LastEvaluatedKey before it are dropped
+  trailingEmptyPage(diff) {
+    const trim = (r) => {
+      const pages = (r.pages || []).map((p) => ({ ...p }));
+      const last = pages[pages.length - 1];
+      if (pages.length > 1 && last.Count === 0 && !last.LastEvaluatedKey && (!last.Items || !last.Items.length)) {
+        pages.pop();
+        delete pages[pages.length - 1].LastEvaluatedKey;
+      }
+      if (pages.length) delete pages[pages.length - 1].LastEvaluatedKey;
+      return stable(pages);
+    };
+    return !!(diff.gateway.pages && diff.local.pages) && trim(diff.gateway) === trim(diff.local);
+  },
+};
+
 // The accepted entry (or pending one) a difference matches, or null.
 function matchAccepted(list, op, req, diff) {
   const re = (pattern, text) => pattern === undefined || new RegExp(pattern, 's').test(text === undefined ? '' : String(text));
@@ -148,6 +173,7 @@ function matchAccepted(list, op, req, diff) {
     if (entry.kind && entry.kind !== diff.kind) continue;
     if (!re(entry.request, JSON.stringify(req))) continue;
     if (!side(entry.gateway, diff.gateway) || !side(entry.local, diff.local)) continue;
+    if (entry.predicate && !PREDICATES[entry.predicate](diff)) continue;
     return entry;
   }
   return null;

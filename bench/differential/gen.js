@@ -456,7 +456,7 @@ function generator(seed) {
     (req) => { if (req.Item) req.Item.big = { S: 'x'.repeat(pick([390000, 409000, 420000])) }; },
     (req) => { if (req.Item) req.Item.bad = pick([{ SS: [] }, { NS: ['1', '1.0'] }, { S: 'a', N: '1' }, { N: '' }, { L: [{ SS: [] }] }]); },
     (req) => { req.TableName = pick(['$TX', 'ab', 'bad name!']); },
-    (req) => { req.ReturnValues = pick(['ALL', 'UPDATED_NEW', 'ALL_NEW', 'none']); },
+    (req) => { if ('ReturnValues' in req) req.ReturnValues = pick(['ALL', 'UPDATED_NEW', 'ALL_NEW', 'none']); },
     (req) => { req.ExpressionAttributeValues = {}; },
     (req) => { req.ExpressionAttributeNames = {}; },
     (req) => { if (req.ExpressionAttributeValues) { const k = Object.keys(req.ExpressionAttributeValues)[0]; if (k) req.ExpressionAttributeValues[k] = pick([{ N: 'x1' }, { SS: [] }, {}, { S: 1 }]); } },
@@ -497,7 +497,7 @@ function generator(seed) {
       case 1: def.AttributeDefinitions.shift(); break;
       case 2: def.KeySchema = [{ AttributeName: 'pk', KeyType: 'RANGE' }]; break;
       case 3: def.AttributeDefinitions[0].AttributeType = pick(['BOOL', 'SS', 'X']); break;
-      default: def.LocalSecondaryIndexes = [{ IndexName: 'l', KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }];
+      default: def.LocalSecondaryIndexes = [{ IndexName: 'lsix', KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }];
     }
     return { TableName: '$TC', ...def };
   }

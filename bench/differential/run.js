@@ -264,6 +264,7 @@ async function report(seq, sig, n) {
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   const started = Date.now();
+  fs.rmSync(path.join(OUT, 'differences.jsonl'), { force: true });
   if (args.replay) {
     const data = JSON.parse(fs.readFileSync(args.replay, 'utf8'));
     const seq = data.sequence || data;
@@ -289,6 +290,8 @@ async function main() {
       for (const a of r.accepted) acceptedCounts[a] = (acceptedCounts[a] || 0) + 1;
       if (r.diff) {
         counts.failed++;
+        fs.appendFileSync(path.join(OUT, 'differences.jsonl'), `${JSON.stringify({ signature: r.diff.signature, sequence: i,
+          seed: seq.seed, req: r.diff.step.req, gateway: r.diff.diff.gateway, local: r.diff.diff.local })}\n`);
         const s = signatures.get(r.diff.signature) || { count: 0, seq, index: i };
         s.count++;
         signatures.set(r.diff.signature, s);
