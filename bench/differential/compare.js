@@ -126,9 +126,11 @@ function combinePages(step, pages, rangeAttr) {
 }
 
 // A message with its operands' renderings made comparable: numbers canonical,
-// binary values elided (DynamoDB Local prints a Java ByteBuffer).
+// binary values elided (DynamoDB Local prints a Java ByteBuffer), the keys
+// of an unused-placeholder message sorted (a set: its order is not defined).
 const normMessage = (m) => (typeof m === 'string' ? m.replace(/\{N:([^}]*)\}/g, (x, n) => `{N:${canonicalNumber(n)}}`)
-  .replace(/\{B:[^}]*\}/g, '{B:...}') : m);
+  .replace(/\{B:[^}]*\}/g, '{B:...}')
+  .replace(/keys: \{([^}]*)\}/g, (x, k) => `keys: {${k.split(', ').sort().join(', ')}}`) : m);
 
 // The difference between two normalised responses, or null: { kind, gateway, local }.
 function difference(g, l) {
