@@ -3,7 +3,7 @@
 # sent both to ddb-gateway and to DynamoDB Local, their responses compared
 # (docs/conformance.md, "Differential testing").
 #
-#   bash bench/differential.sh [--sequences N] [--seed S] [--workers W] [--replay FILE] [--no-shrink]
+#   bash bench/differential.sh [--sequences N] [--seed S] [--workers W] [--replay FILE] [--no-shrink] [--shrink-max K]
 #
 # Takes /tmp/ddb-test.lock itself (do not wrap it in flock) while it builds
 # and installs the extension, starts its cluster (.cluster/differential,
