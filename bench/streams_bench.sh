@@ -36,7 +36,7 @@ psql_bench -v items="$ITEMS" <<'SQL'
 CREATE EXTENSION ddb_model;
 CREATE FUNCTION bench_table(name text, view_type text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM ddb.execute('CreateTable', jsonb_build_object('TableName', name,
+  PERFORM ddb.execute('CreateTable', jsonb_build_object('TableName', name, 'BillingMode', 'PAY_PER_REQUEST',
     'KeySchema', '[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}]'::jsonb,
     'AttributeDefinitions', '[{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"}]'::jsonb)
     || CASE WHEN view_type IS NULL THEN '{}'::jsonb

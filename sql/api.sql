@@ -58,12 +58,13 @@ BEGIN
                    t.schema_name, t.relation_name) INTO stats;
     -- a global index also has a status and throughput; a local one has not
     SELECT jsonb_agg(d || jsonb_build_object('IndexStatus', 'ACTIVE',
-                         'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', 0, 'WriteCapacityUnits', 0,
+                         'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', read_capacity,
+                                                                     'WriteCapacityUnits', write_capacity,
                                                                      'NumberOfDecreasesToday', 0))
                      ORDER BY index_name) FILTER (WHERE NOT local),
            jsonb_agg(d ORDER BY index_name) FILTER (WHERE local)
     INTO indexes, local_indexes
-    FROM (SELECT i.index_name, i.local, jsonb_build_object(
+    FROM (SELECT i.index_name, i.local, i.read_capacity, i.write_capacity, jsonb_build_object(
               'IndexName', i.index_name,
               'KeySchema', ddb.key_schema(i.hash_key, i.range_key, i.extra_hash_keys, i.extra_range_keys),
               'Projection', jsonb_build_object('ProjectionType', i.projection_type)
@@ -173,15 +174,22 @@ END $$;
 -- Creates an index a request describes (CreateTable's GlobalSecondaryIndexes
 -- and LocalSecondaryIndexes, UpdateTable's Create): its IndexName, KeySchema
 -- (already checked by the caller) and Projection from spec, the key types
--- from the request's AttributeDefinitions.
-CREATE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, types jsonb, local boolean) RETURNS void
+-- from the request's AttributeDefinitions; a global one's
+-- ProvisionedThroughput checked against the table's billing mode (member:
+-- where the request has the index, as DynamoDB names it).
+CREATE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, types jsonb, local boolean, member text) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     projection jsonb := coalesce(spec->'Projection', '{}');
     keys record := ddb.read_key_schema(spec->'KeySchema', 'keySchema', NOT local);
+    units record;
 BEGIN
+    IF NOT local THEN
+        units := ddb.index_throughput(spec, (SELECT t.billing_mode FROM ddb.tables t
+                                             WHERE t.table_name = create_requested_index.table_name), member);
+    END IF;
     PERFORM ddb.create_index(table_name, spec->>'IndexName', keys.hash_key, types->>keys.hash_key,
                              keys.range_key, coalesce(types->>keys.range_key, 'S'),
                              coalesce(projection->>'ProjectionType', 'ALL'),
@@ -193,6 +201,10 @@ BEGIN
                              extra_range_keys => keys.extra_range_keys,
                              extra_range_key_types => (SELECT array_agg(types->>k ORDER BY n)
                                                        FROM unnest(keys.extra_range_keys) WITH ORDINALITY AS a(k, n)));
+    IF NOT local THEN
+        UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+        WHERE i.table_name = create_requested_index.table_name AND i.index_name = spec->>'IndexName';
+    END IF;
 END $$;
 
 -- CreateTable.
@@ -266,19 +278,19 @@ BEGIN
                              coalesce(types->>keys.range_key, 'S'),
                              coalesce(nullif(current_setting('ddb.default_schema', true), ''), 'public'),
                              coalesce(nullif(current_setting('ddb.default_partitions', true), '')::int, 0));
-    -- without either, on-demand (DynamoDB would ask for ProvisionedThroughput: docs/tables.md)
-    PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode',
-                                           CASE WHEN request ? 'ProvisionedThroughput' THEN 'PROVISIONED' ELSE 'PAY_PER_REQUEST' END),
-                            request->'ProvisionedThroughput');
+    -- without a BillingMode, PROVISIONED: the request then needs ProvisionedThroughput
+    PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode', 'PROVISIONED'), request->'ProvisionedThroughput');
     IF jsonb_typeof(request->'StreamSpecification'->'StreamEnabled') = 'boolean'
        AND (request->'StreamSpecification'->>'StreamEnabled')::boolean THEN
         PERFORM ddb.set_stream(name, request->'StreamSpecification');
     END IF;
-    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
-        PERFORM ddb.create_requested_index(name, g, types, false);
+    FOR g, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
+        PERFORM ddb.create_requested_index(name, g, types, false, format('globalSecondaryIndexes.%s.member', position));
     END LOOP;
-    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
-        PERFORM ddb.create_requested_index(name, g, types, true);
+    FOR g, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
+        PERFORM ddb.create_requested_index(name, g, types, true, format('localSecondaryIndexes.%s.member', position));
     END LOOP;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
@@ -486,6 +498,38 @@ END $$;
 -- described as DynamoDB does; nothing is throttled.
 -- ---------------------------------------------------------------------------
 
+-- A ProvisionedThroughput's units, checked as DynamoDB's request validation
+-- checks them (member: where the request has it, as DynamoDB names it):
+-- each given, each at least 1, every broken constraint in one message.
+CREATE FUNCTION ddb.read_throughput(throughput jsonb, member text, OUT reads integer, OUT writes integer)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    broken text[] := '{}';
+    field text;
+    v jsonb;
+BEGIN
+    FOREACH field IN ARRAY ARRAY['readCapacityUnits', 'writeCapacityUnits'] LOOP
+        v := throughput->(upper(left(field, 1)) || substr(field, 2));
+        IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+            broken := broken || format('Value null at ''%s.%s'' failed to satisfy constraint: Member must not be null',
+                                       member, field);
+        ELSIF jsonb_typeof(v) <> 'number' THEN
+            PERFORM ddb.validation_error(format('Unexpected value type in payload for %s.%s: expected a number', member, field));
+        ELSIF v::numeric < 1 THEN
+            broken := broken || format('Value ''%s'' at ''%s.%s'' failed to satisfy constraint: Member must have value greater than or equal to 1',
+                                       v::text, member, field);
+        END IF;
+    END LOOP;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
+    END IF;
+    reads := (throughput->>'ReadCapacityUnits')::numeric::integer;
+    writes := (throughput->>'WriteCapacityUnits')::numeric::integer;
+END $$;
+
 -- Sets a table's billing mode and throughput with DynamoDB's checks.
 CREATE FUNCTION ddb.set_billing(table_name text, mode text, throughput jsonb) RETURNS void
 LANGUAGE plpgsql
@@ -506,14 +550,44 @@ BEGIN
         IF throughput IS NULL OR jsonb_typeof(throughput) <> 'object' THEN
             PERFORM ddb.validation_error('One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED');
         END IF;
-        reads := (throughput->>'ReadCapacityUnits')::integer;
-        writes := (throughput->>'WriteCapacityUnits')::integer;
-        IF reads IS NULL OR writes IS NULL OR reads < 1 OR writes < 1 THEN
-            PERFORM ddb.validation_error('One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be at least 1');
-        END IF;
+        SELECT u.reads, u.writes INTO reads, writes FROM ddb.read_throughput(throughput, 'provisionedThroughput') u;
     END IF;
     UPDATE ddb.tables SET billing_mode = mode, read_capacity = coalesce(reads, 0), write_capacity = coalesce(writes, 0)
     WHERE tables.table_name = set_billing.table_name;
+END $$;
+
+-- A global secondary index's ProvisionedThroughput (spec: its entry in the
+-- request, member: where the request has it) checked against the table's
+-- billing mode as DynamoDB checks it: each index of a PROVISIONED table has
+-- its own, an on-demand table's have none (0/0).
+CREATE FUNCTION ddb.index_throughput(spec jsonb, mode text, member text, OUT reads integer, OUT writes integer)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    throughput jsonb := spec->'ProvisionedThroughput';
+    units record;
+BEGIN
+    reads := 0;
+    writes := 0;
+    IF throughput IS NOT NULL AND jsonb_typeof(throughput) = 'null' THEN
+        throughput := NULL;
+    END IF;
+    IF mode = 'PAY_PER_REQUEST' THEN
+        IF throughput IS NOT NULL THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST',
+                spec->>'IndexName'));
+        END IF;
+        RETURN;
+    END IF;
+    IF throughput IS NULL THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: ProvisionedThroughput is not specified for index: %s', spec->>'IndexName'));
+    END IF;
+    units := ddb.read_throughput(throughput, member || '.provisionedThroughput');
+    reads := units.reads;
+    writes := units.writes;
 END $$;
 
 -- UpdateTable: billing mode and throughput, and GlobalSecondaryIndexUpdates
@@ -531,6 +605,9 @@ DECLARE
     d jsonb;
     gkeys record;
     mode text;
+    position bigint;
+    units record;
+    missing text;
 BEGIN
     IF name IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
@@ -555,12 +632,28 @@ BEGIN
                                 CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
                                     jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
                                      ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
     END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
     FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
         PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
         types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
     END LOOP;
-    FOR u IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) LOOP
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
         IF u ? 'Create' THEN
             c := u->'Create';
             gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
@@ -569,10 +662,27 @@ BEGIN
                        WHERE NOT types ? k) THEN
                 PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
             END IF;
-            PERFORM ddb.create_requested_index(name, c, types, false);
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
         ELSIF u ? 'Delete' THEN
             PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
-        ELSIF NOT u ? 'Update' THEN
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF c->'ProvisionedThroughput' IS NULL OR jsonb_typeof(c->'ProvisionedThroughput') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+            UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+            WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+        ELSE
             PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
         END IF;
     END LOOP;

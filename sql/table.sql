@@ -46,6 +46,9 @@ CREATE TABLE ddb.indexes (
     -- a multi-attribute key: the partition key's and the sort key's attributes after the first
     extra_hash_keys text[] CHECK (cardinality(extra_hash_keys) BETWEEN 1 AND 3),
     extra_range_keys text[] CHECK (cardinality(extra_range_keys) BETWEEN 1 AND 3),
+    -- a global index's own ProvisionedThroughput, as declared (0 on an on-demand table)
+    read_capacity integer NOT NULL DEFAULT 0,
+    write_capacity integer NOT NULL DEFAULT 0,
     PRIMARY KEY (table_name, index_name),
     CHECK (extra_range_keys IS NULL OR range_key IS NOT NULL)
 );

@@ -36,11 +36,11 @@ psql -X -q -d postgres -c "CREATE DATABASE $DB"
 for r in ${ROLES% *}; do psql -X -q -d postgres -c "CREATE ROLE $r NOLOGIN"; done
 q >/dev/null <<'SQL'
 CREATE EXTENSION ddb_model;
-SELECT ddb.execute('CreateTable', '{"TableName": "Secret", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Secret", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
   "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"}}');
 SELECT ddb.execute('PutItem', '{"TableName": "Secret", "Item": {"pk": {"S": "s1"}, "v": {"S": "classified"}}}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Orders", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+SELECT ddb.execute('CreateTable', '{"TableName": "Orders", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
   {"AttributeName": "sk", "KeyType": "RANGE"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
   {"AttributeName": "sk", "AttributeType": "S"}, {"AttributeName": "status", "AttributeType": "S"}],
   "GlobalSecondaryIndexes": [{"IndexName": "byStatus", "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
@@ -101,7 +101,7 @@ declare -A request=(
     [ExecuteStatement]='{"Statement": "SELECT * FROM \"Secret\" WHERE pk = '"'s1'"'", "TableName": "Orders"}'
     [BatchExecuteStatement]='{"Statements": [{"Statement": "SELECT * FROM \"Secret\" WHERE pk = '"'s1'"'"}]}'
     [ExecuteTransaction]='{"TransactStatements": [{"Statement": "SELECT * FROM \"Secret\" WHERE pk = '"'s1'"'"}]}'
-    [CreateTable]='{"TableName": "Mine", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}'
+    [CreateTable]='{"TableName": "Mine", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}'
     [DescribeTable]='{"TableName": "Secret"}'
     [ListTables]='{}'
     [DeleteTable]='{"TableName": "Secret"}'

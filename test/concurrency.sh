@@ -91,7 +91,7 @@ check "and the transaction is applied once" "1" "$(q -c "SELECT item->>'n' FROM 
 # open, B writes and commits, a reader takes what is there (B's record) and
 # keeps its NextShardIterator; once A commits, the reader must find A's
 # record after that iterator (numbered at write, it would lie behind it).
-q -c "SELECT ddb.execute('CreateTable', '{\"TableName\": \"Flow\", \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}],
+q -c "SELECT ddb.execute('CreateTable', '{\"TableName\": \"Flow\", \"BillingMode\": \"PAY_PER_REQUEST\", \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}],
       \"AttributeDefinitions\": [{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}],
       \"StreamSpecification\": {\"StreamEnabled\": true, \"StreamViewType\": \"KEYS_ONLY\"}}')" >/dev/null
 arn=$(q -c "SELECT ddb.execute('DescribeTable', '{\"TableName\": \"Flow\"}') -> 'Table' ->> 'LatestStreamArn'")
@@ -140,7 +140,7 @@ check "a request racing a DeleteTable finds no table (YD004), not a dropped rela
 # with a relation dropped under it or a unique violation of the catalog.
 q -c "SELECT ddb.create_table('Twice', 'pk')" >/dev/null
 for op in "DeleteTable:{\"TableName\": \"Twice\"}" \
-          "CreateTable:{\"TableName\": \"Twice2\", \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}], \"AttributeDefinitions\": [{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}]}"; do
+          "CreateTable:{\"TableName\": \"Twice2\", \"BillingMode\": \"PAY_PER_REQUEST\", \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}], \"AttributeDefinitions\": [{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}]}"; do
     { echo "BEGIN;"; echo "SELECT ddb.execute('${op%%:*}', '${op#*:}') IS NOT NULL;"; echo "SELECT pg_sleep(1);"; echo "COMMIT;"; } \
         | q >/dev/null 2>&1 &
     a_pid=$!

@@ -36,7 +36,7 @@ for _ in $(seq 50); do
 done
 
 check "CreateTable through HTTP" "200 ACTIVE" \
-    "$(call CreateTable '{"TableName": "Gateway", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+    "$(call CreateTable '{"TableName": "Gateway", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
         "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}') $(grep -o '"TableStatus": *"[A-Z]*"' "$WORK/body" | grep -o '[A-Z]*"$' | tr -d '"')"
 check "PutItem answers {}" "200 {}" "$(call PutItem '{"TableName": "Gateway", "Item": {"pk": {"S": "a"}, "n": {"N": "1"}}}') $(cat "$WORK/body")"
 check "GetItem returns the item" "200" "$(call GetItem '{"TableName": "Gateway", "Key": {"pk": {"S": "a"}}}')"

@@ -113,6 +113,69 @@ check "boto3: batch_writer, paginated scan, query and list_tables, repeated get_
     "25 20 app_orders True 3 5 25 AccessDeniedException" \
     "$(/usr/bin/python3 "$WORK/client.py" "$ENDPOINT" "$app_id" "$app_secret" 2>&1 | tail -1)"
 
+# ---- a multi-attribute GSI (docs/tables.md), end to end through boto3 ----
+cat >"$WORK/multi_key.py" <<'PY'
+import sys, boto3
+endpoint, key_id, secret = sys.argv[1:4]
+session = boto3.session.Session(aws_access_key_id=key_id, aws_secret_access_key=secret, region_name="us-east-1")
+client = session.client("dynamodb", endpoint_url=endpoint)
+S = lambda v: {"S": v}
+N = lambda v: {"N": str(v)}
+client.create_table(TableName="app_matches", BillingMode="PAY_PER_REQUEST",
+    KeySchema=[{"AttributeName": "matchId", "KeyType": "HASH"}],
+    AttributeDefinitions=[{"AttributeName": a, "AttributeType": t} for a, t in
+                          [("matchId", "S"), ("tournament", "S"), ("region", "S"), ("round", "S"), ("score", "N")]],
+    GlobalSecondaryIndexes=[{"IndexName": "ByTournament",
+        "KeySchema": [{"AttributeName": "tournament", "KeyType": "HASH"}, {"AttributeName": "region", "KeyType": "HASH"},
+                      {"AttributeName": "round", "KeyType": "RANGE"}, {"AttributeName": "score", "KeyType": "RANGE"}],
+        "Projection": {"ProjectionType": "ALL"}}])
+out = []
+described = client.describe_table(TableName="app_matches")["Table"]["GlobalSecondaryIndexes"][0]["KeySchema"]
+out.append(",".join(k["AttributeName"] + ":" + k["KeyType"] for k in described))
+rows = [("m%02d" % i, "WINTER", "NA" if i % 3 else "EU", "SEMI" if i % 2 else "FINAL", i) for i in range(1, 21)]
+client.batch_write_item(RequestItems={"app_matches": [{"PutRequest": {"Item": {
+    "matchId": S(m), "tournament": S(t), "region": S(r), "round": S(d), "score": N(s)}}} for m, t, r, d, s in rows]})
+client.put_item(TableName="app_matches", Item={"matchId": S("sparse"), "tournament": S("WINTER"), "region": S("NA"), "score": N(1)})
+# pages of 2, both partition attributes, equality on round, a range on score
+pages = list(client.get_paginator("query").paginate(TableName="app_matches", IndexName="ByTournament",
+    KeyConditionExpression="tournament = :t AND #r = :r AND #d = :d AND score >= :s",
+    ExpressionAttributeNames={"#r": "region", "#d": "round"},
+    ExpressionAttributeValues={":t": S("WINTER"), ":r": S("NA"), ":d": S("SEMI"), ":s": N(5)},
+    PaginationConfig={"PageSize": 2}))
+out.append(" ".join(i["matchId"]["S"] for p in pages for i in p["Items"]))
+out.append(str(len(pages)))
+# the whole partition, backwards: by round, then score
+items = client.query(TableName="app_matches", IndexName="ByTournament", ScanIndexForward=False,
+    KeyConditionExpression="tournament = :t AND #r = :r", ExpressionAttributeNames={"#r": "region"},
+    ExpressionAttributeValues={":t": S("WINTER"), ":r": S("EU")})["Items"]
+out.append(" ".join(i["matchId"]["S"] for i in items))
+try:
+    client.query(TableName="app_matches", IndexName="ByTournament", KeyConditionExpression="tournament = :t",
+                 ExpressionAttributeValues={":t": S("WINTER")})
+    out.append("served")
+except client.exceptions.ClientError as e:
+    out.append(e.response["Error"]["Code"])
+# UpdateTable adds one on existing items: two sort attributes under one partition attribute
+client.update_table(TableName="app_matches",
+    AttributeDefinitions=[{"AttributeName": "round", "AttributeType": "S"}, {"AttributeName": "score", "AttributeType": "N"}],
+    GlobalSecondaryIndexUpdates=[{"Create": {"IndexName": "ByRound",
+        "KeySchema": [{"AttributeName": "round", "KeyType": "HASH"}, {"AttributeName": "score", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
+items = client.query(TableName="app_matches", IndexName="ByRound", KeyConditionExpression="#d = :d AND score = :s",
+    ExpressionAttributeNames={"#d": "round"}, ExpressionAttributeValues={":d": S("FINAL"), ":s": N(4)})["Items"]
+out.append(",".join(sorted(items[0])) if len(items) == 1 else "items: %d" % len(items))
+print(" ".join(out))
+PY
+check "boto3: a GSI of two partition and two sort attributes: described, batch-written, queried in pages and backwards, refused without every partition attribute; UpdateTable adds one" \
+    "tournament:HASH,region:HASH,round:RANGE,score:RANGE m05 m07 m11 m13 m17 m19 4 m15 m09 m03 m18 m12 m06 ValidationException matchId,round,score" \
+    "$(/usr/bin/python3 "$WORK/multi_key.py" "$ENDPOINT" "$admin_id" "$admin_secret" 2>&1 | tail -1)"
+check "aws: query a multi-attribute GSI" "m01 m05 m07" \
+    "$(aws_app dynamodb query --table-name app_matches --index-name ByTournament \
+        --key-condition-expression 'tournament = :t AND #r = :r AND #d = :d AND score < :s' \
+        --expression-attribute-names '{"#r": "region", "#d": "round"}' \
+        --expression-attribute-values '{":t": {"S": "WINTER"}, ":r": {"S": "NA"}, ":d": {"S": "SEMI"}, ":s": {"N": "9"}}' \
+        --query 'Items[].matchId.S' | tr '\t\n' '  ' | sed 's/ $//')"
+
 kill "$gateway_pid"
 wait "$gateway_pid" 2>/dev/null
 trap - EXIT

@@ -27,7 +27,7 @@ RESET enable_seqscan;
 \echo
 \echo '== a DynamoDB table through ddb.execute: CreateTable with a GSI and TTL'
 SELECT ddb.execute('CreateTable', '{
-  "TableName": "DemoUsers",
+  "TableName": "DemoUsers", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
   "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"},
                            {"AttributeName": "GSI1PK", "AttributeType": "S"}],

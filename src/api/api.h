@@ -25,9 +25,11 @@ extern char *api_client_request_token(Jsonb *request);
 /*
  * DynamoDB's first checks of an item operation's request: the TableName
  * alone, then the enum members (ReturnConsumedCapacity,
- * ReturnItemCollectionMetrics, ReturnValues) reported together.
+ * ReturnItemCollectionMetrics, ReturnValues, Query's and Scan's Select),
+ * their IndexName and Scan's Limit, Segment and TotalSegments reported
+ * together.
  */
-extern void api_check_request_members(Jsonb *request);
+extern void api_check_request_members(Jsonb *request, const char *operation);
 
 /* The table an item operation's TableName names, checked as DynamoDB checks it. */
 extern TableDef *api_request_table(Jsonb *request);

@@ -115,7 +115,7 @@ dispatch(const char *operation, Jsonb *request)
 			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0 ||
 				strcmp(operation, "ExecuteTransaction") == 0;
 
-			api_check_request_members(request);
+			api_check_request_members(request, operation);
 			api_capacity_start(request);
 			return api_capacity_response(request, item_operations[i].run(request), per_table);
 		}

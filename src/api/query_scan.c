@@ -30,6 +30,7 @@ typedef struct PageBuilder
 	ProjectionNode *projection; /* ProjectionExpression, or NULL */
 	ExprHost	host;
 	HostContext host_ctx;
+	bool		table_items;	/* a local index's rows stand for the table's whole items */
 	bool		more;			/* stopped early: LastEvaluatedKey is due */
 	RowKeys		last;
 	MemoryContext cxt;
@@ -68,6 +69,13 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	}
 	page->scanned++;
 	page->bytes += item_size;
+	if (page->table_items)
+	{
+		Jsonb	   *whole = store_get(page->req->def, keys->pk, keys->sk);
+
+		if (whole != NULL)
+			item = whole;
+	}
 	page->host_ctx.item = &item->root;
 	if (page->filter == NULL || expr_eval_condition(page->filter, &page->host))
 	{
@@ -87,10 +95,45 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	return true;
 }
 
+/*
+ * Checks Select as DynamoDB does, on the request as sent (before
+ * AttributesToGet becomes a ProjectionExpression): a projection with
+ * SPECIFIC_ATTRIBUTES and only then, ALL_PROJECTED_ATTRIBUTES
+ * on an index, ALL_ATTRIBUTES on a global index that projects all.  True
+ * when a local index read returns the table's whole items (ALL_ATTRIBUTES
+ * on one that does not project all: DynamoDB fetches them from the table).
+ */
+static bool
+check_select(Jsonb *request, IndexDef *index)
+{
+	char	   *select = api_string(request, "Select");
+	JsonbValue	v;
+	const char *given = api_field(request, "ProjectionExpression", &v) ? "ProjectionExpression" :
+		api_field(request, "AttributesToGet", &v) ? "AttributesToGet" : NULL;
+	bool		all = select && strcmp(select, "ALL_ATTRIBUTES") == 0;
+
+	/* its value was checked up front (api_check_request_members) */
+	if (select == NULL)
+		return false;
+	if (given && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
+		ddb_validation_error("Cannot specify the %s when choosing to get %s", given,
+							 strcmp(select, "COUNT") == 0 ? "only the Count" : select);
+	if (!given && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0)
+		ddb_validation_error("Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
+	if (index == NULL && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0)
+		ddb_validation_error("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
+	if (!all || index == NULL || index->projection == PROJECT_ALL)
+		return false;
+	if (!index->local)
+		ddb_validation_error("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL",
+							 index->name);
+	return true;
+}
+
 /* Runs a read (filtered when filter is set) and builds DynamoDB's Query/Scan response. */
 static Jsonb *
 read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filter,
-			  ProjectionNode *projection)
+			  ProjectionNode *projection, bool table_items)
 {
 	PageBuilder page = {0};
 	char	   *select = api_string(request, "Select");
@@ -102,21 +145,13 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	page.cxt = CurrentMemoryContext;
 	page.filter = filter;
 	page.projection = projection;
+	page.table_items = table_items;
 	if (filter)
 		itemexpr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
 	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
 	/* one row past the limit tells whether the page is the last */
 	req->batch_size = page.limit > 0 && page.limit < 256 ? (int) page.limit + 1 : 0;
-	if (select && strcmp(select, "COUNT") == 0)
-		page.count_only = true;
-	else if (select && strcmp(select, "ALL_ATTRIBUTES") != 0 && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0 &&
-			 !(strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && req->index))
-		ddb_validation_error("1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
-							 select);
-	if (projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
-		ddb_validation_error("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get %s", select);
-	if (!projection && select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0)
-		ddb_validation_error("Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
+	page.count_only = select && strcmp(select, "COUNT") == 0;
 	consistent = api_bool(request, "ConsistentRead", false);
 	if (consistent && req->index && !req->index->local)
 		ddb_validation_error("Consistent reads are not supported on global secondary indexes");
@@ -224,10 +259,12 @@ api_query(Jsonb *request)
 	ExprNode   *filter;
 	ProjectionNode *projection;
 	JsonbValue	limit;
+	bool		table_items;
 
 	req.def = api_request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.forward = api_bool(request, "ScanIndexForward", true);
+	table_items = check_select(request, req.index);
 	request = api_legacy_to_expressions(request, LEGACY_KEY_CONDITIONS | LEGACY_QUERY_FILTER | LEGACY_ATTRIBUTES_TO_GET,
 										"FilterExpression and KeyConditionExpression are null");
 	text = api_string(request, "KeyConditionExpression");
@@ -245,7 +282,7 @@ api_query(Jsonb *request)
 		reject_key_in_filter(&ctx, filter, req.index ? &req.index->keys : &req.def->keys);
 	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
 	itemexpr_check_unused(&ctx);
-	return read_response(request, &req, &ctx, filter, projection);
+	return read_response(request, &req, &ctx, filter, projection, table_items);
 }
 
 /* Scan. */
@@ -259,9 +296,11 @@ api_scan(Jsonb *request)
 	char	   *index_name = api_string(request, "IndexName");
 	int64		segment = api_int(request, "Segment", 0, 999999);
 	int64		total = api_int(request, "TotalSegments", 1, 1000000);
+	bool		table_items;
 
 	req.def = api_request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
+	table_items = check_select(request, req.index);
 	req.scan = true;
 	req.forward = true;
 	request = api_legacy_to_expressions(request, LEGACY_SCAN_FILTER | LEGACY_ATTRIBUTES_TO_GET, "FilterExpression is null");
@@ -283,5 +322,5 @@ api_scan(Jsonb *request)
 		req.total_segments = (int) total;
 	}
 	itemexpr_check_unused(&ctx);
-	return read_response(request, &req, &ctx, filter, projection);
+	return read_response(request, &req, &ctx, filter, projection, table_items);
 }

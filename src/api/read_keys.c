@@ -96,6 +96,8 @@ read_condition(Placeholders *ctx, ExprNode *cond)
 				report_key_condition(psprintf("Invalid operator used in KeyConditionExpression: %s",
 											  expr_function_name(cond->u.func.fn)));
 			path = cond->u.func.args[0];
+			if (path->kind != EXPR_PATH)
+				report_key_condition("Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand");
 			kc.op = SORT_BEGINS_WITH;
 			kc.value = cond->u.func.args[1];
 			break;

@@ -188,10 +188,25 @@ static const struct
 	const char *field;
 	const char *member;
 	const char *values;			/* as DynamoDB lists them */
+	bool		read_only;		/* a member of Query and Scan only */
 }			enum_members[] = {
-	{"ReturnConsumedCapacity", "returnConsumedCapacity", "INDEXES, TOTAL, NONE"},
-	{"ReturnItemCollectionMetrics", "returnItemCollectionMetrics", "SIZE, NONE"},
-	{"ReturnValues", "returnValues", "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW"},
+	{"ReturnConsumedCapacity", "returnConsumedCapacity", "INDEXES, TOTAL, NONE", false},
+	{"ReturnItemCollectionMetrics", "returnItemCollectionMetrics", "SIZE, NONE", false},
+	{"ReturnValues", "returnValues", "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW", false},
+	{"Select", "select", "SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES", true},
+};
+
+/* The integer members of Scan checked up front, with their bounds. */
+static const struct
+{
+	const char *field;
+	const char *member;
+	int64		min;
+	int64		max;
+}			scan_int_members[] = {
+	{"Limit", "limit", 1, PG_INT32_MAX},
+	{"Segment", "segment", 0, 999999},
+	{"TotalSegments", "totalSegments", 1, 1000000},
 };
 
 /* True when a value is one of a comma-separated list. */
@@ -210,26 +225,87 @@ in_value_list(const char *value, const char *values)
 	return false;
 }
 
-/* DynamoDB's first checks of an item operation: the TableName alone, then the enum members together. */
+/* Appends one broken constraint to a validation message in the making. */
+static void
+add_violation(StringInfo message, int *n, const char *value, const char *member, const char *constraint)
+{
+	appendStringInfo(message, "%sValue '%s' at '%s' failed to satisfy constraint: %s",
+					 (*n)++ ? "; " : "", value, member, constraint);
+}
+
+/* Adds the broken bound of an integer member (a wrong type is left to api_int). */
+static void
+check_int_member(Jsonb *request, const char *field, const char *member, int64 min, int64 max,
+				 StringInfo message, int *n)
+{
+	JsonbValue	v;
+	bool		overflow = false;
+	char	   *text;
+	int64		value;
+
+	if (!api_field(request, field, &v) || v.type != jbvNumeric)
+		return;
+	text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
+	if (strchr(text, '.') != NULL)
+		return;
+	value = numeric_int4_opt_error(v.val.numeric, &overflow);
+	if (overflow)
+		value = text[0] == '-' ? PG_INT64_MIN : PG_INT64_MAX;
+	if (value < min)
+		add_violation(message, n, text, member,
+					  psprintf("Member must have value greater than or equal to %lld", (long long) min));
+	else if (value > max)
+		add_violation(message, n, text, member,
+					  psprintf("Member must have value less than or equal to %lld", (long long) max));
+}
+
+/*
+ * DynamoDB's first checks of an item operation: the TableName alone, then
+ * the other members its request validation checks, every broken constraint
+ * in one message: the enum members, and for Query and Scan (read) the
+ * IndexName's length and pattern, for Scan the bounds of Limit, Segment and
+ * TotalSegments (Query words its Limit its own way: api_query).
+ */
 void
-api_check_request_members(Jsonb *request)
+api_check_request_members(Jsonb *request, const char *operation)
 {
 	char	   *table = api_string(request, "TableName");
+	bool		read = strcmp(operation, "Query") == 0 || strcmp(operation, "Scan") == 0;
 	StringInfoData message;
 	int			n = 0;
+	JsonbValue	v;
 
 	if (table)
 		api_table_name(table);
 	initStringInfo(&message);
 	for (size_t i = 0; i < lengthof(enum_members); i++)
 	{
-		char	   *value = api_string(request, enum_members[i].field);
+		char	   *value;
 
+		if (enum_members[i].read_only && !read)
+			continue;
+		value = api_string(request, enum_members[i].field);
 		if (value == NULL || in_value_list(value, enum_members[i].values))
 			continue;
-		appendStringInfo(&message, "%sValue '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [%s]",
-						 n++ ? "; " : "", value, enum_members[i].member, enum_members[i].values);
+		add_violation(&message, &n, value, enum_members[i].member,
+					  psprintf("Member must satisfy enum value set: [%s]", enum_members[i].values));
 	}
+	if (read && api_field(request, "IndexName", &v) && v.type == jbvString)
+	{
+		char	   *index = pnstrdup(v.val.string.val, v.val.string.len);
+		size_t		len = strlen(index);
+
+		if (len < 3)
+			add_violation(&message, &n, index, "indexName", "Member must have length greater than or equal to 3");
+		if (len > 255)
+			add_violation(&message, &n, index, "indexName", "Member must have length less than or equal to 255");
+		if (len > 0 && strspn(index, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len)
+			add_violation(&message, &n, index, "indexName", "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+	}
+	if (strcmp(operation, "Scan") == 0)
+		for (size_t i = 0; i < lengthof(scan_int_members); i++)
+			check_int_member(request, scan_int_members[i].field, scan_int_members[i].member,
+							 scan_int_members[i].min, scan_int_members[i].max, &message, &n);
 	if (n > 0)
 		ddb_validation_error("%d validation error%s detected: %s", n, n > 1 ? "s" : "", message.data);
 }

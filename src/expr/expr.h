@@ -11,11 +11,12 @@
  *   not        := 'NOT' not | '(' condition ')' | function | comparison
  *   comparison := operand (comparator operand | 'BETWEEN' operand 'AND' operand
  *                          | 'IN' '(' operand (',' operand)* ')')
- *   operand    := path | ':value' | 'size' '(' path ')'
+ *   operand    := path | ':value' | 'size' '(' path ')' | '(' operand ')'
  *   path       := (name | '#name') ('.' (name | '#name') | '[' digits ']')*
  *   function   := attribute_exists(path) | attribute_not_exists(path)
- *               | attribute_type(path, operand) | begins_with(path, operand)
- *               | contains(path, operand)
+ *               | attribute_type(operand, operand) | begins_with(operand, operand)
+ *               | contains(operand, operand)
+ * Two pairs of parentheses around one thing are "redundant parentheses".
  */
 #ifndef DDB_EXPR_H
 #define DDB_EXPR_H
@@ -178,8 +179,9 @@ typedef struct ExprUpdate
  * Parses an UpdateExpression:
  *   (SET path = value (',' ...)* | REMOVE path (',' path)* | ADD path :v (',' ...)*
  *    | DELETE path :v (',' ...)*)+, each clause once;
- *   value := operand (('+' | '-') operand)?
+ *   value := operand (('+' | '-') operand)? | '(' operand ('+' | '-') operand ')'
  *   operand := path | :v | if_not_exists(path, operand) | list_append(operand, operand)
+ *            | '(' operand ')'
  */
 extern bool expr_parse_update(const char *text, size_t len, ExprArena *arena,
 							  ExprUpdate *out, ExprError *error);

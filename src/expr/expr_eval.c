@@ -94,11 +94,15 @@ eval_compare(const ExprNode *node, const ExprHost *host)
 	}
 }
 
-/* A function used as a condition. */
+/*
+ * A function used as a condition; the first operand of attribute_type,
+ * begins_with and contains may be any operand ("contains(:v, a)" asks
+ * whether the value :v contains a's value).
+ */
 static bool
 eval_function(const ExprNode *node, const ExprHost *host)
 {
-	ExprValue	a = host->path(host->ctx, node->u.func.args[0]);
+	ExprValue	a = operand_value(node->u.func.args[0], host);
 	ExprValue	b;
 
 	switch (node->u.func.fn)

@@ -49,7 +49,7 @@ expr_fail_syntax(Parser *p)
 	expr_next_token(&ahead);
 	near_len = (int) (ahead.tok.start + ahead.tok.len - near_start);
 	if (p->tok.kind == TOK_EOF)
-		expr_fail(p, "Syntax error; token: <EOF>, near: \"%.*s\"", near_len > 60 ? 60 : near_len, near_start);
+		expr_fail(p, "Syntax error; token: \"<EOF>\", near: \"%.*s\"", near_len > 60 ? 60 : near_len, near_start);
 	else
 		expr_fail(p, "Syntax error; token: \"%.*s\", near: \"%.*s\"", p->tok.len > 40 ? 40 : p->tok.len, p->tok.start,
 			 near_len > 60 ? 60 : near_len, near_start);

@@ -215,16 +215,71 @@ is_operand(const ExprNode *n)
 		(n->kind == EXPR_FUNCTION && n->u.func.fn == FN_SIZE);
 }
 
-/* A condition where one is due: an operand standing alone is a syntax error. */
+/* The comparator of a token, or -1. */
+static int
+comparator_of(TokenKind kind)
+{
+	switch (kind)
+	{
+		case TOK_EQ:
+			return CMP_EQ;
+		case TOK_NE:
+			return CMP_NE;
+		case TOK_LT:
+			return CMP_LT;
+		case TOK_LE:
+			return CMP_LE;
+		case TOK_GT:
+			return CMP_GT;
+		case TOK_GE:
+			return CMP_GE;
+		default:
+			return -1;
+	}
+}
+
+/* DynamoDB's error for a function used where its result cannot go. */
+static void
+fail_function_use(Parser *p, const ExprNode *fn)
+{
+	expr_fail(p, "The function is not allowed to be used this way in an expression; function: %s",
+			  expr_function_name(fn->u.func.fn));
+}
+
+/*
+ * A condition where one is due: size() standing alone is a function used
+ * the wrong way, any other operand a syntax error.
+ */
 static ExprNode *
 require_condition(Parser *p, ExprNode *n)
 {
+	if (n && n->kind == EXPR_FUNCTION && n->u.func.fn == FN_SIZE)
+	{
+		fail_function_use(p, n);
+		return NULL;
+	}
 	if (n && is_operand(n))
 	{
 		expr_fail_syntax(p);
 		return NULL;
 	}
 	return n;
+}
+
+/* True when the current token goes on with a comparison: a comparator, BETWEEN or IN. */
+static bool
+at_comparison_rest(Parser *p)
+{
+	return comparator_of(p->tok.kind) >= 0 || p->tok.kind == TOK_BETWEEN || p->tok.kind == TOK_IN;
+}
+
+/* True for size() followed by what may follow a condition (its misuse, not a syntax error). */
+static bool
+size_as_condition(Parser *p, const ExprNode *n)
+{
+	return n->kind == EXPR_FUNCTION && n->u.func.fn == FN_SIZE &&
+		(p->tok.kind == TOK_EOF || p->tok.kind == TOK_AND || p->tok.kind == TOK_OR ||
+		 p->tok.kind == TOK_RPAREN);
 }
 
 /* operand := path | :value | size(path) | '(' operand ')' */
@@ -252,7 +307,7 @@ parse_operand(Parser *p)
 		n = parse_function(p, parse_operand);
 		if (n && n->u.func.fn != FN_SIZE)
 		{
-			expr_fail(p, "The function is not allowed to be used this way in an expression; function: %s",  expr_function_name(n->u.func.fn));
+			fail_function_use(p, n);
 			return NULL;
 		}
 		if (n && n->u.func.args[0]->kind != EXPR_PATH)
@@ -263,29 +318,6 @@ parse_operand(Parser *p)
 		return n;
 	}
 	return parse_path_operand(p);
-}
-
-/* The comparator of a token, or -1. */
-static int
-comparator_of(TokenKind kind)
-{
-	switch (kind)
-	{
-		case TOK_EQ:
-			return CMP_EQ;
-		case TOK_NE:
-			return CMP_NE;
-		case TOK_LT:
-			return CMP_LT;
-		case TOK_LE:
-			return CMP_LE;
-		case TOK_GT:
-			return CMP_GT;
-		case TOK_GE:
-			return CMP_GE;
-		default:
-			return -1;
-	}
 }
 
 /* The rest of a comparison after its left operand: comparator operand | BETWEEN ... | IN (...). */
@@ -356,6 +388,8 @@ parse_comparison_rest(Parser *p, ExprNode *left, const char *at)
 /*
  * comparison := operand rest.  Inside parentheses an operand may stand
  * alone, "(a) = :v": it goes back up to the group, which goes on with it.
+ * size() where a condition could end goes back up too, to be refused
+ * where a condition is due.
  */
 static ExprNode *
 parse_comparison(Parser *p)
@@ -365,7 +399,7 @@ parse_comparison(Parser *p)
 
 	if (left == NULL)
 		return NULL;
-	if (p->tok.kind == TOK_RPAREN && p->depth > 0)
+	if ((p->tok.kind == TOK_RPAREN && p->depth > 0) || size_as_condition(p, left))
 		return left;
 	return parse_comparison_rest(p, left, at);
 }
@@ -394,8 +428,12 @@ parse_not(Parser *p)
 		p->depth--;
 		if (n == NULL || !expr_expect(p, TOK_RPAREN) || !close_group(p, n))
 			return NULL;
-		/* an operand in parentheses: its comparison follows, unless an outer group closes first */
-		if (is_operand(n) && !(p->tok.kind == TOK_RPAREN && p->depth > 0))
+		/*
+		 * an operand in parentheses: its comparison follows, unless an outer
+		 * group closes first (or it is size() where a condition could end)
+		 */
+		if (is_operand(n) && !(p->tok.kind == TOK_RPAREN && p->depth > 0) &&
+			!size_as_condition(p, n))
 			return parse_comparison_rest(p, n, at);
 		return n;
 	}
@@ -408,9 +446,15 @@ parse_not(Parser *p)
 			expr_fail(p, "The function is not allowed in a condition expression; function: %s",  expr_function_name(n->u.func.fn));
 			return NULL;
 		}
-		if (n && n->u.func.args[0]->kind != EXPR_PATH)
+		if (n && (n->u.func.fn == FN_ATTRIBUTE_EXISTS || n->u.func.fn == FN_ATTRIBUTE_NOT_EXISTS) &&
+			n->u.func.args[0]->kind != EXPR_PATH)
 		{
 			expr_fail(p, "Operator or function requires a document path; operator or function: %s",  expr_function_name(n->u.func.fn));
+			return NULL;
+		}
+		if (n && at_comparison_rest(p))
+		{
+			fail_function_use(p, n);
 			return NULL;
 		}
 		return n;
@@ -465,7 +509,10 @@ expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *
 	return p.failed ? NULL : root;
 }
 
-/* operand of a SET value: path | :v | if_not_exists(path, operand) | list_append(operand, operand) */
+/*
+ * operand of a SET value: path | :v | if_not_exists(path, operand)
+ * | list_append(operand, operand) | '(' operand ')'
+ */
 static ExprNode *
 parse_set_operand(Parser *p)
 {
@@ -473,6 +520,14 @@ parse_set_operand(Parser *p)
 
 	if (p->failed)
 		return NULL;
+	if (p->tok.kind == TOK_LPAREN)
+	{
+		expr_next_token(p);
+		n = parse_set_operand(p);
+		if (n == NULL || !expr_expect(p, TOK_RPAREN) || !close_group(p, n))
+			return NULL;
+		return n;
+	}
 	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
 	{
 		return parse_value(p);
@@ -497,14 +552,31 @@ parse_set_operand(Parser *p)
 	return parse_path_operand(p);
 }
 
-/* A SET value: operand, or operand + operand, or operand - operand. */
+/*
+ * A SET value: operand, operand + operand, operand - operand, or one of
+ * these in parentheses ("(a + b)" ends the value: "(a + b) + c" is a
+ * syntax error in DynamoDB, as is a sum inside an operand).
+ */
 static ExprNode *
 parse_set_value(Parser *p)
 {
 	const char *at = p->tok.start;
-	ExprNode   *left = parse_set_operand(p);
+	ExprNode   *left;
 	ExprNode   *n;
 
+	if (p->failed)
+		return NULL;
+	if (p->tok.kind == TOK_LPAREN)
+	{
+		expr_next_token(p);
+		left = parse_set_value(p);
+		if (left == NULL || !expr_expect(p, TOK_RPAREN) || !close_group(p, left))
+			return NULL;
+		if (left->kind == EXPR_PLUS || left->kind == EXPR_MINUS)
+			return left;
+	}
+	else
+		left = parse_set_operand(p);
 	if (left == NULL || (p->tok.kind != TOK_PLUS && p->tok.kind != TOK_MINUS))
 		return left;
 	n = new_node(p, p->tok.kind == TOK_PLUS ? EXPR_PLUS : EXPR_MINUS, at);

@@ -5,9 +5,10 @@
  *
  * Each action becomes a jsonb_set or a path delete on the item; a document
  * path is translated into a jsonb path by walking the item (a map stored
- * wrapped in {"$M": ...} adds that key).  Every operand of SET is read from
- * the item as it was before the update, and the result goes back through
- * the canonical form (sets sorted, numbers within DynamoDB's range).
+ * wrapped in {"$M": ...} adds that key).  Every path and every operand of
+ * SET refers to the item as it was before the update, list indexes
+ * included (removals go last, last path first), and the result goes back
+ * through the canonical form (sets sorted, numbers within DynamoDB's range).
  */
 #include "postgres.h"
 
@@ -68,23 +69,42 @@ map_of(JsonbValue *v)
 	return v->val.binary.data;
 }
 
+/* A document path resolved in an item: its jsonb path and the value there. */
+typedef struct ResolvedPath
+{
+	Datum	   *elems;			/* the jsonb path's steps, as text */
+	int		   *indexes;		/* per step: the list index, or -1 for a key */
+	int			nelems;
+	ArrayType  *array;			/* elems as a text[] (jsonb_set's path) */
+	JsonbValue	found;			/* the value at the path, when present */
+	bool		present;
+} ResolvedPath;
+
+/* Appends one step to a jsonb path being built. */
+static void
+add_step(ResolvedPath *out, const char *text, int index)
+{
+	out->elems[out->nelems] = CStringGetTextDatum(text);
+	out->indexes[out->nelems++] = index;
+}
+
 /*
- * Translates a document path into the jsonb path of the item; *found gets
- * the value there (when present).  Raises when a step goes through a value
- * that is not the map or list it needs.  Returns false when a parent is
- * missing (for REMOVE and DELETE: nothing to do).
+ * Translates a document path into the jsonb path of the item; out gets it
+ * and the value there (when present).  Raises when a step goes through a
+ * value that is not the map or list it needs.  Returns false when a parent
+ * is missing.
  */
 static bool
-jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
-		   JsonbValue *found, bool *present)
+jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ResolvedPath *out)
 {
 	int			n = path->u.path.nsteps;
-	Datum	   *elems = palloc(sizeof(Datum) * (2 * n));
-	int			nelems = 0;
 	JsonbContainer *container = &item->root;
 	bool		in_list = false;
 
-	*present = false;
+	out->elems = palloc(sizeof(Datum) * (2 * n));
+	out->indexes = palloc(sizeof(int) * (2 * n));
+	out->nelems = 0;
+	out->present = false;
 	for (int i = 0; i < n; i++)
 	{
 		ExprPathStep *step = &path->u.path.steps[i];
@@ -97,7 +117,7 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
 
 			if (in_list)
 				report_bad_path();
-			elems[nelems++] = CStringGetTextDatum(name);
+			add_step(out, name, -1);
 			got = getKeyJsonValueFromContainer(container, name, (int) strlen(name), &next) != NULL;
 		}
 		else
@@ -106,7 +126,7 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
 
 			if (!in_list)
 				report_bad_path();
-			elems[nelems++] = CStringGetTextDatum(psprintf("%d", step->index));
+			add_step(out, psprintf("%d", step->index), step->index);
 			elem = getIthJsonbValueFromContainer(container, (uint32) step->index);
 			got = elem != NULL;
 			if (got)
@@ -114,9 +134,9 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
 		}
 		if (i == n - 1)
 		{
-			*present = got;
+			out->present = got;
 			if (got)
-				*found = next;
+				out->found = next;
 			break;
 		}
 		if (!got)
@@ -130,14 +150,14 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
 		else if (map_of(&next) != NULL)
 		{
 			if (map_of(&next) != next.val.binary.data)
-				elems[nelems++] = CStringGetTextDatum("$M");
+				add_step(out, "$M", -1);
 			container = map_of(&next);
 			in_list = false;
 		}
 		else
 			report_bad_path();
 	}
-	*out = construct_array(elems, nelems, TEXTOID, -1, false, TYPALIGN_INT);
+	out->array = construct_array(out->elems, out->nelems, TEXTOID, -1, false, TYPALIGN_INT);
 	return true;
 }
 
@@ -145,10 +165,12 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ArrayType **out,
 static bool
 value_at(Jsonb *item, Placeholders *ph, const ExprNode *path, JsonbValue *out)
 {
-	ArrayType  *unused;
-	bool		present;
+	ResolvedPath rp;
 
-	return jsonb_path(item, ph, path, &unused, out, &present) && present;
+	if (!jsonb_path(item, ph, path, &rp) || !rp.present)
+		return false;
+	*out = rp.found;
+	return true;
 }
 
 /* Evaluates a SET operand or value against the item before the update. */
@@ -281,24 +303,37 @@ delete_at(Jsonb *item, ArrayType *path)
 											  PointerGetDatum(path)));
 }
 
-/* Applies one action to the item; before is the item the update started from. */
-static Jsonb *
-apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *action)
+/* An action of an update with its path resolved in the item before the update. */
+typedef struct ResolvedAction
 {
-	ArrayType  *path;
-	JsonbValue	current;
+	const ExprAction *action;
+	ResolvedPath path;
+	bool		remove;			/* removes its path once every action in place is done */
+} ResolvedAction;
+
+/*
+ * Applies an action that leaves every list index in place (SET, ADD,
+ * DELETE; past the end of a list, SET and ADD append); a REMOVE, or a
+ * DELETE that empties its set, is only marked for removal.  before is the
+ * item the update started from.
+ */
+static Jsonb *
+apply_in_place(Jsonb *item, Jsonb *before, Placeholders *ph, ResolvedAction *ra)
+{
+	const ExprAction *action = ra->action;
+	ArrayType  *path = ra->path.array;
+	JsonbValue	current = ra->path.found;
 	JsonbValue	value;
-	bool		present;
-	bool		parent = jsonb_path(item, ph, action->path, &path, &current, &present);
 	ItemType	ctype;
 	ItemType	vtype;
 
 	if (action->kind == ACTION_REMOVE)
-		return parent && present ? delete_at(item, path) : item;
+	{
+		ra->remove = ra->path.present;
+		return item;
+	}
 	if (action->kind == ACTION_SET)
 	{
-		if (!parent)
-			report_bad_path();
 		set_value(before, ph, action->value, &value);
 		return set_at(item, path, value_jsonb(&value));
 	}
@@ -308,9 +343,7 @@ apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *act
 	{
 		if (vtype != ITEM_N && vtype != ITEM_SS && vtype != ITEM_NS && vtype != ITEM_BS)
 			report_operand_type("ADD", vtype);
-		if (!parent)
-			report_bad_path();
-		if (!present)
+		if (!ra->path.present)
 			return set_at(item, path, value_jsonb(&value));
 		ctype = item_value_type(&current);
 		if (ctype != vtype)
@@ -327,7 +360,7 @@ apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *act
 	/* DELETE: elements out of a set; a set left empty goes */
 	if (vtype != ITEM_SS && vtype != ITEM_NS && vtype != ITEM_BS)
 		report_operand_type("DELETE", vtype);
-	if (!parent || !present)
+	if (!ra->path.present)
 		return item;
 	ctype = item_value_type(&current);
 	if (ctype != vtype)
@@ -336,19 +369,63 @@ apply_action(Jsonb *item, Jsonb *before, Placeholders *ph, const ExprAction *act
 		Jsonb	   *left = set_combine(set_array(&current), set_array(&value), false);
 
 		if (JsonContainerSize(&left->root) == 0)
-			return delete_at(item, path);
+		{
+			ra->remove = true;
+			return item;
+		}
 		return set_at(item, path, make_set(vtype, left));
 	}
 }
 
-/* Applies an UpdateExpression to an item; returns the new canonical item. */
+/* qsort order of resolved actions: by jsonb path, list indexes as numbers. */
+static int
+compare_resolved(const void *a, const void *b)
+{
+	const ResolvedPath *x = &((const ResolvedAction *) a)->path;
+	const ResolvedPath *y = &((const ResolvedAction *) b)->path;
+
+	for (int i = 0; i < x->nelems && i < y->nelems; i++)
+	{
+		int			c;
+
+		if (x->indexes[i] >= 0 && y->indexes[i] >= 0)
+			c = (x->indexes[i] > y->indexes[i]) - (x->indexes[i] < y->indexes[i]);
+		else
+			c = strcmp(TextDatumGetCString(x->elems[i]), TextDatumGetCString(y->elems[i]));
+		if (c != 0)
+			return c;
+	}
+	return (x->nelems > y->nelems) - (x->nelems < y->nelems);
+}
+
+/*
+ * Applies an UpdateExpression to an item; returns the new canonical item.
+ * As in DynamoDB every path, list indexes included, refers to the item as
+ * it was before the update: the actions that keep indexes in place go
+ * first (in path order, so that appends past a list's end follow their
+ * indexes), then the removals, last path first, so that removing an
+ * element never moves one still to remove.  The paths do not overlap
+ * (itemexpr_path_trie refuses that).
+ */
 static Jsonb *
 apply_update_expression(const ExprUpdate *update, Placeholders *ph, Jsonb *item)
 {
+	int			n = update->nactions;
+	ResolvedAction *ra = palloc0(sizeof(ResolvedAction) * Max(1, n));
 	Jsonb	   *result = item;
 
-	for (int i = 0; i < update->nactions; i++)
-		result = apply_action(result, item, ph, &update->actions[i]);
+	for (int i = 0; i < n; i++)
+	{
+		ra[i].action = &update->actions[i];
+		if (!jsonb_path(item, ph, ra[i].action->path, &ra[i].path))
+			report_bad_path();
+	}
+	qsort(ra, n, sizeof(ResolvedAction), compare_resolved);
+	for (int i = 0; i < n; i++)
+		result = apply_in_place(result, item, ph, &ra[i]);
+	for (int i = n - 1; i >= 0; i--)
+		if (ra[i].remove)
+			result = delete_at(result, ra[i].path.array);
 	return item_canonical(&result->root);
 }
 

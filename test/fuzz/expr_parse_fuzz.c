@@ -184,7 +184,7 @@ check_operand(const Input *in, const ExprNode *n, int depth)
 	}
 }
 
-/* Checks a condition function: a valid id, its operand count and a path first. */
+/* Checks a condition function: a valid id, its operand count, a path first for attribute_(not_)exists. */
 static void
 check_condition_function(const Input *in, const ExprNode *n, int depth)
 {
@@ -195,8 +195,10 @@ check_condition_function(const Input *in, const ExprNode *n, int depth)
 	want = (n->u.func.fn == FN_ATTRIBUTE_TYPE || n->u.func.fn == FN_BEGINS_WITH ||
 			n->u.func.fn == FN_CONTAINS) ? 2 : 1;
 	CHECK(n->u.func.nargs == want && n->u.func.args != NULL);
-	/* the first operand of a condition function is an attribute path */
-	CHECK(n->u.func.args[0] != NULL && n->u.func.args[0]->kind == EXPR_PATH);
+	/* attribute_exists and attribute_not_exists take a path; the others any operand first */
+	CHECK(n->u.func.args[0] != NULL);
+	if (n->u.func.fn == FN_ATTRIBUTE_EXISTS || n->u.func.fn == FN_ATTRIBUTE_NOT_EXISTS)
+		CHECK(n->u.func.args[0]->kind == EXPR_PATH);
 	for (int i = 0; i < n->u.func.nargs; i++)
 		check_operand(in, n->u.func.args[i], depth + 1);
 }

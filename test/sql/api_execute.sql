@@ -117,11 +117,11 @@ SELECT ddb.execute('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_bu
 SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"Orders": [
     {"DeleteRequest": {"Key": {"pk": {"S": "CUST#2"}, "sk": {"N": "1"}}}},
     {"PutRequest": {"Item": {"pk": {"S": "CUST#2"}, "sk": {"N": "1.0"}}}}]}}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Orders", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Orders", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
                                     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Other", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
                                     "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Other", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}],
                                     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
 SELECT ddb.execute('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p AND sk BETWEEN :b AND :a",
      "ExpressionAttributeValues": {":p": {"S": "x"}, ":a": {"N": "1"}, ":b": {"N": "2"}}}');
@@ -146,7 +146,7 @@ SELECT ddb.execute('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "d
 SELECT ddb.execute('Frobnicate', '{}');
 SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "x"}, "sk": {"N": "1"}},
                                 "ExpressionAttributeValues": {":v": {"S": "x"}}}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Other", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Other", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
     "LocalSecondaryIndexes": [{"IndexName": "L1", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
                                "Projection": {"ProjectionType": "ALL"}}]}');
@@ -168,7 +168,7 @@ SELECT ddb.execute('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "CUST
 SELECT ddb.expire('Orders') AS expired;
 
 -- A table with a partition key alone: a page that ended on its one item is the last.
-SELECT ddb.execute('CreateTable', '{"TableName": "Single", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Single", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
                                     "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}') IS NOT NULL AS created;
 SELECT ddb.execute('PutItem', '{"TableName": "Single", "Item": {"id": {"S": "a"}}}');
 SELECT ddb.execute('Query', '{"TableName": "Single", "KeyConditionExpression": "id = :i",

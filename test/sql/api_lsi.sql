@@ -1,7 +1,7 @@
 -- Local secondary indexes: the table's hash key with another range key,
 -- declared at CreateTable, kept like a GSI, readable with ConsistentRead.
 \set SHOW_CONTEXT never
-SELECT ddb.execute('CreateTable', '{"TableName": "Threads",
+SELECT ddb.execute('CreateTable', '{"TableName": "Threads", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "forum", "KeyType": "HASH"}, {"AttributeName": "subject", "KeyType": "RANGE"}],
   "AttributeDefinitions": [{"AttributeName": "forum", "AttributeType": "S"}, {"AttributeName": "subject", "AttributeType": "S"},
                            {"AttributeName": "posted", "AttributeType": "N"}],
@@ -15,6 +15,12 @@ SELECT ddb.execute('Query', '{"TableName": "Threads", "IndexName": "ByPosted", "
   "KeyConditionExpression": "forum = :f AND posted > :p",
   "ExpressionAttributeValues": {":f": {"S": "db"}, ":p": {"N": "15"}}}');
 SELECT ddb.execute('DescribeTable', '{"TableName": "Threads"}') -> 'Table' ? 'GlobalSecondaryIndexes' AS has_gsis;
+-- ALL_ATTRIBUTES on a local index that projects keys only: the table's whole items, as DynamoDB fetches them
+SELECT ddb.execute('Query', '{"TableName": "Threads", "IndexName": "ByPosted", "Select": "ALL_ATTRIBUTES",
+  "KeyConditionExpression": "forum = :f AND posted > :p",
+  "ExpressionAttributeValues": {":f": {"S": "db"}, ":p": {"N": "15"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "Threads", "IndexName": "ByPosted", "Select": "ALL_ATTRIBUTES",
+  "FilterExpression": "body = :b", "ExpressionAttributeValues": {":b": {"S": "x"}}, "Limit": 2}');
 -- ReturnItemCollectionMetrics SIZE: the item collection's key and size range in GB
 SELECT ddb.execute('PutItem', '{"TableName": "Threads", "Item": {"forum": {"S": "db"}, "subject": {"S": "f"}},
   "ReturnItemCollectionMetrics": "SIZE"}');
@@ -42,7 +48,7 @@ SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
   {"Delete": {"TableName": "Threads", "Key": {"forum": {"S": "db"}, "subject": {"S": "g"}}}}],
   "ReturnItemCollectionMetrics": "BOTH"}');
 -- errors: an LSI on another hash key, an LSI key of the wrong type
-SELECT ddb.execute('CreateTable', '{"TableName": "Bad1",
+SELECT ddb.execute('CreateTable', '{"TableName": "Bad1", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
   "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}, {"AttributeName": "b", "AttributeType": "S"},
                            {"AttributeName": "c", "AttributeType": "S"}],

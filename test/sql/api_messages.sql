@@ -1,19 +1,19 @@
 -- DynamoDB's exact validation messages, as the public conformance suite
 -- recorded them against real DynamoDB (docs/conformance.md).
 \set SHOW_CONTEXT never
-SELECT ddb.execute('CreateTable', '{"TableName": "Messages", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Messages", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}') IS NOT NULL AS created;
 -- CreateTable: a missing name, a short name, a key named twice, three keys, a bad attribute type
 SELECT ddb.execute('CreateTable', '{"AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "ab", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "ab", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Dup", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Dup", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "pk", "KeyType": "RANGE"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "Three", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "Three", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"},
                 {"AttributeName": "x", "KeyType": "RANGE"}]}');
-SELECT ddb.execute('CreateTable', '{"TableName": "BadType", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "INVALID"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "BadType", "BillingMode": "PAY_PER_REQUEST", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "INVALID"}],
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}');
 -- item operations: the TableName alone first, then the enum members together
 SELECT ddb.execute('PutItem', '{"TableName": "", "Item": {"pk": {"S": "a"}}, "ReturnValues": "INVALID"}');
@@ -30,6 +30,14 @@ SELECT ddb.execute('PutItem', '{"TableName": "Messages", "Item": {"pk": {"S": "a
 SELECT ddb.execute('Query', '{"TableName": "Messages", "KeyConditionExpression": "pk = :p",
   "ExpressionAttributeValues": {":p": {"S": "a"}}, "Limit": 0}');
 SELECT ddb.execute('Scan', '{"TableName": "Messages", "Limit": 0}');
+-- the members request validation checks are reported together, each with its value
+SELECT ddb.execute('Scan', '{"TableName": "Messages", "Limit": 0, "Select": "EVERYTHING", "ReturnConsumedCapacity": "ALL"}');
+SELECT ddb.execute('Scan', '{"TableName": "Messages", "Segment": -1, "TotalSegments": 1000001}');
+SELECT ddb.execute('Scan', '{"TableName": "Messages", "Segment": 1000000, "TotalSegments": 0, "IndexName": "a!"}');
+SELECT ddb.execute('Query', '{"TableName": "Messages", "IndexName": "ix", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "NONE"}');
+SELECT ddb.execute('Query', '{"TableName": "Messages", "IndexName": "Nowhere", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
 -- batches and transactions: empty requests
 SELECT ddb.execute('BatchGetItem', '{"RequestItems": {}}');
 SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {}}');

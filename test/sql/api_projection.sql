@@ -46,4 +46,27 @@ SELECT ddb.execute('GetItem', '{"TableName": "Proj", "Key": {"pk": {"S": "a"}, "
     "ProjectionExpression": "odd", "ExpressionAttributeNames": {"#x": "x"}}');
 SELECT ddb.execute('Scan', '{"TableName": "Proj", "ProjectionExpression": "pk", "Select": "ALL_ATTRIBUTES"}');
 SELECT ddb.execute('Scan', '{"TableName": "Proj", "Select": "SPECIFIC_ATTRIBUTES"}');
+-- Select against what is given: DynamoDB names the member and the choice
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "AttributesToGet": ["pk"], "Select": "ALL_ATTRIBUTES"}');
+SELECT ddb.execute('Query', '{"TableName": "Proj", "KeyConditionExpression": "pk = :p",
+    "ExpressionAttributeValues": {":p": {"S": "a"}}, "ProjectionExpression": "pk", "Select": "COUNT"}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "AttributesToGet": ["pk"], "Select": "COUNT"}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "ProjectionExpression": "pk", "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb.execute('Query', '{"TableName": "Proj", "KeyConditionExpression": "pk = :p",
+    "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "SPECIFIC_ATTRIBUTES"}');
+-- ALL_PROJECTED_ATTRIBUTES needs an index; ALL_ATTRIBUTES a global index that projects all
+SELECT ddb.execute('Query', '{"TableName": "Proj", "KeyConditionExpression": "pk = :p",
+    "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "Select": "EVERYTHING"}');
+SELECT ddb.create_index('Proj', 'ByNameKeys', 'name', 'S', projection_type => 'KEYS_ONLY');
+SELECT ddb.create_index('Proj', 'ByNameAll', 'name', 'S');
+SELECT ddb.execute('Query', '{"TableName": "Proj", "IndexName": "ByNameKeys", "KeyConditionExpression": "#n = :n",
+    "ExpressionAttributeNames": {"#n": "name"}, "ExpressionAttributeValues": {":n": {"S": "Bo"}}, "Select": "ALL_ATTRIBUTES"}');
+SELECT ddb.execute('Scan', '{"TableName": "Proj", "IndexName": "ByNameKeys", "Select": "ALL_ATTRIBUTES"}');
+SELECT ddb.execute('Query', '{"TableName": "Proj", "IndexName": "ByNameKeys", "KeyConditionExpression": "#n = :n",
+    "ExpressionAttributeNames": {"#n": "name"}, "ExpressionAttributeValues": {":n": {"S": "Bo"}},
+    "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb.execute('Query', '{"TableName": "Proj", "IndexName": "ByNameAll", "KeyConditionExpression": "#n = :n",
+    "ExpressionAttributeNames": {"#n": "name"}, "ExpressionAttributeValues": {":n": {"S": "Bo"}}, "Select": "ALL_ATTRIBUTES"}');
 SELECT ddb.delete_table('Proj');

@@ -18,7 +18,7 @@ LANGUAGE sql AS $$
 CREATE FUNCTION create_stream_table(name text, view_type text, partitions int DEFAULT 0) RETURNS jsonb LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('ddb.default_partitions', partitions::text, true);
-  RETURN ddb.execute('CreateTable', jsonb_build_object('TableName', name,
+  RETURN ddb.execute('CreateTable', jsonb_build_object('TableName', name, 'BillingMode', 'PAY_PER_REQUEST',
     'KeySchema', '[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]'::jsonb,
     'AttributeDefinitions', '[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]'::jsonb,
     'StreamSpecification', jsonb_build_object('StreamEnabled', true, 'StreamViewType', view_type))) -> 'TableDescription' -> 'StreamSpecification';
