@@ -7,6 +7,8 @@
 //
 //   node run.js --gateway URL --local URL --key ID --secret SECRET --out DIR
 //               [--sequences N] [--seed S] [--workers W] [--replay FILE] [--no-shrink] [--shrink-max K]
+//   node run.js --reclassify build/differential/differences.jsonl   (no targets: a run's
+//               unexplained differences counted against accepted.json as it is now)
 'use strict';
 const http = require('http');
 const crypto = require('crypto');
@@ -265,6 +267,20 @@ async function report(seq, sig, n) {
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   const started = Date.now();
+  if (args.reclassify) {
+    // a run's unexplained differences (differences.jsonl) against the accepted list as it is now
+    const counts = {};
+    for (const line of fs.readFileSync(args.reclassify, 'utf8').split('\n').filter(Boolean)) {
+      const d = JSON.parse(line);
+      const op = d.signature.split(' ')[0];
+      const kind = d.signature.split(' ')[1];
+      const rule = matchAccepted(RULES, op, d.req, { kind, gateway: d.gateway, local: d.local });
+      const key = rule ? `${rule.class}: ${rule.id || rule.rule}` : `UNEXPLAINED ${d.signature}`;
+      counts[key] = (counts[key] || 0) + 1;
+    }
+    for (const [k, v] of Object.entries(counts).sort((a, b) => b[1] - a[1])) console.log(`${v}\t${k}`);
+    return;
+  }
   fs.rmSync(path.join(OUT, 'differences.jsonl'), { force: true });
   if (args.replay) {
     const data = JSON.parse(fs.readFileSync(args.replay, 'utf8'));

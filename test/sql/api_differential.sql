@@ -41,5 +41,54 @@ SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'DiffLsi', 'Item',
   'pk', '{"S": "p"}'::jsonb, 'sk', '{"S": "3"}'::jsonb,
   'big', jsonb_build_object('S', repeat('x', 250000)))));
 SELECT item ->> 'sk' AS sk, item ? 'l1' AS in_all, item ? 'l2' AS in_keys FROM ddb.query('DiffLsi', 'p') AS item;
+-- (refused before its condition is read, as is an index key of the wrong type)
+SELECT ddb.execute('PutItem', jsonb_build_object('TableName', 'DiffLsi', 'Item', jsonb_build_object(
+  'pk', '{"S": "p"}'::jsonb, 'sk', '{"S": "2"}'::jsonb, 'l1', '{"S": "x"}'::jsonb,
+  'big', jsonb_build_object('S', repeat('x', 250000))), 'ConditionExpression', 'attribute_not_exists(pk)'));
+SELECT ddb.execute('PutItem', '{"TableName": "DiffLsi", "Item": {"pk": {"S": "p"}, "sk": {"S": "2"}, "l2": {"N": "1"}},
+  "ConditionExpression": "attribute_not_exists(pk)"}');
+SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "DiffLsi",
+  "Item": {"pk": {"S": "p"}, "sk": {"S": "2"}, "l2": {"BOOL": true}}, "ConditionExpression": "attribute_not_exists(pk)"}}]}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffLsi"}') IS NOT NULL AS deleted;
+
+-- contains on a binary: a subsequence of its bytes (0x01 0x02 0x03 holds 0x02 0x03, not 0x03 0x02)
+SELECT ddb.execute('PutItem', '{"TableName": "Diff", "Item": {"pk": {"S": "bin"}, "b": {"B": "AQID"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "Diff", "FilterExpression": "contains(b, :v)",
+  "ExpressionAttributeValues": {":v": {"B": "AgM="}}}') -> 'Count' AS subsequence;
+SELECT ddb.execute('Scan', '{"TableName": "Diff", "FilterExpression": "contains(b, :v)",
+  "ExpressionAttributeValues": {":v": {"B": "AwI="}}}') -> 'Count' AS not_a_subsequence;
+SELECT ddb.execute('Scan', '{"TableName": "Diff", "FilterExpression": "contains(b, :v)",
+  "ExpressionAttributeValues": {":v": {"S": "AgM="}}}') -> 'Count' AS a_string_is_not_bytes;
+
+-- An index read naming attributes the index does not project: a Query's
+-- filter is refused (names sorted), a projection is refused on a global
+-- index and fetched from the table on a local one
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffIdx", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"},
+                           {"AttributeName": "g", "AttributeType": "S"}, {"AttributeName": "l", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "byG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["inc"]}},
+    {"IndexName": "byGAll", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}],
+  "LocalSecondaryIndexes": [{"IndexName": "byL",
+     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+     "Projection": {"ProjectionType": "KEYS_ONLY"}}]}') IS NOT NULL AS created;
+SELECT ddb.execute('PutItem', '{"TableName": "DiffIdx", "Item": {"pk": {"S": "p"}, "sk": {"S": "1"}, "g": {"S": "g"},
+  "l": {"S": "l"}, "inc": {"N": "1"}, "oth": {"N": "2"}, "more": {"S": "m"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffIdx", "IndexName": "byG", "KeyConditionExpression": "g = :g",
+  "FilterExpression": "oth > :z OR attribute_exists(more) OR inc > :z", "ProjectionExpression": "oth",
+  "ExpressionAttributeValues": {":g": {"S": "g"}, ":z": {"N": "0"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffIdx", "IndexName": "byG", "KeyConditionExpression": "g = :g",
+  "ProjectionExpression": "oth, inc, more.x", "ExpressionAttributeValues": {":g": {"S": "g"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "DiffIdx", "IndexName": "byG", "ProjectionExpression": "oth"}');
+SELECT ddb.execute('Query', '{"TableName": "DiffIdx", "IndexName": "byG", "KeyConditionExpression": "g = :g",
+  "FilterExpression": "inc > :z", "ProjectionExpression": "inc, sk", "ExpressionAttributeValues": {":g": {"S": "g"}, ":z": {"N": "0"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffIdx", "IndexName": "byGAll", "KeyConditionExpression": "g = :g",
+  "FilterExpression": "oth > :z", "ProjectionExpression": "more", "ExpressionAttributeValues": {":g": {"S": "g"}, ":z": {"N": "0"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffIdx", "IndexName": "byL", "KeyConditionExpression": "pk = :p",
+  "FilterExpression": "oth > :z", "ExpressionAttributeValues": {":p": {"S": "p"}, ":z": {"N": "0"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffIdx", "IndexName": "byL", "KeyConditionExpression": "pk = :p",
+  "ProjectionExpression": "oth, l", "ExpressionAttributeValues": {":p": {"S": "p"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "DiffIdx", "IndexName": "byL", "ProjectionExpression": "more"}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffIdx"}') IS NOT NULL AS deleted;
 SELECT ddb.execute('DeleteTable', '{"TableName": "Diff"}') IS NOT NULL AS deleted;
