@@ -91,4 +91,12 @@ SELECT ddb.execute('Query', '{"TableName": "DiffIdx", "IndexName": "byL", "KeyCo
   "ProjectionExpression": "oth, l", "ExpressionAttributeValues": {":p": {"S": "p"}}}');
 SELECT ddb.execute('Scan', '{"TableName": "DiffIdx", "IndexName": "byL", "ProjectionExpression": "more"}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffIdx"}') IS NOT NULL AS deleted;
+
+-- A placeholder value DynamoDB refuses is refused in its words for a placeholder
+SELECT ddb.execute('UpdateItem', '{"TableName": "Diff", "Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET s = :s",
+  "ExpressionAttributeValues": {":s": {"SS": []}}}');
+SELECT ddb.execute('Query', '{"TableName": "Diff", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "Diff", "Item": {"pk": {"S": "a"}}, "ConditionExpression": "n = :n",
+  "ExpressionAttributeValues": {":n": {"N": "x1"}}}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "Diff"}') IS NOT NULL AS deleted;
