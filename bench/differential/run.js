@@ -273,9 +273,9 @@ async function main() {
     for (const line of fs.readFileSync(args.reclassify, 'utf8').split('\n').filter(Boolean)) {
       const d = JSON.parse(line);
       const op = d.signature.split(' ')[0];
-      const kind = d.signature.split(' ')[1];
-      const rule = matchAccepted(RULES, op, d.req, { kind, gateway: d.gateway, local: d.local });
-      const key = rule ? `${rule.class}: ${rule.id || rule.rule}` : `UNEXPLAINED ${d.signature}`;
+      const diff = difference(d.gateway, d.local);
+      const rule = diff && matchAccepted(RULES, op, d.req, diff);
+      const key = !diff ? 'equal once normalised' : rule ? `${rule.class}: ${rule.id || rule.rule}` : `UNEXPLAINED ${d.signature}`;
       counts[key] = (counts[key] || 0) + 1;
     }
     for (const [k, v] of Object.entries(counts).sort((a, b) => b[1] - a[1])) console.log(`${v}\t${k}`);
