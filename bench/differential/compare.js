@@ -165,6 +165,18 @@ const PREDICATES = {
     };
     return !!(diff.gateway.pages && diff.local.pages) && trim(diff.gateway) === trim(diff.local);
   },
+  // UpdateItem's UPDATED_OLD/UPDATED_NEW: ddb_model's Attributes a fragment of DynamoDB Local's (same values, fewer map members)
+  updatedFragment(diff) {
+    const within = (a, b) => {
+      if (a === null || typeof a !== 'object') return stable(a) === stable(b);
+      if (b === null || typeof b !== 'object' || Array.isArray(a) !== Array.isArray(b)) return false;
+      if (Array.isArray(a)) return a.length === b.length && a.every((x, i) => within(x, b[i]));
+      return Object.keys(a).every((k) => k in b && within(a[k], b[k]));
+    };
+    const g = diff.gateway.body && diff.gateway.body.Attributes;
+    const l = diff.local.body && diff.local.body.Attributes;
+    return !!(g && l) && within(g, l);
+  },
   // ddb_model's "Two document paths overlap" names two paths one of which is a prefix of the other
   overlappingPaths(diff) {
     const m = /path one: \[(.*)\], path two: \[(.*)\]$/.exec(diff.gateway.message || '');
