@@ -186,6 +186,7 @@ DECLARE
     keys record := ddb.read_key_schema(spec->'KeySchema', 'keySchema', NOT local);
     units record;
 BEGIN
+    PERFORM ddb.check_name(member || '.indexName', spec->>'IndexName');
     IF NOT local THEN
         units := ddb.index_throughput(spec, (SELECT t.billing_mode FROM ddb.tables t
                                              WHERE t.table_name = create_requested_index.table_name), member);

@@ -586,6 +586,35 @@ parse_set_value(Parser *p)
 	return n->u.logic.right ? n : NULL;
 }
 
+/*
+ * list_append may only be a SET value of its own (DynamoDB refuses it inside
+ * a sum, inside if_not_exists or inside another list_append); false after
+ * failing on the first misplaced one.
+ */
+static bool
+check_list_append_use(Parser *p, const ExprNode *n, bool whole_value)
+{
+	switch (n->kind)
+	{
+		case EXPR_PLUS:
+		case EXPR_MINUS:
+			return check_list_append_use(p, n->u.logic.left, false) &&
+				check_list_append_use(p, n->u.logic.right, false);
+		case EXPR_FUNCTION:
+			if (n->u.func.fn == FN_LIST_APPEND && !whole_value)
+			{
+				fail_function_use(p, n);
+				return false;
+			}
+			for (int i = 0; i < n->u.func.nargs; i++)
+				if (!check_list_append_use(p, n->u.func.args[i], false))
+					return false;
+			return true;
+		default:
+			return true;
+	}
+}
+
 /* The clause an update keyword starts, or -1. */
 static int
 clause_of(Token *t)
@@ -675,6 +704,9 @@ expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *ou
 			expr_next_token(&p);
 		}
 	}
+	for (int i = 0; i < out->nactions && !p.failed; i++)
+		if (out->actions[i].kind == ACTION_SET)
+			check_list_append_use(&p, out->actions[i].value, true);
 	return !p.failed;
 }
 

@@ -33,6 +33,17 @@ operand_type(Placeholders *ph, const char *kind, const ExprNode *operand, JsonbV
 	return (int) item_value_type(value);
 }
 
+/* A value placeholder given to an operator that takes one type (+ and - numbers, list_append lists). */
+static void
+check_operand_is(Placeholders *ph, const char *kind, const char *op, const ExprNode *operand, ItemType want)
+{
+	JsonbValue	v;
+	int			type = operand_type(ph, kind, operand, &v);
+
+	if (type >= 0 && type != (int) want)
+		report_operand_type(kind, op, item_type_name((ItemType) type));
+}
+
 /* Ordering (<, <=, >, >=, BETWEEN) is defined on strings, numbers and binaries only. */
 static void
 check_orderable(Placeholders *ph, const char *kind, const char *op, const ExprNode *operand)
@@ -122,6 +133,10 @@ check_function(Placeholders *ph, const char *kind, const ExprNode *node)
 		case FN_CONTAINS:
 			check_distinct(ph, kind, fn, args[0], args[1]);
 			return;
+		case FN_LIST_APPEND:
+			check_operand_is(ph, kind, fn, args[0], ITEM_L);
+			check_operand_is(ph, kind, fn, args[1], ITEM_L);
+			return;
 		case FN_ATTRIBUTE_TYPE:
 			type = operand_type(ph, kind, args[1], &v);
 			if (type < 0)
@@ -184,10 +199,15 @@ itemexpr_check(Placeholders *ph, const char *kind, const ExprNode *node)
 			return;
 		case EXPR_AND:
 		case EXPR_OR:
+			itemexpr_check(ph, kind, node->u.logic.left);
+			itemexpr_check(ph, kind, node->u.logic.right);
+			return;
 		case EXPR_PLUS:
 		case EXPR_MINUS:
 			itemexpr_check(ph, kind, node->u.logic.left);
 			itemexpr_check(ph, kind, node->u.logic.right);
+			check_operand_is(ph, kind, node->kind == EXPR_PLUS ? "+" : "-", node->u.logic.left, ITEM_N);
+			check_operand_is(ph, kind, node->kind == EXPR_PLUS ? "+" : "-", node->u.logic.right, ITEM_N);
 			return;
 		case EXPR_NOT:
 			itemexpr_check(ph, kind, node->u.logic.left);

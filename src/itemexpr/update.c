@@ -29,12 +29,67 @@ report_bad_path(void)
 	ddb_validation_error("The document path provided in the update expression is invalid for update");
 }
 
-/* Raises DynamoDB's error for an operand of the wrong type. */
-static void
-report_operand_type(const char *op, ItemType type)
+/*
+ * Raises DynamoDB's error for an operand taken from the item (an attribute,
+ * or what if_not_exists gave) whose type the operator does not take; a
+ * placeholder of the wrong type is refused before, by itemexpr_check.
+ */
+static pg_attribute_noreturn() void
+report_operand_type(void)
 {
-	ddb_validation_error("Invalid UpdateExpression: Incorrect operand type for operator or function; operator: %s, operand type: %s",
-						 op, item_type_name(type));
+	ddb_validation_error("An operand in the update expression has an incorrect data type");
+}
+
+/* DynamoDB's long name of a type, as its ADD and DELETE messages give it. */
+static const char *
+long_type_name(ItemType type)
+{
+	switch (type)
+	{
+		case ITEM_S:
+			return "STRING";
+		case ITEM_N:
+			return "NUMBER";
+		case ITEM_B:
+			return "BINARY";
+		case ITEM_BOOL:
+			return "BOOLEAN";
+		case ITEM_NULL:
+			return "NULL";
+		case ITEM_L:
+			return "LIST";
+		case ITEM_M:
+			return "MAP";
+		case ITEM_SS:
+			return "STRING_SET";
+		case ITEM_NS:
+			return "NUMBER_SET";
+		case ITEM_BS:
+			return "BINARY_SET";
+	}
+	return "UNKNOWN";
+}
+
+/*
+ * ADD takes a number or a set, DELETE a set: the placeholder is checked
+ * before any item is read.
+ */
+static void
+check_add_delete_value(Placeholders *ph, const ExprAction *action)
+{
+	JsonbValue	value;
+	ItemType	type;
+	bool		is_set;
+
+	itemexpr_value(ph, "UpdateExpression", action->value, &value);
+	type = item_value_type(&value);
+	is_set = type == ITEM_SS || type == ITEM_NS || type == ITEM_BS;
+	if (action->kind == ACTION_ADD && !is_set && type != ITEM_N)
+		ddb_validation_error("Invalid UpdateExpression: Incorrect operand type for operator or function; operator: ADD, operand type: %s, typeSet: ALLOWED_FOR_ADD_OPERAND",
+							 long_type_name(type));
+	if (action->kind == ACTION_DELETE && !is_set)
+		ddb_validation_error("Invalid UpdateExpression: Incorrect operand type for operator or function; operator: DELETE, operand type: %s, typeSet: ALLOWED_FOR_DELETE_OPERAND",
+							 long_type_name(type));
 }
 
 /* A natural value as a Jsonb of its own (jsonb_set's new value). */
@@ -193,10 +248,8 @@ set_value(Jsonb *before, Placeholders *ph, const ExprNode *node, JsonbValue *out
 		case EXPR_MINUS:
 			set_value(before, ph, node->u.logic.left, &a);
 			set_value(before, ph, node->u.logic.right, &b);
-			if (item_value_type(&a) != ITEM_N)
-				report_operand_type(node->kind == EXPR_PLUS ? "+" : "-", item_value_type(&a));
-			if (item_value_type(&b) != ITEM_N)
-				report_operand_type(node->kind == EXPR_PLUS ? "+" : "-", item_value_type(&b));
+			if (item_value_type(&a) != ITEM_N || item_value_type(&b) != ITEM_N)
+				report_operand_type();
 			out->type = jbvNumeric;
 			out->val.numeric = DatumGetNumeric(DirectFunctionCall2(node->kind == EXPR_PLUS ? numeric_add : numeric_sub,
 																   NumericGetDatum(a.val.numeric),
@@ -212,10 +265,8 @@ set_value(Jsonb *before, Placeholders *ph, const ExprNode *node, JsonbValue *out
 			/* list_append(a, b) */
 			set_value(before, ph, node->u.func.args[0], &a);
 			set_value(before, ph, node->u.func.args[1], &b);
-			if (item_value_type(&a) != ITEM_L)
-				report_operand_type("list_append", item_value_type(&a));
-			if (item_value_type(&b) != ITEM_L)
-				report_operand_type("list_append", item_value_type(&b));
+			if (item_value_type(&a) != ITEM_L || item_value_type(&b) != ITEM_L)
+				report_operand_type();
 			{
 				Jsonb	   *joined = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
 																		 JsonbPGetDatum(value_jsonb(&a)),
@@ -341,8 +392,6 @@ apply_in_place(Jsonb *item, Jsonb *before, Placeholders *ph, ResolvedAction *ra)
 	vtype = item_value_type(&value);
 	if (action->kind == ACTION_ADD)
 	{
-		if (vtype != ITEM_N && vtype != ITEM_SS && vtype != ITEM_NS && vtype != ITEM_BS)
-			report_operand_type("ADD", vtype);
 		if (!ra->path.present)
 			return set_at(item, path, value_jsonb(&value));
 		ctype = item_value_type(&current);
@@ -358,8 +407,6 @@ apply_in_place(Jsonb *item, Jsonb *before, Placeholders *ph, ResolvedAction *ra)
 		return set_at(item, path, make_set(vtype, set_combine(set_array(&current), set_array(&value), true)));
 	}
 	/* DELETE: elements out of a set; a set left empty goes */
-	if (vtype != ITEM_SS && vtype != ITEM_NS && vtype != ITEM_BS)
-		report_operand_type("DELETE", vtype);
 	if (!ra->path.present)
 		return item;
 	ctype = item_value_type(&current);
@@ -497,6 +544,8 @@ itemexpr_parse_update(TableDef *def, Placeholders *ph, const char *text, Project
 		itemexpr_check(ph, "UpdateExpression", action->path);
 		if (action->value)
 			itemexpr_check(ph, "UpdateExpression", action->value);
+		if (action->kind == ACTION_ADD || action->kind == ACTION_DELETE)
+			check_add_delete_value(ph, action);
 		action_paths[i] = action->path;
 	}
 	*paths = itemexpr_path_trie(ph, "UpdateExpression", action_paths, update->nactions);

@@ -170,6 +170,25 @@ SELECT kc AS key_condition, q(kc) AS result
 FROM (VALUES ('k = :k AND begins_with(:v, s)'), ('k = :k AND (s) = :v'), ('(k) = :k'),
              ('k = :k AND size(s)')) AS t(kc);
 
+-- 6. Operand types in an update: a placeholder of the wrong type is refused
+-- before the item is read (ADD and DELETE name the type in full), a value
+-- from the item of the wrong type when it is read; list_append is a SET
+-- value of its own, never inside a sum, if_not_exists or list_append.
+SELECT e AS update, up('{"n": {"N": "1"}, "s": {"S": "x"}, "l": {"L": [{"N": "1"}]}}', e,
+                       '{":n": {"N": "1"}, ":s": {"S": "x"}, ":l": {"L": []}, ":bool": {"BOOL": true},
+                         ":m": {"M": {}}, ":ss": {"SS": ["x"]}, ":bs": {"BS": ["AA=="]}}') AS result
+FROM (VALUES ('SET x = :l + :n'), ('SET x = :n - :m'), ('SET x = :ss + :n'), ('SET x = s - :n'),
+             ('SET x = if_not_exists(zz, :s) - :n'), ('SET x = if_not_exists(n, :n) + if_not_exists(n, :n)'),
+             ('SET x = list_append(:n, :l)'), ('SET x = list_append(s, :l)'), ('SET x = list_append(l, :s)'),
+             ('SET x = list_append(if_not_exists(zz, :s), :l)'), ('SET x = list_append(if_not_exists(zz, :l), l)'),
+             ('SET x = list_append(l, :l) + :n'), ('SET x = :n + list_append(l, :l)'),
+             ('SET x = list_append(list_append(l, :l), :l)'), ('SET x = if_not_exists(l, list_append(l, :l))'),
+             ('ADD n :s'), ('ADD n :bool'), ('ADD n :m'), ('ADD n :l'), ('ADD n :bs'), ('ADD s :n'),
+             ('DELETE n :s'), ('DELETE n :n'), ('DELETE s :bs')) AS t(e);
+-- the placeholder's type is refused before a failing condition is read
+SELECT ddb.execute('UpdateItem', '{"TableName": "Rules", "Key": {"k": {"S": "a"}}, "UpdateExpression": "ADD n :s",
+  "ConditionExpression": "attribute_not_exists(k)", "ExpressionAttributeValues": {":s": {"S": "x"}}}');
+
 DROP FUNCTION q(text);
 DROP FUNCTION filt(jsonb, text, jsonb);
 DROP FUNCTION cond(jsonb, text, jsonb);

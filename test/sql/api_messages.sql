@@ -44,4 +44,14 @@ SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {}}');
 SELECT ddb.execute('TransactWriteItems', '{"TransactItems": []}');
 SELECT ddb.execute('BatchGetItem', jsonb_build_object('RequestItems', jsonb_build_object('Messages', jsonb_build_object(
   'Keys', (SELECT jsonb_agg(jsonb_build_object('pk', jsonb_build_object('S', 'k' || g))) FROM generate_series(1, 101) g)))));
+-- an index name in CreateTable or UpdateTable is checked where the request has it
+SELECT ddb.execute('CreateTable', '{"TableName": "Messages2", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "byG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}},
+                             {"IndexName": "a b", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
+SELECT ddb.execute('UpdateTable', '{"TableName": "Messages", "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ab", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                              "Projection": {"ProjectionType": "ALL"}}}]}');
+SELECT count(*) AS tables_left FROM ddb.tables WHERE table_name = 'Messages2';
 SELECT ddb.delete_table('Messages');
