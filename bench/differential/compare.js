@@ -156,7 +156,7 @@ const PREDICATES = {
     const trim = (r) => {
       const pages = (r.pages || []).map((p) => ({ ...p }));
       const last = pages[pages.length - 1];
-      if (pages.length > 1 && last.Count === 0 && !last.LastEvaluatedKey && (!last.Items || !last.Items.length)) {
+      if (pages.length > 1 && last.Count === 0 && !last.ScannedCount && !last.LastEvaluatedKey && (!last.Items || !last.Items.length)) {
         pages.pop();
         delete pages[pages.length - 1].LastEvaluatedKey;
       }
