@@ -14,14 +14,17 @@
 #include "../key/ddb_key.h"
 #include "api.h"
 
-/* A response holding one item under key, or {} when item is NULL. */
+/*
+ * A response holding one item under key, or {} when item is NULL, or empty
+ * and omit_empty (DynamoDB leaves out an UpdateItem's empty Attributes).
+ */
 static Jsonb *
-item_response(const char *key, Jsonb *item)
+item_response(const char *key, Jsonb *item, bool omit_empty)
 {
 	JsonbParseState *state = NULL;
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	if (item)
+	if (item && !(omit_empty && JB_ROOT_COUNT(item) == 0))
 	{
 		ddb_push_key(&state, key);
 		item_push_dynamodb(&state, &item->root);
@@ -114,9 +117,9 @@ api_put_item(Jsonb *request)
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, natural, NULL);
 	if (!metrics)
-		return item_response("Attributes", all_old ? old : NULL);
+		return item_response("Attributes", all_old ? old : NULL, false);
 	store_item_keys(def, natural, &pk, &sk);
-	return api_with_collection_metrics(def, pk, item_response("Attributes", all_old ? old : NULL));
+	return api_with_collection_metrics(def, pk, item_response("Attributes", all_old ? old : NULL, false));
 }
 
 /* GetItem. */
@@ -144,7 +147,7 @@ api_get_item(Jsonb *request)
 	api_capacity_read_item(def->name, item, consistent);
 	if (item && projection)
 		item = itemexpr_project(projection, item);
-	return item_response("Item", item);
+	return item_response("Item", item, false);
 }
 
 /* DeleteItem. */
@@ -166,7 +169,7 @@ api_delete_item(Jsonb *request)
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, old, NULL);
-	response = all_old ? item_response("Attributes", old) : ddb_empty_object();
+	response = all_old ? item_response("Attributes", old, false) : ddb_empty_object();
 	return metrics ? api_with_collection_metrics(def, pk, response) : response;
 }
 
@@ -243,6 +246,6 @@ api_update_item(Jsonb *request)
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, old, written);
 	response = strcmp(rv, "NONE") == 0 ? ddb_empty_object()
-		: item_response("Attributes", itemexpr_update_returned(rv, paths, old, written));
+		: item_response("Attributes", itemexpr_update_returned(rv, paths, old, written), true);
 	return metrics ? api_with_collection_metrics(def, pk, response) : response;
 }

@@ -11,6 +11,7 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
+#include "../table/gsi.h"
 #include "api.h"
 
 /* DynamoDB's page: a Query or Scan stops once it has read 1 MB. */
@@ -194,57 +195,126 @@ request_filter(Jsonb *request, Placeholders *ctx)
 	return itemexpr_parse_filter(ctx, api_string(request, "FilterExpression"));
 }
 
-/*
- * Raises when a Query's FilterExpression names a key attribute of the keys
- * queried: DynamoDB wants those in the KeyConditionExpression.
- */
+/* Adds the top-level attribute names a FilterExpression reads to *names, each once, in order. */
 static void
-reject_key_in_filter(Placeholders *ph, const ExprNode *node, const KeySchema *keys)
+filter_attributes(Placeholders *ph, const ExprNode *node, List **names)
 {
-	const char *name;
-
 	switch (node->kind)
 	{
 		case EXPR_PATH:
-			if (node->u.path.steps[0].name == NULL)
-				return;
-			name = itemexpr_step_name(ph, "FilterExpression", &node->u.path.steps[0]);
-			for (int i = 0; i < keys->nhash + keys->nrange; i++)
-				if (strcmp(name, i < keys->nhash ? keys->hash_keys[i] : keys->range_keys[i - keys->nhash]) == 0)
-					ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
-										 name);
+			if (node->u.path.steps[0].name != NULL)
+			{
+				char	   *name = itemexpr_step_name(ph, "FilterExpression", &node->u.path.steps[0]);
+				ListCell   *lc;
+
+				foreach(lc, *names)
+					if (strcmp((char *) lfirst(lc), name) == 0)
+					return;
+				*names = lappend(*names, name);
+			}
 			return;
 		case EXPR_VALUE:
 			return;
 		case EXPR_COMPARE:
-			reject_key_in_filter(ph, node->u.compare.left, keys);
-			reject_key_in_filter(ph, node->u.compare.right, keys);
+			filter_attributes(ph, node->u.compare.left, names);
+			filter_attributes(ph, node->u.compare.right, names);
 			return;
 		case EXPR_BETWEEN:
-			reject_key_in_filter(ph, node->u.between.operand, keys);
-			reject_key_in_filter(ph, node->u.between.low, keys);
-			reject_key_in_filter(ph, node->u.between.high, keys);
+			filter_attributes(ph, node->u.between.operand, names);
+			filter_attributes(ph, node->u.between.low, names);
+			filter_attributes(ph, node->u.between.high, names);
 			return;
 		case EXPR_IN:
-			reject_key_in_filter(ph, node->u.in.operand, keys);
+			filter_attributes(ph, node->u.in.operand, names);
 			for (int i = 0; i < node->u.in.nlist; i++)
-				reject_key_in_filter(ph, node->u.in.list[i], keys);
+				filter_attributes(ph, node->u.in.list[i], names);
 			return;
 		case EXPR_NOT:
-			reject_key_in_filter(ph, node->u.logic.left, keys);
+			filter_attributes(ph, node->u.logic.left, names);
 			return;
 		case EXPR_AND:
 		case EXPR_OR:
 		case EXPR_PLUS:
 		case EXPR_MINUS:
-			reject_key_in_filter(ph, node->u.logic.left, keys);
-			reject_key_in_filter(ph, node->u.logic.right, keys);
+			filter_attributes(ph, node->u.logic.left, names);
+			filter_attributes(ph, node->u.logic.right, names);
 			return;
 		case EXPR_FUNCTION:
 			for (int i = 0; i < node->u.func.nargs; i++)
-				reject_key_in_filter(ph, node->u.func.args[i], keys);
+				filter_attributes(ph, node->u.func.args[i], names);
 			return;
 	}
+}
+
+/*
+ * Raises when a Query's FilterExpression names a key attribute of the keys
+ * queried: DynamoDB wants those in the KeyConditionExpression.
+ */
+static void
+reject_key_in_filter(List *names, const KeySchema *keys)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+	{
+		const char *name = (const char *) lfirst(lc);
+
+		for (int i = 0; i < keys->nhash + keys->nrange; i++)
+			if (strcmp(name, i < keys->nhash ? keys->hash_keys[i] : keys->range_keys[i - keys->nhash]) == 0)
+				ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
+									 name);
+	}
+}
+
+/* list_sort's order of two names. */
+static int
+name_order(const ListCell *a, const ListCell *b)
+{
+	return strcmp((const char *) lfirst(a), (const char *) lfirst(b));
+}
+
+/* The names an index does not project, sorted and joined as DynamoDB lists them ("a, b"), or NULL. */
+static char *
+unprojected(TableDef *def, IndexDef *index, List *names)
+{
+	List	   *missing = NIL;
+	StringInfoData out;
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (!gsi_projects(def, index, (const char *) lfirst(lc)))
+			missing = lappend(missing, lfirst(lc));
+	if (missing == NIL)
+		return NULL;
+	list_sort(missing, name_order);
+	initStringInfo(&out);
+	foreach(lc, missing)
+		appendStringInfo(&out, "%s%s", out.len ? ", " : "", (const char *) lfirst(lc));
+	return out.data;
+}
+
+/*
+ * DynamoDB's rules for an index read that names attributes the index does
+ * not project: a Query's filter is refused; a projection is refused on a
+ * global index, and on a local one fetches the table's items (true).
+ */
+static bool
+check_index_projection(ReadRequest *req, List *filter_names, ProjectionNode *projection)
+{
+	char	   *missing;
+
+	if (req->index == NULL || req->index->projection == PROJECT_ALL)
+		return false;
+	if ((missing = unprojected(req->def, req->index, filter_names)) != NULL)
+		ddb_validation_error("One or more parameter values were invalid: Secondary index %s does not project one or more filter attributes: [%s]",
+							 req->index->name, missing);
+	if (projection == NULL ||
+		(missing = unprojected(req->def, req->index, itemexpr_projection_attributes(projection))) == NULL)
+		return false;
+	if (!req->index->local)
+		ddb_validation_error("One or more parameter values were invalid: Global secondary index %s does not project [%s]",
+							 req->index->name, missing);
+	return true;
 }
 
 /* Query. */
@@ -260,6 +330,7 @@ api_query(Jsonb *request)
 	ProjectionNode *projection;
 	JsonbValue	limit;
 	bool		table_items;
+	List	   *filter_names = NIL;
 
 	req.def = api_request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
@@ -279,9 +350,11 @@ api_query(Jsonb *request)
 	api_key_condition(&ctx, &req, cond);
 	filter = request_filter(request, &ctx);
 	if (filter)
-		reject_key_in_filter(&ctx, filter, req.index ? &req.index->keys : &req.def->keys);
+		filter_attributes(&ctx, filter, &filter_names);
+	reject_key_in_filter(filter_names, req.index ? &req.index->keys : &req.def->keys);
 	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
 	itemexpr_check_unused(&ctx);
+	table_items |= check_index_projection(&req, filter_names, projection);
 	return read_response(request, &req, &ctx, filter, projection, table_items);
 }
 
@@ -322,5 +395,7 @@ api_scan(Jsonb *request)
 		req.total_segments = (int) total;
 	}
 	itemexpr_check_unused(&ctx);
+	/* (a Scan's filter reads the index's entries as they are) */
+	table_items |= check_index_projection(&req, NIL, projection);
 	return read_response(request, &req, &ctx, filter, projection, table_items);
 }

@@ -219,16 +219,26 @@ host_begins_with(void *ctx, ExprValue a, ExprValue prefix)
 	return VARSIZE(p) <= VARSIZE(x) && memcmp(VARDATA(x), VARDATA(p), VARSIZE(p) - VARHDRSZ) == 0;
 }
 
-/* contains: a substring of an S, or an element of a set or a list. */
+/* contains: a substring of an S, a byte subsequence of a B, or an element of a set or a list. */
 static bool
 host_contains(void *ctx, ExprValue a, ExprValue b)
 {
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
+	bytea	   *x;
+	bytea	   *y;
 
 	switch (a.kind)
 	{
+		case EV_B:
+			if (b.kind != EV_B)
+				return false;
+			x = binary_bytes(jv(a));
+			y = binary_bytes(jv(b));
+			return VARSIZE(y) == VARHDRSZ ||
+				(VARSIZE(y) <= VARSIZE(x) &&
+				 memmem(VARDATA(x), VARSIZE(x) - VARHDRSZ, VARDATA(y), VARSIZE(y) - VARHDRSZ) != NULL);
 		case EV_S:
 			return b.kind == EV_S &&
 				(jv(b)->val.string.len == 0 ||

@@ -117,6 +117,9 @@ extern ProjectionNode *itemexpr_projection(Placeholders *ph, const char *text);
 /* The trie of document paths, raising DynamoDB's overlap and conflict errors. */
 extern ProjectionNode *itemexpr_path_trie(Placeholders *ph, const char *kind, ExprNode **paths, int npaths);
 
+/* The top-level attribute names a projection asks for (char *), in the order given. */
+extern List *itemexpr_projection_attributes(ProjectionNode *projection);
+
 /* The item as a projection projects it (a new natural item). */
 extern Jsonb *itemexpr_project(ProjectionNode *projection, Jsonb *item);
 

@@ -104,6 +104,34 @@ itemexpr_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int
 	return buf.data;
 }
 
+/*
+ * A placeholder's AttributeValue made natural; a value DynamoDB refuses is
+ * refused in its words for a placeholder: "ExpressionAttributeValues
+ * contains invalid value: <why> for key :v".
+ */
+static void
+value_from_dynamodb(const char *name, JsonbValue *av, JsonbValue *out)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		item_value_from_dynamodb(av, out);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(cxt);
+		error = CopyErrorData();
+		if (error->sqlerrcode != ERRCODE_DDB_VALIDATION)
+			PG_RE_THROW();
+		FlushErrorState();
+		ddb_validation_error("ExpressionAttributeValues contains invalid value: %s for key %s", error->message, name);
+	}
+	PG_END_TRY();
+}
+
 /* The natural value of a :value placeholder. */
 void
 itemexpr_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)
@@ -119,7 +147,7 @@ itemexpr_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue 
 	if (ctx->natural_values)
 		*out = av;
 	else
-		item_value_from_dynamodb(&av, out);
+		value_from_dynamodb(name, &av, out);
 }
 
 /* Raises for defined placeholders that no expression used. */

@@ -219,3 +219,20 @@ itemexpr_project(ProjectionNode *projection, Jsonb *item)
 	project_map(projection, &item->root, true, &out);
 	return JsonbValueToJsonb(&out);
 }
+
+/* The top-level attribute names a projection asks for (char *), in the order given. */
+List *
+itemexpr_projection_attributes(ProjectionNode *projection)
+{
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	foreach(lc, projection->children)
+	{
+		ProjectionNode *child = (ProjectionNode *) lfirst(lc);
+
+		if (child->name)
+			names = lappend(names, child->name);
+	}
+	return names;
+}

@@ -34,6 +34,12 @@ typedef void (*GsiWriteObserver) (TableDef *def, IndexDef *index, int64 old_size
 								  bool key_changed, bool unchanged);
 extern GsiWriteObserver gsi_write_observer;
 
+/* True when an index projects an attribute (every attribute, for ALL). */
+extern bool gsi_projects(TableDef *def, IndexDef *index, const char *name);
+
+/* Checks an item about to be put against the indexes (key types, local entry sizes), before its condition. */
+extern void gsi_check_item(TableDef *def, Jsonb *item);
+
 /* Inserts an entry into the GSI table (gsi_store.c). */
 extern void gsi_insert_entry(IndexDef *index, const GsiEntry *entry);
 

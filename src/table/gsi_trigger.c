@@ -142,6 +142,13 @@ is_projected(TableDef *def, IndexDef *index, const char *name, int len)
 		name_in(index->include, index->n_include, name, len);
 }
 
+/* True when an index projects an attribute (every attribute, for ALL). */
+bool
+gsi_projects(TableDef *def, IndexDef *index, const char *name)
+{
+	return index->projection == PROJECT_ALL || is_projected(def, index, name, (int) strlen(name));
+}
+
 /* The item as the index projects it. */
 static Jsonb *
 gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item)
@@ -173,6 +180,39 @@ gsi_projected_item(TableDef *def, IndexDef *index, Jsonb *item)
 		}
 	}
 	return JsonbValueToJsonb(result);
+}
+
+/* DynamoDB: an item and its entry in a local secondary index share the 400 KB limit. */
+static void
+check_local_entry_size(IndexDef *index, int64 size, int64 entry_size)
+{
+	if (index->local && size + entry_size > ITEM_MAX_SIZE)
+		ddb_validation_error("Item size has exceeded the maximum allowed size");
+}
+
+/*
+ * Checks an item that is about to be put against the table's indexes before
+ * any condition is read, as DynamoDB does: index key attributes of the wrong
+ * type, and the size an item shares with its local index entries.
+ */
+void
+gsi_check_item(TableDef *def, Jsonb *item)
+{
+	int64		size = -1;
+
+	for (int i = 0; i < def->nindexes; i++)
+	{
+		IndexDef   *index = &def->indexes[i];
+		Datum		gpk;
+		Datum		gsk;
+
+		if (!gsi_item_keys(index, item, &gpk, &gsk) || !index->local)
+			continue;
+		if (size < 0)
+			size = item_size(&item->root);
+		check_local_entry_size(index, size, index->projection == PROJECT_ALL ? size :
+							   item_size(&gsi_projected_item(def, index, item)->root));
+	}
 }
 
 /* True when two key datums (0 for none) are the same key. */
@@ -259,6 +299,7 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 			entry.item = gsi_projected_item(def, index, new.item);
 			entry.item_size = index->projection == PROJECT_ALL ? new.item_size :
 				(int32) item_size(&entry.item->root);
+			check_local_entry_size(index, new.item_size, entry.item_size);
 			entry.expires_null = new.expires_null;
 			entry.expires_at = new.expires_at;
 			gsi_insert_entry(index, &entry);

@@ -21,6 +21,7 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
+#include "gsi.h"
 #include "item_store.h"
 #include "table_access.h"
 
@@ -493,6 +494,8 @@ store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
 	Datum		sk;
 
 	store_item_keys(def, item, &pk, &sk);
+	if (def->nindexes > 0)
+		gsi_check_item(def, item);
 	return write_item(def, pk, sk, item, NULL, cond, old, NULL);
 }
 

@@ -87,7 +87,13 @@ def_uses_relation(TableDef *def, Oid relid)
 	return false;
 }
 
-/* Relcache callback: marks the definitions that use relid stale. */
+/*
+ * Relcache callback: marks the definitions that use relid stale and takes
+ * them out of the cache (retired, freed at transaction end), so that the
+ * definitions and kept plans of dropped tables do not pile up in a backend:
+ * every later invalidation would walk them, and PostgreSQL's plan cache their
+ * plans.
+ */
 static void
 table_cache_invalidate(Datum arg, Oid relid)
 {
@@ -97,8 +103,16 @@ table_cache_invalidate(Datum arg, Oid relid)
 	invalidation_count++;
 	hash_seq_init(&status, table_cache);
 	while ((entry = hash_seq_search(&status)) != NULL)
-		if (entry->def->valid && (relid == InvalidOid || def_uses_relation(entry->def, relid)))
+		if (relid == InvalidOid || def_uses_relation(entry->def, relid))
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
 			entry->def->valid = false;
+			retired_defs = lappend(retired_defs, entry->def);
+			MemoryContextSwitchTo(old);
+			/* (dynahash allows removing the entry a scan is on) */
+			hash_search(table_cache, entry->name, HASH_REMOVE, NULL);
+		}
 }
 
 /* Creates the cache and registers its callbacks, once per backend. */
