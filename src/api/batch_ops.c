@@ -9,6 +9,7 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
+#include "../table/gsi.h"
 #include "api.h"
 
 #define BATCH_WRITE_MAX 25
@@ -17,8 +18,10 @@
 /* One write of a BatchWriteItem, checked before any is applied. */
 typedef struct BatchWrite
 {
+	char	   *table_name;
 	TableDef   *def;
 	Jsonb	   *item;			/* put; NULL for a delete */
+	JsonbContainer *key;		/* delete's Key */
 	Datum		pk;
 	Datum		sk;
 } BatchWrite;
@@ -56,7 +59,12 @@ array_of(JsonbValue *v, const char *what)
 	return v->val.binary.data;
 }
 
-/* BatchWriteItem: up to 25 puts and deletes, all applied or none. */
+/*
+ * BatchWriteItem: up to 25 puts and deletes, all applied or none.  Checked
+ * in DynamoDB's order before any is applied: the requests and their
+ * attribute values, then the tables, then each write's key (and a put's
+ * index keys), then duplicate keys.
+ */
 Jsonb *
 api_batch_write_item(Jsonb *request)
 {
@@ -76,14 +84,14 @@ api_batch_write_item(Jsonb *request)
 	it = JsonbIteratorInit(tables);
 	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
 	{
-		TableDef   *def;
+		char	   *table_name;
 		JsonbIterator *rit;
 		JsonbValue	r;
 		JsonbIteratorToken rtok;
 
 		if (tok != WJB_KEY)
 			continue;
-		def = table_def_get(pnstrdup(k.val.string.val, k.val.string.len));
+		table_name = pnstrdup(k.val.string.val, k.val.string.len);
 		JsonbIteratorNext(&it, &v, true);
 		if (JsonContainerSize(array_of(&v, "RequestItems")) == 0)
 			ddb_validation_error("1 validation error detected: Value '[]' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length greater than or equal to 1]");
@@ -99,12 +107,14 @@ api_batch_write_item(Jsonb *request)
 				continue;
 			if (n == BATCH_WRITE_MAX)
 				ddb_validation_error("1 validation error detected: Value '{%s=%s}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]",
-									 def->name, JsonbToCString(NULL, array_of(&v, "RequestItems"), 0));
+									 table_name, JsonbToCString(NULL, array_of(&v, "RequestItems"), 0));
 			if (r.type != jbvBinary || !JsonContainerIsObject(r.val.binary.data))
 				ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
 								errmsg("A WriteRequest must be an object")));
 			wrapper = JsonbValueToJsonb(&r);
-			writes[n].def = def;
+			writes[n].table_name = table_name;
+			writes[n].item = NULL;
+			writes[n].key = NULL;
 			if (api_field(wrapper, "PutRequest", &put) == api_field(wrapper, "DeleteRequest", &del))
 				ddb_validation_error("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
 			if (api_field(wrapper, "PutRequest", &put))
@@ -114,24 +124,36 @@ api_batch_write_item(Jsonb *request)
 				if (item == NULL)
 					api_missing("item");
 				writes[n].item = item_from_dynamodb(item);
-				store_item_keys(def, writes[n].item, &writes[n].pk, &writes[n].sk);
 			}
 			else
 			{
-				writes[n].item = NULL;
 				if (!api_field(JsonbValueToJsonb(&del), "Key", &inner) || inner.type != jbvBinary ||
 					!JsonContainerIsObject(inner.val.binary.data))
 					api_missing("key");
-				api_table_key(def, inner.val.binary.data, &writes[n].pk, &writes[n].sk);
+				writes[n].key = inner.val.binary.data;
 			}
-			for (int i = 0; i < n; i++)
-				if (same_item(&writes[i], &writes[n]))
-					ddb_validation_error("Provided list of item keys contains duplicates");
 			n++;
 		}
 	}
 	if (n == 0)
 		ddb_validation_error("The requestItems parameter is required for BatchWriteItem");
+	for (int i = 0; i < n; i++)
+		writes[i].def = table_def_get(writes[i].table_name);
+	for (int i = 0; i < n; i++)
+	{
+		if (writes[i].item)
+		{
+			store_item_keys(writes[i].def, writes[i].item, &writes[i].pk, &writes[i].sk);
+			/* (store_put checks again; here so that it comes before the duplicates) */
+			gsi_check_item(writes[i].def, writes[i].item);
+		}
+		else
+			api_table_key(writes[i].def, writes[i].key, &writes[i].pk, &writes[i].sk);
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (same_item(&writes[j], &writes[i]))
+				ddb_validation_error("Provided list of item keys contains duplicates");
 	metrics = api_collection_metrics_wanted(request);
 	/* written in one order whatever the request's, so two batches never wait on each other's rows in turn */
 	order = palloc(sizeof(BatchWrite *) * n);

@@ -121,3 +121,20 @@ SELECT pg_temp.churn(4, 23);
 SELECT (SELECT count(*) FROM pg_backend_memory_contexts WHERE name = 'CachedPlan') - n < 20 AS fewer_plans_than_tables
 FROM plans_before;
 SELECT ddb.execute('DeleteTable', '{"TableName": "Diff"}') IS NOT NULL AS deleted;
+-- BatchWriteItem checks in DynamoDB's order: attribute values, then tables,
+-- then keys and index keys, then duplicate keys (the tester's largest group)
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffBatch", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "N"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "byG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                              "Projection": {"ProjectionType": "KEYS_ONLY"}}]}') IS NOT NULL AS created;
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
+  {"PutRequest": {"Item": {"pk": {"S": "a"}}}}, {"PutRequest": {"Item": {"pk": {"S": "a"}, "s": {"SS": ["x", "x"]}}}}]}}');
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
+  {"PutRequest": {"Item": {"pk": {"S": "a"}}}}, {"PutRequest": {"Item": {"pk": {"S": "a"}, "g": {"S": "x"}}}}]}}');
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
+  {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}, {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}],
+  "NoSuchTable": [{"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}]}}');
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
+  {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}, {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}]}}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffBatch"}') IS NOT NULL AS deleted;
