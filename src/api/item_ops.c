@@ -111,14 +111,15 @@ api_put_item(Jsonb *request)
 
 	if (item == NULL)
 		api_missing("item");
-	cond = write_condition(&request, &ph);
+	/* the item's values and key are checked before the expressions, as DynamoDB does */
 	natural = item_from_dynamodb(item);
+	store_item_keys(def, natural, &pk, &sk);
+	cond = write_condition(&request, &ph);
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, natural, NULL);
 	if (!metrics)
 		return item_response("Attributes", all_old ? old : NULL, false);
-	store_item_keys(def, natural, &pk, &sk);
 	return api_with_collection_metrics(def, pk, item_response("Attributes", all_old ? old : NULL, false));
 }
 

@@ -344,16 +344,17 @@ api_query(Jsonb *request)
 		ddb_validation_error("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
 	if (text == NULL)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+	/* every expression is parsed and checked before the key condition is read against the keys, as DynamoDB does */
 	api_expr_context(request, &ctx);
 	cond = itemexpr_parse_condition(&ctx, "KeyConditionExpression", text);
 	itemexpr_check(&ctx, "KeyConditionExpression", cond);
-	api_key_condition(&ctx, &req, cond);
 	filter = request_filter(request, &ctx);
+	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
+	itemexpr_check_unused(&ctx);
+	api_key_condition(&ctx, &req, cond);
 	if (filter)
 		filter_attributes(&ctx, filter, &filter_names);
 	reject_key_in_filter(filter_names, req.index ? &req.index->keys : &req.def->keys);
-	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
-	itemexpr_check_unused(&ctx);
 	table_items |= check_index_projection(&req, filter_names, projection);
 	return read_response(request, &req, &ctx, filter, projection, table_items);
 }

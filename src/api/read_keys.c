@@ -166,8 +166,7 @@ attribute_position(char **names, int n, const char *attribute)
 static void
 single_sort_range(Placeholders *ctx, ReadRequest *req, KeySchema *keys, KeyCondition *kc)
 {
-	if (kc->op == SORT_BEGINS_WITH && keys->range_type == 'N')
-		ddb_validation_error("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
+	/* (begins_with on a number: its value is a number, refused by itemexpr_check, or another type, refused here) */
 	req->op = kc->op;
 	req->sk1 = condition_key_value(ctx, kc->value, kc->attribute, keys->range_type, true);
 	if (kc->op == SORT_BETWEEN)
@@ -219,8 +218,6 @@ multi_sort_range(Placeholders *ctx, ReadRequest *req, KeySchema *keys, KeyCondit
 		equal[i] = condition_key_value(ctx, by_position[i]->value, keys->range_keys[i], keys->range_types[i], true);
 	}
 	last = by_position[k - 1];
-	if (last->op == SORT_BEGINS_WITH && keys->range_types[k - 1] == 'N')
-		ddb_validation_error("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N");
 	v = condition_key_value(ctx, last->value, last->attribute, keys->range_types[k - 1], true);
 	prefix = tuple_of(equal, k - 1, (Datum) 0, false);
 	at = tuple_of(equal, k - 1, v, last->op == SORT_BEGINS_WITH);

@@ -138,3 +138,22 @@ SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
 SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
   {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}, {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}]}}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffBatch"}') IS NOT NULL AS deleted;
+-- PutItem checks its item before its expressions; Query checks every
+-- expression before reading the key condition against the keys
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffOrder", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]}') IS NOT NULL AS created;
+SELECT ddb.execute('PutItem', '{"TableName": "DiffOrder", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "s": {"SS": ["x", "x"]}},
+  "ConditionExpression": "n BETWEEN :hi AND :lo", "ExpressionAttributeValues": {":hi": {"N": "2"}, ":lo": {"N": "1"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "DiffOrder", "Item": {"sk": {"N": "1"}},
+  "ConditionExpression": "n BETWEEN :hi AND :lo", "ExpressionAttributeValues": {":hi": {"N": "2"}, ":lo": {"N": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffOrder", "KeyConditionExpression": "pk = :p AND sk <> :s",
+  "FilterExpression": "n BETWEEN :hi AND :lo",
+  "ExpressionAttributeValues": {":p": {"S": "a"}, ":s": {"N": "1"}, ":hi": {"N": "2"}, ":lo": {"N": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffOrder", "KeyConditionExpression": "pk = :p AND sk = :s",
+  "FilterExpression": "sk > :s", "ExpressionAttributeValues": {":p": {"S": "a"}, ":s": {"N": "1"}, ":unused": {"N": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffOrder", "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
+  "ExpressionAttributeValues": {":p": {"S": "a"}, ":s": {"S": "1"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffOrder", "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
+  "ExpressionAttributeValues": {":p": {"S": "a"}, ":s": {"N": "1"}}}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffOrder"}') IS NOT NULL AS deleted;

@@ -51,7 +51,8 @@ SELECT pg_temp.matches('tournamentId = :t AND regionId = :r AND round BETWEEN :a
 SELECT pg_temp.matches(':t = tournamentId AND :r = regionId AND :d = round AND :s < score',
                        '{":d": {"S": "SEMIFINALS"}, ":s": {"N": "9"}}') AS value_first;
 -- what DynamoDB refuses
-SELECT pg_temp.matches('tournamentId = :t', '{}');
+SELECT ddb.execute('Query', '{"TableName": "Matches", "IndexName": "ByTournament",
+  "KeyConditionExpression": "tournamentId = :t", "ExpressionAttributeValues": {":t": {"S": "WINTER"}}}');
 SELECT pg_temp.matches('tournamentId = :t AND regionId = :r AND score = :s', '{":s": {"N": "9"}}');
 SELECT pg_temp.matches('tournamentId = :t AND regionId = :r AND round > :d AND score = :s',
                        '{":d": {"S": "A"}, ":s": {"N": "9"}}');
