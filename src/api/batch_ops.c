@@ -22,15 +22,36 @@ typedef struct BatchWrite
 	TableDef   *def;
 	Jsonb	   *item;			/* put; NULL for a delete */
 	JsonbContainer *key;		/* delete's Key */
+	Jsonb	   *given;			/* the item, or the delete's Key, as natural values */
 	Datum		pk;
 	Datum		sk;
 } BatchWrite;
 
-/* True when two writes address the same item. */
+/* True when two writes give one key attribute equal values (an absent one equals nothing). */
 static bool
-same_item(BatchWrite *a, BatchWrite *b)
+same_given_value(BatchWrite *a, BatchWrite *b, const char *attribute)
 {
-	return a->def == b->def && api_same_key(a->pk, a->sk, b->pk, b->sk);
+	JsonbValue	x;
+	JsonbValue	y;
+
+	if (getKeyJsonValueFromContainer(&a->given->root, attribute, (int) strlen(attribute), &x) == NULL ||
+		getKeyJsonValueFromContainer(&b->given->root, attribute, (int) strlen(attribute), &y) == NULL)
+		return false;
+	return compareJsonbContainers(&JsonbValueToJsonb(&x)->root, &JsonbValueToJsonb(&y)->root) == 0;
+}
+
+/*
+ * True when two writes of one table give its key attributes equal values:
+ * DynamoDB finds duplicates on the keys as given, before it checks that
+ * each write has its key.
+ */
+static bool
+same_given_key(BatchWrite *a, BatchWrite *b)
+{
+	KeySchema  *keys = &a->def->keys;
+
+	return a->def == b->def && same_given_value(a, b, keys->hash_key) &&
+		(keys->range_key == NULL || same_given_value(a, b, keys->range_key));
 }
 
 /* qsort's order of writes: by table name, then by key in DynamoDB's order. */
@@ -62,8 +83,8 @@ array_of(JsonbValue *v, const char *what)
 /*
  * BatchWriteItem: up to 25 puts and deletes, all applied or none.  Checked
  * in DynamoDB's order before any is applied: the requests and their
- * attribute values, then the tables, then each write's key (and a put's
- * index keys), then duplicate keys.
+ * attribute values; table by table, the table and duplicate keys among its
+ * writes; then each write's key (and a put's index keys).
  */
 Jsonb *
 api_batch_write_item(Jsonb *request)
@@ -124,6 +145,7 @@ api_batch_write_item(Jsonb *request)
 				if (item == NULL)
 					api_missing("item");
 				writes[n].item = item_from_dynamodb(item);
+				writes[n].given = writes[n].item;
 			}
 			else
 			{
@@ -131,14 +153,22 @@ api_batch_write_item(Jsonb *request)
 					!JsonContainerIsObject(inner.val.binary.data))
 					api_missing("key");
 				writes[n].key = inner.val.binary.data;
+				writes[n].given = item_from_dynamodb(writes[n].key);
 			}
 			n++;
 		}
 	}
 	if (n == 0)
 		ddb_validation_error("The requestItems parameter is required for BatchWriteItem");
+	/* table by table, in the request's order: the table, then duplicate keys among its writes */
 	for (int i = 0; i < n; i++)
-		writes[i].def = table_def_get(writes[i].table_name);
+	{
+		writes[i].def = i > 0 && writes[i].table_name == writes[i - 1].table_name ?
+			writes[i - 1].def : table_def_get(writes[i].table_name);
+		for (int j = 0; j < i; j++)
+			if (same_given_key(&writes[j], &writes[i]))
+				ddb_validation_error("Provided list of item keys contains duplicates");
+	}
 	for (int i = 0; i < n; i++)
 	{
 		if (writes[i].item)
@@ -150,10 +180,6 @@ api_batch_write_item(Jsonb *request)
 		else
 			api_table_key(writes[i].def, writes[i].key, &writes[i].pk, &writes[i].sk);
 	}
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < i; j++)
-			if (same_item(&writes[j], &writes[i]))
-				ddb_validation_error("Provided list of item keys contains duplicates");
 	metrics = api_collection_metrics_wanted(request);
 	/* written in one order whatever the request's, so two batches never wait on each other's rows in turn */
 	order = palloc(sizeof(BatchWrite *) * n);

@@ -121,8 +121,9 @@ SELECT pg_temp.churn(4, 23);
 SELECT (SELECT count(*) FROM pg_backend_memory_contexts WHERE name = 'CachedPlan') - n < 20 AS fewer_plans_than_tables
 FROM plans_before;
 SELECT ddb.execute('DeleteTable', '{"TableName": "Diff"}') IS NOT NULL AS deleted;
--- BatchWriteItem checks in DynamoDB's order: attribute values, then tables,
--- then keys and index keys, then duplicate keys (the tester's largest group)
+-- BatchWriteItem checks in DynamoDB's order: attribute values; table by
+-- table, the table and duplicate keys (as given) among its writes; then keys
+-- and index keys (the tester's largest group)
 SELECT ddb.execute('CreateTable', '{"TableName": "DiffBatch", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
   "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "N"}],
