@@ -18,40 +18,17 @@
 /* One write of a BatchWriteItem, checked before any is applied. */
 typedef struct BatchWrite
 {
-	char	   *table_name;
 	TableDef   *def;
 	Jsonb	   *item;			/* put; NULL for a delete */
-	JsonbContainer *key;		/* delete's Key */
-	Jsonb	   *given;			/* the item, or the delete's Key, as natural values */
 	Datum		pk;
 	Datum		sk;
 } BatchWrite;
 
-/* True when two writes give one key attribute equal values (an absent one equals nothing). */
+/* True when two writes address the same item. */
 static bool
-same_given_value(BatchWrite *a, BatchWrite *b, const char *attribute)
+same_item(BatchWrite *a, BatchWrite *b)
 {
-	JsonbValue	x;
-	JsonbValue	y;
-
-	if (getKeyJsonValueFromContainer(&a->given->root, attribute, (int) strlen(attribute), &x) == NULL ||
-		getKeyJsonValueFromContainer(&b->given->root, attribute, (int) strlen(attribute), &y) == NULL)
-		return false;
-	return compareJsonbContainers(&JsonbValueToJsonb(&x)->root, &JsonbValueToJsonb(&y)->root) == 0;
-}
-
-/*
- * True when two writes of one table give its key attributes equal values:
- * DynamoDB finds duplicates on the keys as given, before it checks that
- * each write has its key.
- */
-static bool
-same_given_key(BatchWrite *a, BatchWrite *b)
-{
-	KeySchema  *keys = &a->def->keys;
-
-	return a->def == b->def && same_given_value(a, b, keys->hash_key) &&
-		(keys->range_key == NULL || same_given_value(a, b, keys->range_key));
+	return a->def == b->def && api_same_key(a->pk, a->sk, b->pk, b->sk);
 }
 
 /* qsort's order of writes: by table name, then by key in DynamoDB's order. */
@@ -82,9 +59,9 @@ array_of(JsonbValue *v, const char *what)
 
 /*
  * BatchWriteItem: up to 25 puts and deletes, all applied or none.  Checked
- * in DynamoDB's order before any is applied: the requests and their
- * attribute values; table by table, the table and duplicate keys among its
- * writes; then each write's key (and a put's index keys).
+ * before any is applied, in DynamoDB's order: table by table, the table,
+ * then write by write its values, its key, a put's index keys and whether an
+ * earlier write has the same key (the first error met is the one reported).
  */
 Jsonb *
 api_batch_write_item(Jsonb *request)
@@ -105,14 +82,14 @@ api_batch_write_item(Jsonb *request)
 	it = JsonbIteratorInit(tables);
 	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
 	{
-		char	   *table_name;
+		TableDef   *def;
 		JsonbIterator *rit;
 		JsonbValue	r;
 		JsonbIteratorToken rtok;
 
 		if (tok != WJB_KEY)
 			continue;
-		table_name = pnstrdup(k.val.string.val, k.val.string.len);
+		def = table_def_get(pnstrdup(k.val.string.val, k.val.string.len));
 		JsonbIteratorNext(&it, &v, true);
 		if (JsonContainerSize(array_of(&v, "RequestItems")) == 0)
 			ddb_validation_error("1 validation error detected: Value '[]' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length greater than or equal to 1]");
@@ -128,14 +105,12 @@ api_batch_write_item(Jsonb *request)
 				continue;
 			if (n == BATCH_WRITE_MAX)
 				ddb_validation_error("1 validation error detected: Value '{%s=%s}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]",
-									 table_name, JsonbToCString(NULL, array_of(&v, "RequestItems"), 0));
+									 def->name, JsonbToCString(NULL, array_of(&v, "RequestItems"), 0));
 			if (r.type != jbvBinary || !JsonContainerIsObject(r.val.binary.data))
 				ereport(ERROR, (errcode(ERRCODE_DDB_SERIALIZATION),
 								errmsg("A WriteRequest must be an object")));
 			wrapper = JsonbValueToJsonb(&r);
-			writes[n].table_name = table_name;
-			writes[n].item = NULL;
-			writes[n].key = NULL;
+			writes[n].def = def;
 			if (api_field(wrapper, "PutRequest", &put) == api_field(wrapper, "DeleteRequest", &del))
 				ddb_validation_error("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
 			if (api_field(wrapper, "PutRequest", &put))
@@ -145,41 +120,26 @@ api_batch_write_item(Jsonb *request)
 				if (item == NULL)
 					api_missing("item");
 				writes[n].item = item_from_dynamodb(item);
-				writes[n].given = writes[n].item;
+				store_item_keys(def, writes[n].item, &writes[n].pk, &writes[n].sk);
+				/* (store_put checks again; here so that it comes before a later write's error) */
+				gsi_check_item(def, writes[n].item);
 			}
 			else
 			{
+				writes[n].item = NULL;
 				if (!api_field(JsonbValueToJsonb(&del), "Key", &inner) || inner.type != jbvBinary ||
 					!JsonContainerIsObject(inner.val.binary.data))
 					api_missing("key");
-				writes[n].key = inner.val.binary.data;
-				writes[n].given = item_from_dynamodb(writes[n].key);
+				api_table_key(def, inner.val.binary.data, &writes[n].pk, &writes[n].sk);
 			}
+			for (int i = 0; i < n; i++)
+				if (same_item(&writes[i], &writes[n]))
+					ddb_validation_error("Provided list of item keys contains duplicates");
 			n++;
 		}
 	}
 	if (n == 0)
 		ddb_validation_error("The requestItems parameter is required for BatchWriteItem");
-	/* table by table, in the request's order: the table, then duplicate keys among its writes */
-	for (int i = 0; i < n; i++)
-	{
-		writes[i].def = i > 0 && writes[i].table_name == writes[i - 1].table_name ?
-			writes[i - 1].def : table_def_get(writes[i].table_name);
-		for (int j = 0; j < i; j++)
-			if (same_given_key(&writes[j], &writes[i]))
-				ddb_validation_error("Provided list of item keys contains duplicates");
-	}
-	for (int i = 0; i < n; i++)
-	{
-		if (writes[i].item)
-		{
-			store_item_keys(writes[i].def, writes[i].item, &writes[i].pk, &writes[i].sk);
-			/* (store_put checks again; here so that it comes before the duplicates) */
-			gsi_check_item(writes[i].def, writes[i].item);
-		}
-		else
-			api_table_key(writes[i].def, writes[i].key, &writes[i].pk, &writes[i].sk);
-	}
 	metrics = api_collection_metrics_wanted(request);
 	/* written in one order whatever the request's, so two batches never wait on each other's rows in turn */
 	order = palloc(sizeof(BatchWrite *) * n);

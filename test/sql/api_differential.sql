@@ -121,9 +121,9 @@ SELECT pg_temp.churn(4, 23);
 SELECT (SELECT count(*) FROM pg_backend_memory_contexts WHERE name = 'CachedPlan') - n < 20 AS fewer_plans_than_tables
 FROM plans_before;
 SELECT ddb.execute('DeleteTable', '{"TableName": "Diff"}') IS NOT NULL AS deleted;
--- BatchWriteItem checks in DynamoDB's order: attribute values; table by
--- table, the table and duplicate keys (as given) among its writes; then keys
--- and index keys (the tester's largest group)
+-- BatchWriteItem checks in DynamoDB's order, the first error met reported:
+-- table by table, the table, then write by write its values, its key, its
+-- index keys and an earlier write of the same key (the tester's largest group)
 SELECT ddb.execute('CreateTable', '{"TableName": "DiffBatch", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
   "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "N"}],
@@ -138,6 +138,11 @@ SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
   "NoSuchTable": [{"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}]}}');
 SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [
   {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}, {"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}]}}');
+-- (a write of the wrong index key type after a duplicate pair, and before it)
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [{"PutRequest": {"Item": {"pk": {"S": "a"}}}},
+  {"PutRequest": {"Item": {"pk": {"S": "a"}}}}, {"PutRequest": {"Item": {"pk": {"S": "b"}, "g": {"S": "x"}}}}]}}');
+SELECT ddb.execute('BatchWriteItem', '{"RequestItems": {"DiffBatch": [{"PutRequest": {"Item": {"pk": {"S": "a"}}}},
+  {"PutRequest": {"Item": {"pk": {"S": "b"}, "g": {"S": "x"}}}}, {"PutRequest": {"Item": {"pk": {"S": "a"}}}}]}}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffBatch"}') IS NOT NULL AS deleted;
 -- PutItem checks its item before its expressions; Query checks every
 -- expression before reading the key condition against the keys
