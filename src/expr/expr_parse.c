@@ -207,6 +207,19 @@ close_group(Parser *p, ExprNode *content)
 	return true;
 }
 
+/* '(' inner ')' at an opening parenthesis: the group's content, or NULL after failing. */
+static ExprNode *
+parse_group(Parser *p, ExprNode *(*inner) (Parser *))
+{
+	ExprNode   *n;
+
+	expr_next_token(p);
+	n = inner(p);
+	if (n == NULL || !expr_expect(p, TOK_RPAREN) || !close_group(p, n))
+		return NULL;
+	return n;
+}
+
 /* True for an operand (a path, a value, size()) as opposed to a condition. */
 static bool
 is_operand(const ExprNode *n)
@@ -291,13 +304,7 @@ parse_operand(Parser *p)
 	if (p->failed)
 		return NULL;
 	if (p->tok.kind == TOK_LPAREN)
-	{
-		expr_next_token(p);
-		n = parse_operand(p);
-		if (n == NULL || !expr_expect(p, TOK_RPAREN) || !close_group(p, n))
-			return NULL;
-		return n;
-	}
+		return parse_group(p, parse_operand);
 	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
 	{
 		return parse_value(p);
@@ -521,13 +528,7 @@ parse_set_operand(Parser *p)
 	if (p->failed)
 		return NULL;
 	if (p->tok.kind == TOK_LPAREN)
-	{
-		expr_next_token(p);
-		n = parse_set_operand(p);
-		if (n == NULL || !expr_expect(p, TOK_RPAREN) || !close_group(p, n))
-			return NULL;
-		return n;
-	}
+		return parse_group(p, parse_set_operand);
 	if (p->tok.kind == TOK_VALUE_PLACEHOLDER)
 	{
 		return parse_value(p);
@@ -568,11 +569,8 @@ parse_set_value(Parser *p)
 		return NULL;
 	if (p->tok.kind == TOK_LPAREN)
 	{
-		expr_next_token(p);
-		left = parse_set_value(p);
-		if (left == NULL || !expr_expect(p, TOK_RPAREN) || !close_group(p, left))
-			return NULL;
-		if (left->kind == EXPR_PLUS || left->kind == EXPR_MINUS)
+		left = parse_group(p, parse_set_value);
+		if (left == NULL || left->kind == EXPR_PLUS || left->kind == EXPR_MINUS)
 			return left;
 	}
 	else
