@@ -177,6 +177,33 @@ const PREDICATES = {
     const l = diff.local.body && diff.local.body.Attributes;
     return !!(g && l) && within(g, l);
   },
+  // a request with two or more faults (faults.js), both answers client errors each reporting a different one of them
+  severalFaults(diff, ctx) {
+    const faults = ctx.faults || [];
+    const text = (r) => String(r.message === undefined ? '' : r.message);
+    if (faults.length < 2 || diff.gateway.status !== 400 || diff.local.status !== 400) return false;
+    return faults.some((fg) => fg.pattern.test(text(diff.gateway))
+      && faults.some((fl) => fl !== fg && fl.pattern.test(text(diff.local))));
+  },
+  // both cancel with the same reasons, DynamoDB Local's list cut short after its last non-None reason
+  reasonsPerAction(diff) {
+    const [g, l] = [diff.gateway.reasons || [], diff.local.reasons || []];
+    return l.length < g.length && stable(g.slice(0, l.length)) === stable(l)
+      && g.slice(l.length).every((r) => r.Code === 'None');
+  },
+  // a Scan or Query of a global secondary index whose filter names an attribute the index does not project
+  filterOnUnprojected(diff, ctx) {
+    const req = (ctx.step && ctx.step.req) || {};
+    const table = (ctx.tables || []).find((t) => t.TableName === req.TableName);
+    const ix = table && (table.GlobalSecondaryIndexes || []).find((i) => i.IndexName === req.IndexName);
+    if (!ix || typeof req.FilterExpression !== 'string' || ix.Projection.ProjectionType === 'ALL') return false;
+    const projected = new Set([...table.KeySchema, ...ix.KeySchema].map((k) => k.AttributeName)
+      .concat(ix.Projection.NonKeyAttributes || []));
+    const names = req.ExpressionAttributeNames || {};
+    const tops = [...req.FilterExpression.matchAll(/(?<![.:\w#])(#?[A-Za-z_]\w*)(\s*\()?/g)]
+      .filter((m) => !m[2] && !/^(AND|OR|NOT|BETWEEN|IN)$/i.test(m[1])).map((m) => names[m[1]] || m[1]);
+    return tops.some((a) => !projected.has(a)) && diff.gateway.ScannedCount === diff.local.ScannedCount;
+  },
   // ddb_model's "Two document paths overlap" names two paths one of which is a prefix of the other
   overlappingPaths(diff) {
     const m = /path one: \[(.*)\], path two: \[(.*)\]$/.exec(diff.gateway.message || '');
@@ -187,8 +214,9 @@ const PREDICATES = {
   },
 };
 
-// The accepted entry (or pending one) a difference matches, or null.
-function matchAccepted(list, op, req, diff) {
+// The accepted entry (or pending one) a difference matches, or null; ctx
+// carries what predicates may need beyond the difference (the step's faults).
+function matchAccepted(list, op, req, diff, ctx = {}) {
   const re = (pattern, text) => pattern === undefined || new RegExp(pattern, 's').test(text === undefined ? '' : String(text));
   const side = (m, r) => !m || (re(m.status, r.status) && re(m.type, r.type) && re(m.message, r.message)
     && re(m.body, stable(r.body || r.pages || r.Items || '')));
@@ -197,7 +225,7 @@ function matchAccepted(list, op, req, diff) {
     if (entry.kind && entry.kind !== diff.kind) continue;
     if (!re(entry.request, JSON.stringify(req))) continue;
     if (!side(entry.gateway, diff.gateway) || !side(entry.local, diff.local)) continue;
-    if (entry.predicate && !PREDICATES[entry.predicate](diff)) continue;
+    if (entry.predicate && !PREDICATES[entry.predicate](diff, ctx)) continue;
     return entry;
   }
   return null;

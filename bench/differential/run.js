@@ -16,6 +16,7 @@ const fs = require('fs');
 const path = require('path');
 const { generator, sequenceSeed } = require('./gen');
 const { normalise, combinePages, difference, matchAccepted, stable } = require('./compare');
+const { faultsOf } = require('./faults');
 
 const args = {};
 for (let i = 2; i < process.argv.length; i++) {
@@ -147,7 +148,7 @@ async function runSequence(seq, keepTranscript = false) {
       if (out.diverged) continue; // (the tables are still deleted)
       const diff = difference(g.result, l.result);
       if (!diff) continue;
-      const rule = matchAccepted(RULES, step.op, step.req, diff);
+      const rule = matchAccepted(RULES, step.op, step.req, diff, { faults: faultsOf(step, seq.tables), step, tables: seq.tables });
       if (rule) {
         out.accepted.push(`${rule.class}: ${rule.id || rule.rule}`);
         if (WRITES.has(step.op) && g.result.status !== l.result.status) out.diverged = true;
@@ -265,7 +266,6 @@ async function report(seq, sig, n) {
 }
 
 async function main() {
-  fs.mkdirSync(OUT, { recursive: true });
   const started = Date.now();
   if (args.reclassify) {
     // a run's unexplained differences (differences.jsonl) against the accepted list as it is now
@@ -274,13 +274,16 @@ async function main() {
       const d = JSON.parse(line);
       const op = d.signature.split(' ')[0];
       const diff = difference(d.gateway, d.local);
-      const rule = diff && matchAccepted(RULES, op, d.req, diff);
+      const seq = generator(d.seed);
+      const step = seq.steps.find((st) => stable(st.req) === stable(d.req)) || { op, req: d.req };
+      const rule = diff && matchAccepted(RULES, op, d.req, diff, { faults: faultsOf(step, seq.tables), step, tables: seq.tables });
       const key = !diff ? 'equal once normalised' : rule ? `${rule.class}: ${rule.id || rule.rule}` : `UNEXPLAINED ${d.signature}`;
       counts[key] = (counts[key] || 0) + 1;
     }
     for (const [k, v] of Object.entries(counts).sort((a, b) => b[1] - a[1])) console.log(`${v}\t${k}`);
     return;
   }
+  fs.mkdirSync(OUT, { recursive: true });
   fs.rmSync(path.join(OUT, 'differences.jsonl'), { force: true });
   if (args.replay) {
     const data = JSON.parse(fs.readFileSync(args.replay, 'utf8'));

@@ -381,6 +381,9 @@ api_scan(Jsonb *request)
 	api_expr_context(request, &ctx);
 	filter = request_filter(request, &ctx);
 	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
+	/* only a filter can use values: a projection does not make them usable */
+	if (filter == NULL && ctx.values)
+		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions: FilterExpression is null");
 	if (filter == NULL && projection == NULL)
 		api_reject_placeholders(request, "FilterExpression is null");
 	if ((segment >= 0) != (total >= 0))

@@ -481,7 +481,13 @@ api_transact_get_items(Jsonb *request)
 
 	for (int i = 0; i < n; i++)
 	{
-		actions[i].def = table_def_get(api_table_name(api_required_string(actions[i].request, "TableName", "tableName")));
+		char	   *table = api_required_string(actions[i].request, "TableName", "tableName");
+
+		/*
+		 * a Get's TableName has no pattern (it may be an ARN): a name no
+		 * table has is not found, as DynamoDB Local answers it
+		 */
+		actions[i].def = table_def_get(table[0] ? table : api_table_name(table));
 		codes[i] = "None";
 		if (!action_valid(read_get_key, &actions[i], &messages[i]))
 		{

@@ -34,6 +34,32 @@ expr_fail(Parser *p, const char *format,...)
 	p->error->position = (int) (p->tok.start - p->text);
 }
 
+/* Records the first misuse; the parse goes on to find any syntax error first. */
+void
+expr_misuse(Parser *p, const char *format,...)
+{
+	va_list		args;
+
+	if (p->misused)
+		return;
+	p->misused = true;
+	va_start(args, format);
+	vsnprintf(p->misuse.message, sizeof(p->misuse.message), format, args);
+	va_end(args);
+	p->misuse.position = (int) (p->tok.start - p->text);
+}
+
+/* Ends a parse: a syntax error wins, then the first misuse. */
+bool
+expr_finish(Parser *p)
+{
+	if (!p->failed && p->misused)
+	{
+		p->failed = true;
+		*p->error = p->misuse;
+	}
+	return !p->failed;
+}
 
 /*
  * Records DynamoDB's syntax error for the current token: "near" is the text
@@ -202,7 +228,7 @@ expr_expect(Parser *p, TokenKind kind)
 bool
 expr_start_parse(Parser *p, const char *text, size_t len, ExprArena *arena, ExprError *error)
 {
-	Parser		start = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false};
+	Parser		start = {text, len, 0, {TOK_EOF, text, 0}, {TOK_EOF, text, 0}, NULL, 0, arena, error, false, {{0}, 0}, false};
 
 	*p = start;
 	if (len > EXPR_MAX_LENGTH)

@@ -59,6 +59,8 @@ typedef struct Parser
 	ExprArena  *arena;
 	ExprError  *error;
 	bool		failed;
+	ExprError	misuse;			/* the first misuse met (see expr_misuse) */
+	bool		misused;
 } Parser;
 
 /* True for the white space the lexer skips. */
@@ -76,6 +78,16 @@ extern void expr_fail(Parser *p, const char *format,...) __attribute__((format(p
 
 /* Records DynamoDB's syntax error for the current token. */
 extern void expr_fail_syntax(Parser *p);
+
+/*
+ * Records the first misuse (a reserved word as a name, a function where it
+ * cannot go, a wrong operand count) and lets parsing go on: DynamoDB reports
+ * a syntax error anywhere in the expression before any misuse.
+ */
+extern void expr_misuse(Parser *p, const char *format,...) __attribute__((format(printf, 2, 3)));
+
+/* Ends a parse: true when it succeeded; otherwise the syntax error, or else the first misuse, is the error. */
+extern bool expr_finish(Parser *p);
 
 /* True when a token is a given word, in any case. */
 extern bool expr_token_is_word(Token *t, const char *word);

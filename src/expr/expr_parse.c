@@ -48,10 +48,7 @@ parse_path(Parser *p)
 				return NULL;
 			}
 			if (p->tok.kind == TOK_NAME && expr_is_reserved_word(p->tok.start, p->tok.len))
-			{
-				expr_fail(p, "Attribute name is a reserved keyword; reserved keyword: %.*s",  p->tok.len, p->tok.start);
-				return NULL;
-			}
+				expr_misuse(p, "Attribute name is a reserved keyword; reserved keyword: %.*s", p->tok.len, p->tok.start);
 			steps[count].name = p->tok.start;
 			steps[count].name_len = p->tok.len;
 			steps[count].placeholder = p->tok.kind == TOK_NAME_PLACEHOLDER;
@@ -144,10 +141,7 @@ parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
 	int			nargs = 0;
 
 	if (fn < 0)
-	{
-		expr_fail(p, "Invalid function name; function: %.*s", p->tok.len > 60 ? 60 : p->tok.len, p->tok.start);
-		return NULL;
-	}
+		expr_misuse(p, "Invalid function name; function: %.*s", p->tok.len > 60 ? 60 : p->tok.len, p->tok.start);
 	expr_next_token(p);
 	if (!expr_expect(p, TOK_LPAREN))
 		return NULL;
@@ -168,13 +162,11 @@ parse_function(Parser *p, ExprNode *(*parse_operand) (Parser *))
 		return NULL;
 	want = (fn == FN_ATTRIBUTE_TYPE || fn == FN_BEGINS_WITH || fn == FN_CONTAINS ||
 			fn == FN_IF_NOT_EXISTS || fn == FN_LIST_APPEND) ? 2 : 1;
-	if (nargs != want)
-	{
-		expr_fail(p, "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d",
-			 expr_function_name((ExprFunction) fn), nargs);
-		return NULL;
-	}
+	if (fn >= 0 && nargs != want)
+		expr_misuse(p, "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d",
+					expr_function_name((ExprFunction) fn), nargs);
 	n->u.func.fn = (ExprFunction) fn;
+	nargs = nargs < 8 ? nargs : 8;
 	n->u.func.nargs = nargs;
 	n->u.func.args = expr_alloc(p, sizeof(ExprNode *) * nargs);
 	memcpy(n->u.func.args, args, sizeof(ExprNode *) * nargs);
@@ -251,11 +243,11 @@ comparator_of(TokenKind kind)
 	}
 }
 
-/* DynamoDB's error for a function used where its result cannot go. */
+/* DynamoDB's error for a function used where its result cannot go (a misuse). */
 static void
-fail_function_use(Parser *p, const ExprNode *fn)
+misuse_function(Parser *p, const ExprNode *fn)
 {
-	expr_fail(p, "The function is not allowed to be used this way in an expression; function: %s",
+	expr_misuse(p, "The function is not allowed to be used this way in an expression; function: %s",
 			  expr_function_name(fn->u.func.fn));
 }
 
@@ -268,8 +260,8 @@ require_condition(Parser *p, ExprNode *n)
 {
 	if (n && n->kind == EXPR_FUNCTION && n->u.func.fn == FN_SIZE)
 	{
-		fail_function_use(p, n);
-		return NULL;
+		misuse_function(p, n);
+		return n;
 	}
 	if (n && is_operand(n))
 	{
@@ -313,15 +305,9 @@ parse_operand(Parser *p)
 	{
 		n = parse_function(p, parse_operand);
 		if (n && n->u.func.fn != FN_SIZE)
-		{
-			fail_function_use(p, n);
-			return NULL;
-		}
-		if (n && n->u.func.args[0]->kind != EXPR_PATH)
-		{
-			expr_fail(p, "Incorrect operand type for operator or function; operator or function: size, operand type: not a document path");
-			return NULL;
-		}
+			misuse_function(p, n);
+		else if (n && n->u.func.args[0]->kind != EXPR_PATH)
+			expr_misuse(p, "Incorrect operand type for operator or function; operator or function: size, operand type: not a document path");
 		return n;
 	}
 	return parse_path_operand(p);
@@ -449,20 +435,15 @@ parse_not(Parser *p)
 	{
 		n = parse_function(p, parse_operand);
 		if (n && (n->u.func.fn == FN_IF_NOT_EXISTS || n->u.func.fn == FN_LIST_APPEND))
-		{
-			expr_fail(p, "The function is not allowed in a condition expression; function: %s",  expr_function_name(n->u.func.fn));
-			return NULL;
-		}
+			expr_misuse(p, "The function is not allowed in a condition expression; function: %s", expr_function_name(n->u.func.fn));
 		if (n && (n->u.func.fn == FN_ATTRIBUTE_EXISTS || n->u.func.fn == FN_ATTRIBUTE_NOT_EXISTS) &&
 			n->u.func.args[0]->kind != EXPR_PATH)
-		{
-			expr_fail(p, "Operator or function requires a document path; operator or function: %s",  expr_function_name(n->u.func.fn));
-			return NULL;
-		}
+			expr_misuse(p, "Operator or function requires a document path; operator or function: %s", expr_function_name(n->u.func.fn));
 		if (n && at_comparison_rest(p))
 		{
-			fail_function_use(p, n);
-			return NULL;
+			/* a condition function compared: refused once the comparison parses */
+			misuse_function(p, n);
+			return parse_comparison_rest(p, n, at);
 		}
 		return n;
 	}
@@ -513,7 +494,7 @@ expr_parse_condition(const char *text, size_t len, ExprArena *arena, ExprError *
 	root = require_condition(&p, parse_or(&p));
 	if (root && p.tok.kind != TOK_EOF)
 		expr_fail_syntax(&p);
-	return p.failed ? NULL : root;
+	return expr_finish(&p) ? root : NULL;
 }
 
 /*
@@ -538,16 +519,10 @@ parse_set_operand(Parser *p)
 		n = parse_function(p, parse_set_operand);
 		if (n == NULL)
 			return NULL;
-		if (n->u.func.fn != FN_IF_NOT_EXISTS && n->u.func.fn != FN_LIST_APPEND)
-		{
-			expr_fail(p, "Invalid function name; function: %s", expr_function_name(n->u.func.fn));
-			return NULL;
-		}
+		if ((int) n->u.func.fn >= 0 && n->u.func.fn != FN_IF_NOT_EXISTS && n->u.func.fn != FN_LIST_APPEND)
+			expr_misuse(p, "The function is not allowed in an update expression; function: %s", expr_function_name(n->u.func.fn));
 		if (n->u.func.fn == FN_IF_NOT_EXISTS && n->u.func.args[0]->kind != EXPR_PATH)
-		{
-			expr_fail(p, "Operator or function requires a document path; operator or function: if_not_exists");
-			return NULL;
-		}
+			expr_misuse(p, "Operator or function requires a document path; operator or function: if_not_exists");
 		return n;
 	}
 	return parse_path_operand(p);
@@ -601,7 +576,7 @@ check_list_append_use(Parser *p, const ExprNode *n, bool whole_value)
 		case EXPR_FUNCTION:
 			if (n->u.func.fn == FN_LIST_APPEND && !whole_value)
 			{
-				fail_function_use(p, n);
+				misuse_function(p, n);
 				return false;
 			}
 			for (int i = 0; i < n->u.func.nargs; i++)
@@ -705,7 +680,7 @@ expr_parse_update(const char *text, size_t len, ExprArena *arena, ExprUpdate *ou
 	for (int i = 0; i < out->nactions && !p.failed; i++)
 		if (out->actions[i].kind == ACTION_SET)
 			check_list_append_use(&p, out->actions[i].value, true);
-	return !p.failed;
+	return expr_finish(&p);
 }
 
 /* Parses a ProjectionExpression: path (',' path)*. */
@@ -742,7 +717,7 @@ expr_parse_projection(const char *text, size_t len, ExprArena *arena, ExprProjec
 	}
 	if (p.tok.kind != TOK_EOF)
 		expr_fail_syntax(&p);
-	return !p.failed;
+	return expr_finish(&p);
 }
 
 /* The comparator's text. */
@@ -761,5 +736,5 @@ expr_function_name(ExprFunction fn)
 	static const char *const names[] = {"attribute_exists", "attribute_not_exists",
 	"attribute_type", "begins_with", "contains", "size", "if_not_exists", "list_append"};
 
-	return names[fn];
+	return (int) fn >= 0 && (int) fn < (int) (sizeof(names) / sizeof(names[0])) ? names[fn] : "unknown";
 }

@@ -28,6 +28,7 @@ typedef struct Placeholders
 	bool		natural_values; /* values are natural jsonb (SQL functions), not DynamoDB JSON */
 	List	   *used_names;		/* char * of the #names expressions used */
 	List	   *used_values;
+	bool		values_checked; /* every value converted once, before any expression is parsed */
 } Placeholders;
 
 /* The state of an evaluator host (host.c) for one request's expression. */
@@ -62,6 +63,9 @@ extern void itemexpr_value(Placeholders *ph, const char *kind, ExprNode *value, 
 
 /* "[a, b, [2]]": the first nsteps of a path as DynamoDB's messages print it. */
 extern char *itemexpr_path_text(Placeholders *ph, const char *kind, const ExprNode *path, int nsteps);
+
+/* Converts every ExpressionAttributeValues value once, raising for the first DynamoDB refuses. */
+extern void itemexpr_check_values(Placeholders *ph);
 
 /* Raises when placeholders were defined that no expression used. */
 extern void itemexpr_check_unused(Placeholders *ph);

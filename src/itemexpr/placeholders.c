@@ -38,8 +38,10 @@ itemexpr_parse_condition(Placeholders *ctx, const char *kind, const char *text)
 {
 	ExprArena	arena = {itemexpr_arena_alloc, NULL};
 	ExprError	error;
-	ExprNode   *root = expr_parse_condition(text, strlen(text), &arena, &error);
+	ExprNode   *root;
 
+	itemexpr_check_values(ctx);
+	root = expr_parse_condition(text, strlen(text), &arena, &error);
 	if (root == NULL)
 		ddb_validation_error("Invalid %s: %s", kind, error.message);
 	return root;
@@ -148,6 +150,34 @@ itemexpr_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue 
 		*out = av;
 	else
 		value_from_dynamodb(name, &av, out);
+}
+
+/*
+ * Converts every value of ExpressionAttributeValues, in the map's order, the
+ * first time an expression is parsed: DynamoDB refuses a bad value before
+ * it reads any expression (a syntax error or an undefined name comes after).
+ */
+void
+itemexpr_check_values(Placeholders *ph)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *name = NULL;
+
+	if (ph->values_checked || ph->natural_values || ph->values == NULL)
+		return;
+	ph->values_checked = true;
+	it = JsonbIteratorInit(ph->values);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue	natural;
+
+		if (tok == WJB_KEY)
+			name = pnstrdup(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE)
+			value_from_dynamodb(name, &v, &natural);
+	}
 }
 
 /* Raises for defined placeholders that no expression used. */

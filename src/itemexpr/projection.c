@@ -74,8 +74,10 @@ itemexpr_projection(Placeholders *ph, const char *text)
 	ExprArena	arena = {NULL, NULL};
 	ExprError	error;
 	ExprProjection paths;
+
 	if (text == NULL)
 		return NULL;
+	itemexpr_check_values(ph);
 	arena.alloc = itemexpr_arena_alloc;
 	if (!expr_parse_projection(text, strlen(text), &arena, &paths, &error))
 		ddb_validation_error("Invalid ProjectionExpression: %s", error.message);

@@ -517,9 +517,12 @@ apply_update(void *arg, Jsonb *current)
 }
 
 /*
- * Parses an UpdateExpression for a table: key attributes refused,
- * placeholders resolved, paths checked; *paths gets the trie of the updated
- * paths (for UPDATED_OLD / UPDATED_NEW).
+ * Parses an UpdateExpression for a table: placeholders resolved, paths
+ * checked, key attributes refused; *paths gets the trie of the updated paths
+ * (for UPDATED_OLD / UPDATED_NEW).  The checks run in the order DynamoDB
+ * Local was seen to run them: every value converted, the syntax, the
+ * updated paths (their names, then overlaps), the operands from the last
+ * action back to the first, and last the key attributes.
  */
 ExprUpdate *
 itemexpr_parse_update(TableDef *def, Placeholders *ph, const char *text, ProjectionNode **paths)
@@ -529,26 +532,32 @@ itemexpr_parse_update(TableDef *def, Placeholders *ph, const char *text, Project
 	ExprUpdate *update = palloc(sizeof(ExprUpdate));
 	ExprNode  **action_paths;
 
+	itemexpr_check_values(ph);
 	if (!expr_parse_update(text, strlen(text), &arena, update, &error))
 		ddb_validation_error("Invalid UpdateExpression: %s", error.message);
 	action_paths = palloc(sizeof(ExprNode *) * Max(1, update->nactions));
 	for (int i = 0; i < update->nactions; i++)
+		action_paths[i] = update->actions[i].path;
+	*paths = itemexpr_path_trie(ph, "UpdateExpression", action_paths, update->nactions);
+	for (int i = update->nactions - 1; i >= 0; i--)
 	{
 		ExprAction *action = &update->actions[i];
-		char	   *top = itemexpr_step_name(ph, "UpdateExpression", &action->path->u.path.steps[0]);
 
-		if (strcmp(top, def->keys.hash_key) == 0 ||
-			(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
-			ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
-								 top);
 		itemexpr_check(ph, "UpdateExpression", action->path);
 		if (action->value)
 			itemexpr_check(ph, "UpdateExpression", action->value);
 		if (action->kind == ACTION_ADD || action->kind == ACTION_DELETE)
 			check_add_delete_value(ph, action);
-		action_paths[i] = action->path;
 	}
-	*paths = itemexpr_path_trie(ph, "UpdateExpression", action_paths, update->nactions);
+	for (int i = 0; i < update->nactions; i++)
+	{
+		char	   *top = itemexpr_step_name(ph, "UpdateExpression", &update->actions[i].path->u.path.steps[0]);
+
+		if (strcmp(top, def->keys.hash_key) == 0 ||
+			(def->keys.range_key && strcmp(top, def->keys.range_key) == 0))
+			ddb_validation_error("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key",
+								 top);
+	}
 	return update;
 }
 

@@ -163,3 +163,45 @@ SELECT ddb.execute('Query', '{"TableName": "DiffOrder", "KeyConditionExpression"
 SELECT ddb.execute('Query', '{"TableName": "DiffOrder", "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
   "ExpressionAttributeValues": {":p": {"S": "a"}, ":s": {"N": "1"}}}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffOrder"}') IS NOT NULL AS deleted;
+-- An expression's faults in DynamoDB's order: every ExpressionAttributeValues
+-- value first, then the syntax anywhere in the expression, then misuses
+-- (reserved words, functions where they cannot go) in the text's order; an
+-- UpdateExpression then checks its paths (names, overlaps), its operands from
+-- the last action back, and last the key attributes
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffExpr", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}') IS NOT NULL AS created;
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET a = #undefined ,", "ExpressionAttributeValues": {":v": {"N": "x1"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET m.new = :v ,", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET a = size(b), new = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET a = :v, new = size(b)", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET a = #u, a = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET a = :u REMOVE #w", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "ADD s :v SET a = :u DELETE t :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "DELETE t :v SET a = :u", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffExpr", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET pk = :v, a = :u", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "DiffExpr", "Item": {"pk": {"S": "a"}},
+  "ConditionExpression": "contains(a, :v) =", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "DiffExpr", "Item": {"pk": {"S": "a"}},
+  "ConditionExpression": "b = #u AND contains(a, :v) = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "DiffExpr", "Item": {"pk": {"S": "a"}},
+  "ConditionExpression": "foo(a) AND"}');
+-- a Get's TableName may be an ARN: a name no table has is not found
+SELECT ddb.execute('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "bad name!", "Key": {"pk": {"S": "a"}}}}]}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffExpr"}') IS NOT NULL AS deleted;
+-- a Scan's values can only be used by a filter: a projection does not make them usable
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffScan", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}') IS NOT NULL AS created;
+SELECT ddb.execute('Scan', '{"TableName": "DiffScan", "ProjectionExpression": "#a",
+  "ExpressionAttributeNames": {"#a": "a"}, "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffScan"}') IS NOT NULL AS deleted;
