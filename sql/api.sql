@@ -251,10 +251,14 @@ BEGIN
         IF keys.range_key IS NULL THEN
             PERFORM ddb.validation_error('One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex');
         END IF;
-        IF gkeys.hash_key IS DISTINCT FROM keys.hash_key OR gkeys.range_key IS NULL THEN
+        IF gkeys.hash_key IS DISTINCT FROM keys.hash_key THEN
             PERFORM ddb.validation_error(format(
                 'One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s',
                 g->>'IndexName', gkeys.hash_key, keys.hash_key));
+        END IF;
+        -- (DynamoDB Local's words: AWS documents the rule, not the message)
+        IF gkeys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('Local secondary indices must have a range key');
         END IF;
         used := used || gkeys.range_key;
     END LOOP;

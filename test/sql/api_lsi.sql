@@ -54,5 +54,11 @@ SELECT ddb.execute('CreateTable', '{"TableName": "Bad1", "BillingMode": "PAY_PER
                            {"AttributeName": "c", "AttributeType": "S"}],
   "LocalSecondaryIndexes": [{"IndexName": "L", "KeySchema": [{"AttributeName": "c", "KeyType": "HASH"},
      {"AttributeName": "b", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}]}');
+-- (an LSI with the table's hash key and no range key of its own)
+SELECT ddb.execute('CreateTable', '{"TableName": "Bad1", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}, {"AttributeName": "b", "AttributeType": "S"}],
+  "LocalSecondaryIndexes": [{"IndexName": "L", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}],
+     "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT ddb.put_item('Threads', '{"forum": "db", "subject": "e", "posted": "soon"}');
 SELECT ddb.delete_table('Threads');
