@@ -26,7 +26,7 @@ const FAULTS = {
   'operand-type': /Incorrect operand type|incorrect data type/,
   'reserved-word': /reserved keyword/,
   'index-key-type': new RegExp(`Type mismatch|Invalid attribute value type|${CANCELLED}`),
-  'key-condition-type': /KeyConditionExpression|Type mismatch|Invalid attribute value type/,
+  'key-condition-type': /KeyConditionExpression|Type mismatch|Invalid attribute value type|Condition parameter type does not match schema type/,
   'filter-on-key': /can only contain non-primary key attributes/,
   'select-rule': /ALL_PROJECTED_ATTRIBUTES|ALL_ATTRIBUTES|Select/,
   'batch-duplicate-keys': /Provided list of item keys contains duplicates/,

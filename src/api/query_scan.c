@@ -97,30 +97,43 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 }
 
 /*
- * Checks Select as DynamoDB does, on the request as sent (before
- * AttributesToGet becomes a ProjectionExpression): a projection with
- * SPECIFIC_ATTRIBUTES and only then, ALL_PROJECTED_ATTRIBUTES
- * on an index, ALL_ATTRIBUTES on a global index that projects all.  True
- * when a local index read returns the table's whole items (ALL_ATTRIBUTES
- * on one that does not project all: DynamoDB fetches them from the table).
+ * Checks Select against the projection as DynamoDB does, on the request as
+ * sent (before AttributesToGet becomes a ProjectionExpression): a
+ * projection with SPECIFIC_ATTRIBUTES and only then.
  */
-static bool
-check_select(Jsonb *request, IndexDef *index)
+static void
+check_select_projection(Jsonb *request)
 {
 	char	   *select = api_string(request, "Select");
 	JsonbValue	v;
 	const char *given = api_field(request, "ProjectionExpression", &v) ? "ProjectionExpression" :
 		api_field(request, "AttributesToGet", &v) ? "AttributesToGet" : NULL;
-	bool		all = select && strcmp(select, "ALL_ATTRIBUTES") == 0;
 
 	/* its value was checked up front (api_check_request_members) */
 	if (select == NULL)
-		return false;
+		return;
 	if (given && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
 		ddb_validation_error("Cannot specify the %s when choosing to get %s", given,
 							 strcmp(select, "COUNT") == 0 ? "only the Count" : select);
 	if (!given && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0)
 		ddb_validation_error("Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
+}
+
+/*
+ * Checks Select against the index, after every other check (DynamoDB Local
+ * was seen to report any other fault first): ALL_PROJECTED_ATTRIBUTES on an
+ * index, ALL_ATTRIBUTES on a global index that projects all.  True when a
+ * local index read returns the table's whole items (ALL_ATTRIBUTES on one
+ * that does not project all: DynamoDB fetches them from the table).
+ */
+static bool
+check_select_index(Jsonb *request, IndexDef *index)
+{
+	char	   *select = api_string(request, "Select");
+	bool		all = select && strcmp(select, "ALL_ATTRIBUTES") == 0;
+
+	if (select == NULL)
+		return false;
 	if (index == NULL && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0)
 		ddb_validation_error("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
 	if (!all || index == NULL || index->projection == PROJECT_ALL)
@@ -335,7 +348,7 @@ api_query(Jsonb *request)
 	req.def = api_request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
 	req.forward = api_bool(request, "ScanIndexForward", true);
-	table_items = check_select(request, req.index);
+	check_select_projection(request);
 	request = api_legacy_to_expressions(request, LEGACY_KEY_CONDITIONS | LEGACY_QUERY_FILTER | LEGACY_ATTRIBUTES_TO_GET,
 										"FilterExpression and KeyConditionExpression are null");
 	text = api_string(request, "KeyConditionExpression");
@@ -355,7 +368,8 @@ api_query(Jsonb *request)
 	if (filter)
 		filter_attributes(&ctx, filter, &filter_names);
 	reject_key_in_filter(filter_names, req.index ? &req.index->keys : &req.def->keys);
-	table_items |= check_index_projection(&req, filter_names, projection);
+	table_items = check_index_projection(&req, filter_names, projection);
+	table_items |= check_select_index(request, req.index);
 	return read_response(request, &req, &ctx, filter, projection, table_items);
 }
 
@@ -374,7 +388,7 @@ api_scan(Jsonb *request)
 
 	req.def = api_request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
-	table_items = check_select(request, req.index);
+	check_select_projection(request);
 	req.scan = true;
 	req.forward = true;
 	request = api_legacy_to_expressions(request, LEGACY_SCAN_FILTER | LEGACY_ATTRIBUTES_TO_GET, "FilterExpression is null");
@@ -400,6 +414,7 @@ api_scan(Jsonb *request)
 	}
 	itemexpr_check_unused(&ctx);
 	/* (a Scan's filter reads the index's entries as they are) */
-	table_items |= check_index_projection(&req, NIL, projection);
+	table_items = check_index_projection(&req, NIL, projection);
+	table_items |= check_select_index(request, req.index);
 	return read_response(request, &req, &ctx, filter, projection, table_items);
 }

@@ -205,3 +205,18 @@ SELECT ddb.execute('CreateTable', '{"TableName": "DiffScan", "BillingMode": "PAY
 SELECT ddb.execute('Scan', '{"TableName": "DiffScan", "ProjectionExpression": "#a",
   "ExpressionAttributeNames": {"#a": "a"}, "ExpressionAttributeValues": {":v": {"S": "x"}}}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffScan"}') IS NOT NULL AS deleted;
+-- Select's rules on indexes come after every other check of a Query or Scan
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffSelect", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "N"}, {"AttributeName": "g", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "byG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                              "Projection": {"ProjectionType": "KEYS_ONLY"}}]}') IS NOT NULL AS created;
+SELECT ddb.execute('Query', '{"TableName": "DiffSelect", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb.execute('Query', '{"TableName": "DiffSelect", "IndexName": "byG", "KeyConditionExpression": "g = :p",
+  "FilterExpression": "a BETWEEN :h AND :l", "ExpressionAttributeValues": {":p": {"S": "a"}, ":h": {"N": "2"}, ":l": {"N": "1"}},
+  "Select": "ALL_ATTRIBUTES"}');
+SELECT ddb.execute('Scan', '{"TableName": "DiffSelect", "FilterExpression": "a = :p",
+  "ExpressionAttributeValues": {":p": {"N": "1"}, ":u": {"N": "1"}}, "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb.execute('Scan', '{"TableName": "DiffSelect", "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffSelect"}') IS NOT NULL AS deleted;
