@@ -165,12 +165,20 @@ const PREDICATES = {
     };
     return !!(diff.gateway.pages && diff.local.pages) && trim(diff.gateway) === trim(diff.local);
   },
-  // UpdateItem's UPDATED_OLD/UPDATED_NEW: ddb_model's Attributes a fragment of DynamoDB Local's (same values, fewer map members)
+  // UpdateItem's UPDATED_OLD/UPDATED_NEW: ddb_model's Attributes a fragment of DynamoDB Local's (same values, fewer map members or list elements)
   updatedFragment(diff) {
     const within = (a, b) => {
       if (a === null || typeof a !== 'object') return stable(a) === stable(b);
       if (b === null || typeof b !== 'object' || Array.isArray(a) !== Array.isArray(b)) return false;
-      if (Array.isArray(a)) return a.length === b.length && a.every((x, i) => within(x, b[i]));
+      if (Array.isArray(a)) {
+        // a list's changed elements, in order (SET l[1], REMOVE l[0] return those alone)
+        let j = 0;
+        for (const x of a) {
+          while (j < b.length && !within(x, b[j])) j++;
+          if (j++ >= b.length) return false;
+        }
+        return true;
+      }
       return Object.keys(a).every((k) => k in b && within(a[k], b[k]));
     };
     const g = diff.gateway.body && diff.gateway.body.Attributes;

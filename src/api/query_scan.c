@@ -32,6 +32,7 @@ typedef struct PageBuilder
 	ExprHost	host;
 	HostContext host_ctx;
 	bool		table_items;	/* a local index's rows stand for the table's whole items */
+	bool		filter_table_items; /* the filter reads a local index row's whole item */
 	bool		more;			/* stopped early: LastEvaluatedKey is due */
 	RowKeys		last;
 	MemoryContext cxt;
@@ -70,14 +71,16 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	}
 	page->scanned++;
 	page->bytes += item_size;
-	if (page->table_items)
+	page->host_ctx.item = &item->root;
+	if (page->table_items || (page->filter_table_items && page->filter))
 	{
 		Jsonb	   *whole = store_get(page->req->def, keys->pk, keys->sk);
 
 		if (whole != NULL)
+			page->host_ctx.item = &whole->root;
+		if (whole != NULL && page->table_items)
 			item = whole;
 	}
-	page->host_ctx.item = &item->root;
 	if (page->filter == NULL || expr_eval_condition(page->filter, &page->host))
 	{
 		/* the tree holds pointers into the item, so it must outlive the SPI row */
@@ -144,10 +147,14 @@ check_select_index(Jsonb *request, IndexDef *index)
 	return true;
 }
 
-/* Runs a read (filtered when filter is set) and builds DynamoDB's Query/Scan response. */
+/*
+ * Runs a read (filtered when filter is set) and builds DynamoDB's Query/Scan
+ * response; table_items: a local index's rows stand for the table's whole
+ * items; filter_table_items: only the filter reads them.
+ */
 static Jsonb *
 read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filter,
-			  ProjectionNode *projection, bool table_items)
+			  ProjectionNode *projection, bool table_items, bool filter_table_items)
 {
 	PageBuilder page = {0};
 	char	   *select = api_string(request, "Select");
@@ -160,6 +167,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	page.filter = filter;
 	page.projection = projection;
 	page.table_items = table_items;
+	page.filter_table_items = filter_table_items;
 	if (filter)
 		itemexpr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
 	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
@@ -261,21 +269,22 @@ filter_attributes(Placeholders *ph, const ExprNode *node, List **names)
 
 /*
  * Raises when a Query's FilterExpression names a key attribute of the keys
- * queried: DynamoDB wants those in the KeyConditionExpression.
+ * queried: DynamoDB wants those in the KeyConditionExpression.  The key
+ * attributes are looked for in the key's order (hash first), as DynamoDB
+ * Local reports them.
  */
 static void
 reject_key_in_filter(List *names, const KeySchema *keys)
 {
-	ListCell   *lc;
-
-	foreach(lc, names)
+	for (int i = 0; i < keys->nhash + keys->nrange; i++)
 	{
-		const char *name = (const char *) lfirst(lc);
+		const char *key = i < keys->nhash ? keys->hash_keys[i] : keys->range_keys[i - keys->nhash];
+		ListCell   *lc;
 
-		for (int i = 0; i < keys->nhash + keys->nrange; i++)
-			if (strcmp(name, i < keys->nhash ? keys->hash_keys[i] : keys->range_keys[i - keys->nhash]) == 0)
+		foreach(lc, names)
+			if (strcmp((const char *) lfirst(lc), key) == 0)
 				ddb_validation_error("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
-									 name);
+									 key);
 	}
 }
 
@@ -370,7 +379,7 @@ api_query(Jsonb *request)
 	reject_key_in_filter(filter_names, req.index ? &req.index->keys : &req.def->keys);
 	table_items = check_index_projection(&req, filter_names, projection);
 	table_items |= check_select_index(request, req.index);
-	return read_response(request, &req, &ctx, filter, projection, table_items);
+	return read_response(request, &req, &ctx, filter, projection, table_items, false);
 }
 
 /* Scan. */
@@ -385,6 +394,8 @@ api_scan(Jsonb *request)
 	int64		segment = api_int(request, "Segment", 0, 999999);
 	int64		total = api_int(request, "TotalSegments", 1, 1000000);
 	bool		table_items;
+	bool		filter_table_items = false;
+	List	   *filter_names = NIL;
 
 	req.def = api_request_table(request);
 	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
@@ -413,8 +424,17 @@ api_scan(Jsonb *request)
 		req.total_segments = (int) total;
 	}
 	itemexpr_check_unused(&ctx);
-	/* (a Scan's filter reads the index's entries as they are) */
+	/*
+	 * a Scan's filter may name attributes the index does not project: on a
+	 * local index DynamoDB fetches them from the table, a global index's
+	 * entries are all there is
+	 */
+	if (filter && req.index && req.index->local && req.index->projection != PROJECT_ALL)
+	{
+		filter_attributes(&ctx, filter, &filter_names);
+		filter_table_items = unprojected(req.def, req.index, filter_names) != NULL;
+	}
 	table_items = check_index_projection(&req, NIL, projection);
 	table_items |= check_select_index(request, req.index);
-	return read_response(request, &req, &ctx, filter, projection, table_items);
+	return read_response(request, &req, &ctx, filter, projection, table_items, filter_table_items);
 }

@@ -220,3 +220,21 @@ SELECT ddb.execute('Scan', '{"TableName": "DiffSelect", "FilterExpression": "a =
   "ExpressionAttributeValues": {":p": {"N": "1"}, ":u": {"N": "1"}}, "Select": "ALL_PROJECTED_ATTRIBUTES"}');
 SELECT ddb.execute('Scan', '{"TableName": "DiffSelect", "Select": "ALL_PROJECTED_ATTRIBUTES"}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffSelect"}') IS NOT NULL AS deleted;
+-- a Query's filter on key attributes: the hash key is reported first
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffKeys", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "N"}, {"AttributeName": "sk", "AttributeType": "N"},
+                           {"AttributeName": "ls", "AttributeType": "N"}],
+  "LocalSecondaryIndexes": [{"IndexName": "byLs", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+     {"AttributeName": "ls", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["n"]}}]}') IS NOT NULL AS created;
+SELECT ddb.execute('Query', '{"TableName": "DiffKeys", "KeyConditionExpression": "pk = :p",
+  "FilterExpression": "sk > :s AND pk = :q", "ExpressionAttributeValues": {":p": {"N": "1"}, ":s": {"N": "1"}, ":q": {"N": "2"}}}');
+-- a Scan of a local index whose filter names an attribute the index does
+-- not project: the filter reads the table's item, the result stays the index's
+SELECT ddb.execute('PutItem', '{"TableName": "DiffKeys", "Item": {"pk": {"N": "1"}, "sk": {"N": "1"}, "ls": {"N": "0"}, "colour": {"S": "x"}}}');
+SELECT ddb.execute('PutItem', '{"TableName": "DiffKeys", "Item": {"pk": {"N": "1"}, "sk": {"N": "2"}, "ls": {"N": "1"}, "colour": {"S": "y"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "DiffKeys", "IndexName": "byLs", "FilterExpression": "colour = :x",
+  "ExpressionAttributeValues": {":x": {"S": "x"}}}');
+SELECT ddb.execute('Scan', '{"TableName": "DiffKeys", "IndexName": "byLs", "FilterExpression": "NOT colour IN (:x)",
+  "ExpressionAttributeValues": {":x": {"S": "x"}}}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffKeys"}') IS NOT NULL AS deleted;
