@@ -10,8 +10,10 @@ for (const e of accepted) {
     side('ddb-gateway', e.gateway), side('DynamoDB Local', e.local), e.predicate && `predicate ${e.predicate}`].filter(Boolean).join('; ');
   lines.push(`- **${e.id}** (${match}). ${e.reason} Source: ${e.source}.`);
 }
-lines.push('', 'Pending (temporary: rules other engineers are changing now; each goes when its rule lands):', '');
-const rules = new Map();
-for (const e of pending) rules.set(e.rule, (rules.get(e.rule) || 0) + 1);
-for (const [rule, n] of rules) lines.push(`- ${rule} (${n} matcher${n > 1 ? 's' : ''})`);
+if ((pending || []).length) {
+  lines.push('', 'Pending (temporary: rules other engineers are changing now; each goes when its rule lands):', '');
+  const rules = new Map();
+  for (const e of pending) rules.set(e.rule, (rules.get(e.rule) || 0) + 1);
+  for (const [rule, n] of rules) lines.push(`- ${rule} (${n} matcher${n > 1 ? 's' : ''})`);
+}
 console.log(lines.join('\n'));

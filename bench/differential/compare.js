@@ -193,10 +193,13 @@ const PREDICATES = {
     return faults.some((fg) => fg.pattern.test(text(diff.gateway))
       && faults.some((fl) => fl !== fg && fl.pattern.test(text(diff.local))));
   },
-  // both cancel with the same reasons, DynamoDB Local's list cut short after its last non-None reason
+  // both cancel; DynamoDB Local's list stops short (after its last reason that is not None), or holds
+  // an action's ValidationError alone
   reasonsPerAction(diff) {
     const [g, l] = [diff.gateway.reasons || [], diff.local.reasons || []];
-    return l.length < g.length && stable(g.slice(0, l.length)) === stable(l)
+    // (DynamoDB Local answers an action's ValidationError as a list of that one reason, wherever the action is)
+    if (l.length === 1 && l[0].Code === 'ValidationError') return g.length > 1 && g.some((r) => r.Code === 'ValidationError');
+    return l.length > 0 && l.length < g.length && stable(g.slice(0, l.length)) === stable(l)
       && g.slice(l.length).every((r) => r.Code === 'None');
   },
   // a Scan or Query of a global secondary index whose filter names an attribute the index does not project

@@ -23,7 +23,7 @@ const CANCELLED = 'Transaction cancelled.*ValidationError';
 const FAULTS = {
   'set-duplicates': /Input collection.*contains duplicates/,
   'between-bounds': /BETWEEN operator requires upper bound/,
-  'operand-type': /Incorrect operand type|incorrect data type/,
+  'operand-type': /Incorrect operand type|incorrect data type|requires same data type/,
   'reserved-word': /reserved keyword/,
   'index-key-type': new RegExp(`Type mismatch|Invalid attribute value type|${CANCELLED}`),
   'key-condition-type': /KeyConditionExpression|Type mismatch|Invalid attribute value type|Condition parameter type does not match schema type/,
@@ -71,10 +71,11 @@ function expressionFaults(text, values, add) {
   for (const m of text.matchAll(/BETWEEN\s+(:\w+)\s+AND\s+(:\w+)/g)) {
     const [lo, hi] = [value(m[1]), value(m[2])];
     if (!lo || !hi) continue;
+    const bytes = (b) => Buffer.from(b, 'base64');
     if (!scalarType(lo) || !scalarType(hi)) add('operand-type');
-    else if (typeOf(lo) === 'N' && typeOf(hi) === 'N' && Number(lo.N) > Number(hi.N)) add('between-bounds');
-    else if (typeOf(lo) === 'S' && typeOf(hi) === 'S' && lo.S > hi.S) add('between-bounds');
     else if (typeOf(lo) !== typeOf(hi)) add('operand-type');
+    else if ((typeOf(lo) === 'N' && Number(lo.N) > Number(hi.N)) || (typeOf(lo) === 'S' && lo.S > hi.S)
+      || (typeOf(lo) === 'B' && Buffer.compare(bytes(lo.B), bytes(hi.B)) > 0)) add('between-bounds');
   }
   for (const m of text.matchAll(/(?:<=|>=|<(?!>)|(?<!<)>)\s*(:\w+)|(:\w+)\s*(?:<=|>=|<(?!>)|(?<![<-])>)/g)) {
     const v = value(m[1] || m[2]);
@@ -132,7 +133,7 @@ function updateFaults(text, values, names, add) {
     const source = kind === 'SET' ? item.split('=').slice(1).join('=').replace(/if_not_exists\([^,]*,/g, '(') : '';
     if ((kind === 'SET' && (/[+-]|list_append/.test(source) || /(^|[\s(,])#?[A-Za-z_]/.test(source)))
       || ((kind === 'SET' || kind === 'REMOVE') && actions[i].steps.length > 1)
-      || kind === 'ADD' || kind === 'DELETE') add('update-runtime', true);
+      || kind === 'ADD' || kind === 'DELETE') add('update-runtime');
   }
 }
 
@@ -182,9 +183,9 @@ function queryFaults(req, table, add) {
 // The faults of a step: [{ id, pattern }], each fault once.
 function faultsOf(step, tables) {
   const byName = Object.fromEntries((tables || []).map((t) => [t.TableName, tableInfo(t)]));
-  // each fault once, but a fault an item may show once per action that may show it
+  // one entry per occurrence: two occurrences of one kind are two faults (which one is reported is a matter of order)
   const found = [];
-  const add = (id, perAction = false) => { if (perAction || !found.includes(id)) found.push(id); };
+  const add = (id) => { found.push(id); };
   const req = step.req || {};
   if (step.invalid) add('mutation');
   if (step.op === 'TransactWriteItems' || step.op === 'TransactGetItems') {

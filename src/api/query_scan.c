@@ -366,12 +366,16 @@ api_query(Jsonb *request)
 		ddb_validation_error("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
 	if (text == NULL)
 		ddb_validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
-	/* every expression is parsed and checked before the key condition is read against the keys, as DynamoDB does */
+	/*
+	 * every expression is parsed and checked before the key condition is
+	 * read against the keys; the key condition's own operands are checked
+	 * after the filter and the projection, as DynamoDB Local was seen to
+	 */
 	api_expr_context(request, &ctx);
 	cond = itemexpr_parse_condition(&ctx, "KeyConditionExpression", text);
-	itemexpr_check(&ctx, "KeyConditionExpression", cond);
 	filter = request_filter(request, &ctx);
 	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
+	itemexpr_check(&ctx, "KeyConditionExpression", cond);
 	itemexpr_check_unused(&ctx);
 	api_key_condition(&ctx, &req, cond);
 	if (filter)

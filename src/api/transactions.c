@@ -131,7 +131,8 @@ action_key(void *arg)
  * ValidationError cancellation reason (a Key of the wrong type or shape, as
  * the conformance suite recorded for TransactGetItems; a key attribute of
  * the wrong type in a Put's item or an index key; an update of a key
- * attribute, as DynamoDB Local answers).  A malformed expression or
+ * attribute or a key over its size limit, as DynamoDB Local answers).  A
+ * malformed expression or
  * placeholder stays the request's ValidationException.
  */
 static bool
@@ -141,6 +142,8 @@ is_action_validation(ErrorData *edata)
 		"The provided key element does not match the schema",
 		"One or more parameter values were invalid: Type mismatch for ",
 		"One or more parameter values were invalid: Cannot update attribute ",
+		"One or more parameter values were invalid: Size of hashkey ",
+		"One or more parameter values were invalid: Size of rangekey ",
 	};
 
 	if (edata->sqlerrcode != ERRCODE_DDB_VALIDATION)

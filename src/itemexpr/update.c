@@ -145,12 +145,14 @@ add_step(ResolvedPath *out, const char *text, int index)
 
 /*
  * Translates a document path into the jsonb path of the item; out gets it
- * and the value there (when present).  Raises when a step goes through a
- * value that is not the map or list it needs.  Returns false when a parent
- * is missing.
+ * and the value there (when present).  Returns false when a parent is
+ * missing.  A step through a value that is not the map or list it needs
+ * raises for a path the update writes (target); a path it reads finds
+ * nothing there, as DynamoDB answers ("refers to an attribute that does not
+ * exist", or if_not_exists's default).
  */
 static bool
-jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ResolvedPath *out)
+jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ResolvedPath *out, bool target)
 {
 	int			n = path->u.path.nsteps;
 	JsonbContainer *container = &item->root;
@@ -170,6 +172,8 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ResolvedPath *ou
 		{
 			char	   *name = itemexpr_step_name(ph, "UpdateExpression", step);
 
+			if (in_list && !target)
+				return false;
 			if (in_list)
 				report_bad_path();
 			add_step(out, name, -1);
@@ -179,6 +183,8 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ResolvedPath *ou
 		{
 			JsonbValue *elem;
 
+			if (!in_list && !target)
+				return false;
 			if (!in_list)
 				report_bad_path();
 			add_step(out, psprintf("%d", step->index), step->index);
@@ -209,6 +215,8 @@ jsonb_path(Jsonb *item, Placeholders *ph, const ExprNode *path, ResolvedPath *ou
 			container = map_of(&next);
 			in_list = false;
 		}
+		else if (!target)
+			return false;
 		else
 			report_bad_path();
 	}
@@ -222,7 +230,7 @@ value_at(Jsonb *item, Placeholders *ph, const ExprNode *path, JsonbValue *out)
 {
 	ResolvedPath rp;
 
-	if (!jsonb_path(item, ph, path, &rp) || !rp.present)
+	if (!jsonb_path(item, ph, path, &rp, false) || !rp.present)
 		return false;
 	*out = rp.found;
 	return true;
@@ -464,7 +472,7 @@ apply_update_expression(const ExprUpdate *update, Placeholders *ph, Jsonb *item)
 	for (int i = 0; i < n; i++)
 	{
 		ra[i].action = &update->actions[i];
-		if (!jsonb_path(item, ph, ra[i].action->path, &ra[i].path))
+		if (!jsonb_path(item, ph, ra[i].action->path, &ra[i].path, true))
 			report_bad_path();
 	}
 	qsort(ra, n, sizeof(ResolvedAction), compare_resolved);

@@ -238,3 +238,31 @@ SELECT ddb.execute('Scan', '{"TableName": "DiffKeys", "IndexName": "byLs", "Filt
 SELECT ddb.execute('Scan', '{"TableName": "DiffKeys", "IndexName": "byLs", "FilterExpression": "NOT colour IN (:x)",
   "ExpressionAttributeValues": {":x": {"S": "x"}}}');
 SELECT ddb.execute('DeleteTable', '{"TableName": "DiffKeys"}') IS NOT NULL AS deleted;
+-- a Query checks its key condition's operands after its filter and projection
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffBounds", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]}') IS NOT NULL AS created;
+SELECT ddb.execute('Query', '{"TableName": "DiffBounds", "KeyConditionExpression": "pk = :p AND sk BETWEEN :h AND :l",
+  "FilterExpression": "n BETWEEN :fh AND :fl",
+  "ExpressionAttributeValues": {":p": {"S": "a"}, ":h": {"N": "2"}, ":l": {"N": "1"}, ":fh": {"N": "20"}, ":fl": {"N": "10"}}}');
+SELECT ddb.execute('Query', '{"TableName": "DiffBounds", "KeyConditionExpression": "pk = :p AND sk BETWEEN :h AND :l",
+  "ProjectionExpression": "m, m.x", "ExpressionAttributeValues": {":p": {"S": "a"}, ":h": {"N": "2"}, ":l": {"N": "1"}}}');
+-- a transaction's key over its size limit is that action's ValidationError
+SELECT ddb.execute('TransactWriteItems', format('{"TransactItems": [
+  {"ConditionCheck": {"TableName": "DiffBounds", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}, "ConditionExpression": "attribute_exists(pk)"}},
+  {"Delete": {"TableName": "DiffBounds", "Key": {"pk": {"S": "%s"}, "sk": {"N": "1"}}}}]}', repeat('k', 2049))::jsonb);
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffBounds"}') IS NOT NULL AS deleted;
+-- a path an update reads through a value that is not the map or list it
+-- needs finds nothing there (only a path it writes is an invalid document path)
+SELECT ddb.execute('CreateTable', '{"TableName": "DiffRead", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}') IS NOT NULL AS created;
+SELECT ddb.execute('PutItem', '{"TableName": "DiffRead", "Item": {"pk": {"S": "a"}, "m": {"S": "text"}, "l": {"M": {"x": {"N": "1"}}}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffRead", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET a = list_append(:v, m.lst)", "ExpressionAttributeValues": {":v": {"L": []}}}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffRead", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET n = if_not_exists(l[0], :v) + :v", "ExpressionAttributeValues": {":v": {"N": "2"}},
+  "ReturnValues": "UPDATED_NEW"}');
+SELECT ddb.execute('UpdateItem', '{"TableName": "DiffRead", "Key": {"pk": {"S": "a"}},
+  "UpdateExpression": "SET m.x = :v", "ExpressionAttributeValues": {":v": {"N": "2"}}}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "DiffRead"}') IS NOT NULL AS deleted;
