@@ -17,6 +17,20 @@ COMMENT ON TABLE ddb.access_keys IS 'Access keys the gateway verifies SigV4 sign
 REVOKE ALL ON ddb.access_keys FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('ddb.access_keys', '');
 
+-- ddb-gateway caches the keys it verifies with (src/gateway/keycache.c):
+-- every change of this table tells it, once the change commits, to forget
+-- what it cached, so that a revoked key stops working at once.
+CREATE FUNCTION ddb.notify_access_keys() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pg_catalog.pg_notify('ddb_access_keys', '');
+    RETURN NULL;
+END $$;
+CREATE TRIGGER access_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.access_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb.notify_access_keys();
+
 -- Creates an access key acting as a role (with the gateway's own
 -- privileges when role_name is NULL) and returns its id and secret, as AWS
 -- shows them: once.

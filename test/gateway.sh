@@ -158,7 +158,7 @@ read -r key_id secret <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb
 sign() { perl "$ROOT/test/sigv4_headers.pl" "$1" "$2" "127.0.0.1:$AUTH_PORT" "DynamoDB_20120810.$3" "$4" "${5:-0}" >"$WORK/signed"; }
 send() {
     local code
-    code=$(curl -s -o "$WORK/body" -w '%{http_code}' -X POST "$AUTH_URL" -H "X-Amz-Target: DynamoDB_20120810.$1" \
+    code=$(curl -s --max-time "${CURL_MAX_TIME:-10}" -o "$WORK/body" -w '%{http_code}' -X POST "$AUTH_URL" -H "X-Amz-Target: DynamoDB_20120810.$1" \
         -H 'Content-Type: application/x-amz-json-1.0' -H @"$WORK/signed" --data-binary "$2")
     echo "$code $(grep -o '"__type": *"[^"]*"' "$WORK/body" | cut -d'"' -f4 | sed 's/.*#//')"
 }
@@ -197,8 +197,45 @@ sign "$key_id" "$secret" GetItem "$get"
 check "a body changed after signing is refused" "400 InvalidSignatureException" \
     "$(send GetItem '{"TableName": "Gateway", "Key": {"pk": {"S": "b"}}}')"
 # what a key's role may touch: test/authorization.sh
+# keys are cached (src/gateway/keycache.c); a change of ddb.access_keys empties the cache when it commits
+# refused KEY_ID SECRET: the answer once the key is refused (asked every 0.1 s, for 2 s at most)
+refused() {
+    local answer
+    for _ in $(seq 20); do
+        answer=$(signed "$1" "$2" GetItem "$get")
+        [ "$answer" != "200 " ] && break
+        sleep 0.1
+    done
+    echo "$answer"
+}
+# listeners: the gateway's connections listening for key changes
+listeners() {
+    psql -X -q -At -d "$DB" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND query = 'LISTEN ddb_access_keys'"
+}
+check "the gateway listens for key changes on a connection of its own" "1" "$(listeners)"
+psql -X -q -d "$DB" -c "BEGIN" -c "LOCK TABLE ddb.access_keys IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(3)" -c "COMMIT" \
+    >/dev/null &
+locker=$!
+sleep 0.5
+check "a cached key needs no lookup: served while ddb.access_keys is locked" "200 " \
+    "$(CURL_MAX_TIME=1 signed "$key_id" "$secret" GetItem "$get")"
+wait "$locker"
 psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key_id')" >/dev/null
-check "a revoked key is UnrecognizedClientException" "400 UnrecognizedClientException" "$(signed "$key_id" "$secret" GetItem "$get")"
+check "a revoked key is UnrecognizedClientException (the cache forgets it)" "400 UnrecognizedClientException" \
+    "$(refused "$key_id" "$secret")"
+read -r key2 secret2 <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
+check "a new key is served" "200 " "$(signed "$key2" "$secret2" GetItem "$get")"
+psql -X -q -d "$DB" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    WHERE datname = '$DB' AND query = 'LISTEN ddb_access_keys'" >/dev/null
+psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key2')" >/dev/null
+check "a key revoked while the gateway lost its listener is refused (the cache is off)" "400 UnrecognizedClientException" \
+    "$(refused "$key2" "$secret2")"
+for _ in $(seq 50); do [ "$(listeners)" = 1 ] && break; sleep 0.1; done
+check "the gateway listens again" "1" "$(listeners)"
+read -r key3 secret3 <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
+check "a key made since is served" "200 " "$(signed "$key3" "$secret3" GetItem "$get")"
+psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key3')" >/dev/null
+check "and refused once revoked" "400 UnrecognizedClientException" "$(refused "$key3" "$secret3")"
 kill "$gateway_pid"
 wait "$gateway_pid" 2>/dev/null
 trap - EXIT

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "handler.h"
+#include "keycache.h"
 #include "pool.h"
 
 /* Prints the usage and exits with status. */
@@ -101,6 +102,9 @@ main(int argc, char **argv)
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
+	if (gateway_require_auth && keycache_start(dsn) != 0)
+		fprintf(stderr, "ddb-gateway: key cache off: cannot start its listener\n");
 	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 							  gateway_handle, pool,
 							  MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,

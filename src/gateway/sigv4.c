@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include "sigv4.h"
+
+#include "keycache.h"
 #include "pool.h"
 
 #include <ctype.h>
@@ -279,6 +281,8 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	unsigned char key[32];
 	char	   *secret_key;
 	char		expected[65];
+	char		cached_secret[KEYCACHE_SECRET_MAX];
+	unsigned long generation;
 
 	memset(result, 0, sizeof(*result));
 	if (auth == NULL)
@@ -316,31 +320,40 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 		return;
 	}
 
-	params[0] = parts[0];
-	res = lookup_key(conn, params);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQstatus(conn) == CONNECTION_BAD)
+	if (keycache_get(parts[0], cached_secret, result->role_name, &generation))
 	{
-		/* the server went away since the connection's last use (a restart, say): once more on a new one */
-		PQclear(res);
-		PQreset(conn);
+		secret_key = malloc(strlen(cached_secret) + 5);
+		sprintf(secret_key, "AWS4%s", cached_secret);
+	}
+	else
+	{
+		params[0] = parts[0];
 		res = lookup_key(conn, params);
-	}
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
+		if (PQresultStatus(res) != PGRES_TUPLES_OK && PQstatus(conn) == CONNECTION_BAD)
+		{
+			/* the server went away since the connection's last use (a restart, say): once more on a new one */
+			PQclear(res);
+			PQreset(conn);
+			res = lookup_key(conn, params);
+		}
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		{
+			refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
+			PQclear(res);
+			return;
+		}
+		if (PQntuples(res) != 1)
+		{
+			PQclear(res);
+			REFUSE(DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
+		}
+		secret_key = malloc(strlen(PQgetvalue(res, 0, 0)) + 5);
+		sprintf(secret_key, "AWS4%s", PQgetvalue(res, 0, 0));
+		snprintf(result->role_name, sizeof(result->role_name), "%s", PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
+		keycache_put(parts[0], PQgetvalue(res, 0, 0), result->role_name, generation);
 		PQclear(res);
-		return;
 	}
-	if (PQntuples(res) != 1)
-	{
-		PQclear(res);
-		REFUSE(DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
-	}
-	secret_key = malloc(strlen(PQgetvalue(res, 0, 0)) + 5);
-	sprintf(secret_key, "AWS4%s", PQgetvalue(res, 0, 0));
-	snprintf(result->role_name, sizeof(result->role_name), "%s", PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
 	snprintf(result->access_key_id, sizeof(result->access_key_id), "%s", parts[0]);
-	PQclear(res);
 
 	canonical = canonical_request(connection, method, url, signed_headers, body, body_len);
 	SHA256((const unsigned char *) canonical, strlen(canonical), digest);
