@@ -72,7 +72,7 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	page->scanned++;
 	page->bytes += item_size;
 	page->host_ctx.item = &item->root;
-	if (page->table_items || (page->filter_table_items && page->filter))
+	if (page->table_items || page->filter_table_items)
 	{
 		Jsonb	   *whole = store_get(page->req->def, keys->pk, keys->sk);
 
@@ -229,8 +229,10 @@ filter_attributes(Placeholders *ph, const ExprNode *node, List **names)
 				ListCell   *lc;
 
 				foreach(lc, *names)
+				{
 					if (strcmp((char *) lfirst(lc), name) == 0)
-					return;
+						return;
+				}
 				*names = lappend(*names, name);
 			}
 			return;
@@ -410,11 +412,11 @@ api_scan(Jsonb *request)
 	api_expr_context(request, &ctx);
 	filter = request_filter(request, &ctx);
 	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
+	if (filter == NULL && projection == NULL)
+		api_reject_placeholders(request, "FilterExpression is null");
 	/* only a filter can use values: a projection does not make them usable */
 	if (filter == NULL && ctx.values)
 		ddb_validation_error("ExpressionAttributeValues can only be specified when using expressions: FilterExpression is null");
-	if (filter == NULL && projection == NULL)
-		api_reject_placeholders(request, "FilterExpression is null");
 	if ((segment >= 0) != (total >= 0))
 		ddb_validation_error(segment >= 0 ?
 							 "The TotalSegments parameter is required but was not present in the request when Segment parameter is present" :

@@ -132,8 +132,8 @@ action_key(void *arg)
  * the conformance suite recorded for TransactGetItems; a key attribute of
  * the wrong type in a Put's item or an index key; an update of a key
  * attribute or a key over its size limit, as DynamoDB Local answers).  A
- * malformed expression or
- * placeholder stays the request's ValidationException.
+ * malformed expression or placeholder stays the request's
+ * ValidationException.
  */
 static bool
 is_action_validation(ErrorData *edata)

@@ -181,6 +181,53 @@ lookup_key(PGconn *conn, const char **params)
 					 1, params);
 }
 
+/*
+ * "AWS4" and the secret of a key, which the signing key derives from, from
+ * the gateway's cache or else from ddb.access_keys (and then cached); the
+ * key's role goes into result.  NULL after refusing: an unknown or revoked
+ * key, a lookup that failed.
+ */
+static char *
+signing_secret(PGconn *conn, const char *key_id, AuthResult *result)
+{
+	const char *params[1] = {key_id};
+	char		cached[KEYCACHE_SECRET_MAX];
+	unsigned long generation;
+	PGresult   *res;
+	char	   *secret = NULL;
+
+	if (keycache_get(key_id, cached, result->role_name, &generation))
+	{
+		if (asprintf(&secret, "AWS4%s", cached) < 0)
+			refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, "out of memory");
+		return secret;
+	}
+	res = lookup_key(conn, params);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQstatus(conn) == CONNECTION_BAD)
+	{
+		/* the server went away since the connection's last use (a restart, say): once more on a new one */
+		PQclear(res);
+		PQreset(conn);
+		res = lookup_key(conn, params);
+	}
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
+	else if (PQntuples(res) != 1)
+		refuse(result, DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
+	else if (asprintf(&secret, "AWS4%s", PQgetvalue(res, 0, 0)) < 0)
+	{
+		secret = NULL;
+		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	else
+	{
+		snprintf(result->role_name, sizeof(result->role_name), "%s", PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
+		keycache_put(key_id, PQgetvalue(res, 0, 0), result->role_name, generation);
+	}
+	PQclear(res);
+	return secret;
+}
+
 /* True when name is one of the ';'-separated SignedHeaders. */
 static int
 is_signed(const char *signed_headers, const char *name)
@@ -272,8 +319,6 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	char	   *save = NULL;
 	time_t		now = time(NULL);
 	time_t		when;
-	PGresult   *res;
-	const char *params[1];
 	char	   *canonical;
 	unsigned char digest[32];
 	char		hex[65];
@@ -281,8 +326,6 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	unsigned char key[32];
 	char	   *secret_key;
 	char		expected[65];
-	char		cached_secret[KEYCACHE_SECRET_MAX];
-	unsigned long generation;
 
 	memset(result, 0, sizeof(*result));
 	if (auth == NULL)
@@ -320,39 +363,9 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 		return;
 	}
 
-	if (keycache_get(parts[0], cached_secret, result->role_name, &generation))
-	{
-		secret_key = malloc(strlen(cached_secret) + 5);
-		sprintf(secret_key, "AWS4%s", cached_secret);
-	}
-	else
-	{
-		params[0] = parts[0];
-		res = lookup_key(conn, params);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK && PQstatus(conn) == CONNECTION_BAD)
-		{
-			/* the server went away since the connection's last use (a restart, say): once more on a new one */
-			PQclear(res);
-			PQreset(conn);
-			res = lookup_key(conn, params);
-		}
-		if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		{
-			refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
-			PQclear(res);
-			return;
-		}
-		if (PQntuples(res) != 1)
-		{
-			PQclear(res);
-			REFUSE(DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
-		}
-		secret_key = malloc(strlen(PQgetvalue(res, 0, 0)) + 5);
-		sprintf(secret_key, "AWS4%s", PQgetvalue(res, 0, 0));
-		snprintf(result->role_name, sizeof(result->role_name), "%s", PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
-		keycache_put(parts[0], PQgetvalue(res, 0, 0), result->role_name, generation);
-		PQclear(res);
-	}
+	secret_key = signing_secret(conn, parts[0], result);
+	if (secret_key == NULL)
+		return;
 	snprintf(result->access_key_id, sizeof(result->access_key_id), "%s", parts[0]);
 
 	canonical = canonical_request(connection, method, url, signed_headers, body, body_len);

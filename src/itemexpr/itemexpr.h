@@ -29,6 +29,7 @@ typedef struct Placeholders
 	List	   *used_names;		/* char * of the #names expressions used */
 	List	   *used_values;
 	bool		values_checked; /* every value converted once, before any expression is parsed */
+	List	   *converted;		/* ConvertedValue of each value, once checked */
 } Placeholders;
 
 /* The state of an evaluator host (host.c) for one request's expression. */

@@ -134,12 +134,20 @@ value_from_dynamodb(const char *name, JsonbValue *av, JsonbValue *out)
 	PG_END_TRY();
 }
 
-/* The natural value of a :value placeholder. */
+/* A value of ExpressionAttributeValues made natural, kept for the request. */
+typedef struct ConvertedValue
+{
+	char	   *name;
+	JsonbValue	value;
+} ConvertedValue;
+
+/* The natural value of a :value placeholder (converted once, by itemexpr_check_values). */
 void
 itemexpr_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue *out)
 {
 	char	   *name = pnstrdup(value->u.value.name, value->u.value.name_len);
 	JsonbValue	av;
+	ListCell   *lc;
 
 	if (ctx->values == NULL ||
 		getKeyJsonValueFromContainer(ctx->values, name, value->u.value.name_len, &av) == NULL)
@@ -147,15 +155,29 @@ itemexpr_value(Placeholders *ctx, const char *kind, ExprNode *value, JsonbValue 
 							 kind, name);
 	ctx->used_values = note_used(ctx->used_values, name);
 	if (ctx->natural_values)
+	{
 		*out = av;
-	else
-		value_from_dynamodb(name, &av, out);
+		return;
+	}
+	itemexpr_check_values(ctx);
+	foreach(lc, ctx->converted)
+	{
+		ConvertedValue *cv = (ConvertedValue *) lfirst(lc);
+
+		if (strcmp(cv->name, name) == 0)
+		{
+			*out = cv->value;
+			return;
+		}
+	}
+	elog(ERROR, "ddb_model: placeholder %s was not converted", name);
 }
 
 /*
  * Converts every value of ExpressionAttributeValues, in the map's order, the
  * first time an expression is parsed: DynamoDB refuses a bad value before
  * it reads any expression (a syntax error or an undefined name comes after).
+ * The natural values are kept for itemexpr_value, in the request's context.
  */
 void
 itemexpr_check_values(Placeholders *ph)
@@ -171,12 +193,17 @@ itemexpr_check_values(Placeholders *ph)
 	it = JsonbIteratorInit(ph->values);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
-		JsonbValue	natural;
+		ConvertedValue *cv;
 
 		if (tok == WJB_KEY)
 			name = pnstrdup(v.val.string.val, v.val.string.len);
 		else if (tok == WJB_VALUE)
-			value_from_dynamodb(name, &v, &natural);
+		{
+			cv = palloc(sizeof(ConvertedValue));
+			cv->name = name;
+			value_from_dynamodb(name, &v, &cv->value);
+			ph->converted = lappend(ph->converted, cv);
+		}
 	}
 }
 
