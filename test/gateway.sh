@@ -225,6 +225,11 @@ check "a revoked key is UnrecognizedClientException (the cache forgets it)" "400
     "$(refused "$key_id" "$secret")"
 read -r key2 secret2 <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
 check "a new key is served" "200 " "$(signed "$key2" "$secret2" GetItem "$get")"
+for _ in 1 2; do  # both of the gateway's threads, each of which keeps the last signing key it derived
+    check "another key's secret does not sign for it, in the scope just used" "400 InvalidSignatureException" \
+        "$(signed "$key2" "$secret" GetItem "$get")"
+    check "while its own still does" "200 " "$(signed "$key2" "$secret2" GetItem "$get")"
+done
 psql -X -q -d "$DB" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
     WHERE datname = '$DB' AND query = 'LISTEN ddb_access_keys'" >/dev/null
 psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key2')" >/dev/null

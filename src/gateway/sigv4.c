@@ -17,8 +17,6 @@
 #include <ctype.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,13 +50,107 @@ to_hex(const unsigned char *bytes, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* HMAC-SHA256 of data under key, into out (32 bytes). */
-static void
+/*
+ * SHA-256, fetched once (sigv4_start): OpenSSL 3's one-shot SHA256() and
+ * HMAC() look the algorithm up, under a lock, on every call, which was a
+ * quarter of the gateway's CPU in a profile of signed GetItems.
+ */
+static EVP_MD *sha256_md;
+
+/* This thread's digest context, kept from one request to the next. */
+static __thread EVP_MD_CTX *thread_digest;
+
+/* Fetches SHA-256 once for all threads; 0 on success. */
+int
+sigv4_start(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	return sha256_md ? 0 : -1;
+}
+
+/* This thread's digest context, started on SHA-256; NULL when OpenSSL cannot make one. */
+static EVP_MD_CTX *
+digest_begin(void)
+{
+	if (thread_digest == NULL)
+		thread_digest = EVP_MD_CTX_new();
+	if (thread_digest == NULL || !EVP_DigestInit_ex2(thread_digest, sha256_md, NULL))
+		return NULL;
+	return thread_digest;
+}
+
+/* SHA-256 of the pieces a and b (b may be empty), into out (32 bytes); 0 on success. */
+static int
+sha256_of(const void *a, size_t a_len, const void *b, size_t b_len, unsigned char *out)
+{
+	EVP_MD_CTX *ctx = digest_begin();
+
+	return ctx && EVP_DigestUpdate(ctx, a, a_len) && EVP_DigestUpdate(ctx, b, b_len) &&
+		EVP_DigestFinal_ex(ctx, out, NULL) ? 0 : -1;
+}
+
+/* HMAC-SHA256 (RFC 2104) of data under key, into out (32 bytes); 0 on success. */
+static int
 hmac(const unsigned char *key, size_t key_len, const char *data, unsigned char *out)
 {
-	unsigned int len = 32;
+	unsigned char block[64] = {0};
+	unsigned char inner[32];
+	int			failed;
 
-	HMAC(EVP_sha256(), key, (int) key_len, (const unsigned char *) data, strlen(data), out, &len);
+	if (key_len > sizeof(block))
+	{
+		if (sha256_of(key, key_len, "", 0, block) != 0)
+			return -1;
+	}
+	else
+		memcpy(block, key, key_len);
+	for (size_t i = 0; i < sizeof(block); i++)
+		block[i] ^= 0x36;
+	failed = sha256_of(block, sizeof(block), data, strlen(data), inner);
+	for (size_t i = 0; i < sizeof(block); i++)
+		block[i] ^= 0x36 ^ 0x5c;
+	failed = failed || sha256_of(block, sizeof(block), inner, sizeof(inner), out);
+	OPENSSL_cleanse(block, sizeof(block));
+	return failed ? -1 : 0;
+}
+
+/* The last signing key this thread derived, and what it derived it from. */
+typedef struct DerivedKey
+{
+	char		secret[KEYCACHE_SECRET_MAX + 8];	/* "AWS4" and the secret */
+	char		scope[256];		/* date/region/service/aws4_request */
+	unsigned char key[32];
+} DerivedKey;
+
+static __thread DerivedKey last_derived;
+
+/*
+ * The signing key of a secret ("AWS4" and the secret) for a credential
+ * scope, into key (32 bytes): four HMACs, or none when this thread derived
+ * it last (an SDK signs a day's requests in one scope); 0 on success.
+ */
+static int
+signing_key(const char *secret, char *const *scope, unsigned char *key)
+{
+	char		scope_text[sizeof(last_derived.scope)];
+
+	if (snprintf(scope_text, sizeof(scope_text), "%s/%s/%s/%s", scope[1], scope[2], scope[3], scope[4]) >=
+		(int) sizeof(scope_text) || strlen(secret) >= sizeof(last_derived.secret))
+		return -1;
+	if (strcmp(scope_text, last_derived.scope) == 0 && strcmp(secret, last_derived.secret) == 0)
+	{
+		memcpy(key, last_derived.key, 32);
+		return 0;
+	}
+	last_derived.scope[0] = '\0';
+	if (hmac((const unsigned char *) secret, strlen(secret), scope[1], key) != 0 ||
+		hmac(key, 32, scope[2], key) != 0 || hmac(key, 32, scope[3], key) != 0 ||
+		hmac(key, 32, scope[4], key) != 0)
+		return -1;
+	memcpy(last_derived.key, key, 32);
+	strcpy(last_derived.secret, secret);
+	strcpy(last_derived.scope, scope_text);
+	return 0;
 }
 
 /* Copies the value of "name=" in an Authorization header (up to ',' or the end); 0 when absent. */
@@ -153,7 +245,11 @@ canonical_request(struct MHD_Connection *connection, const char *method, const c
 	append(&buf, &len, &cap, "\n");
 	append(&buf, &len, &cap, signed_headers);
 	append(&buf, &len, &cap, "\n");
-	SHA256((const unsigned char *) body, body_len, digest);
+	if (sha256_of(body, body_len, "", 0, digest) != 0)
+	{
+		free(buf);
+		return NULL;
+	}
 	to_hex(digest, 32, hex);
 	append(&buf, &len, &cap, hex);
 	return buf;
@@ -326,6 +422,7 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	unsigned char key[32];
 	char	   *secret_key;
 	char		expected[65];
+	int			failed = 0;
 
 	memset(result, 0, sizeof(*result));
 	if (auth == NULL)
@@ -369,22 +466,22 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	snprintf(result->access_key_id, sizeof(result->access_key_id), "%s", parts[0]);
 
 	canonical = canonical_request(connection, method, url, signed_headers, body, body_len);
-	SHA256((const unsigned char *) canonical, strlen(canonical), digest);
-	to_hex(digest, 32, hex);
+	if (canonical == NULL || sha256_of(canonical, strlen(canonical), "", 0, digest) != 0)
+		failed = 1;
 	free(canonical);
-	if (asprintf(&to_sign, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/%s\n%s", amz_date, parts[1], parts[2], parts[3], parts[4], hex) < 0)
+	to_hex(digest, 32, hex);
+	if (!failed && asprintf(&to_sign, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/%s\n%s", amz_date, parts[1], parts[2], parts[3], parts[4], hex) < 0)
+		failed = 1;
+	if (!failed)
 	{
-		free(secret_key);
-		REFUSE(DDB_ERROR_INTERNAL_SERVER_ERROR, "out of memory");
+		failed = signing_key(secret_key, parts, key) != 0 || hmac(key, 32, to_sign, digest) != 0;
+		free(to_sign);
 	}
-	hmac((unsigned char *) secret_key, strlen(secret_key), parts[1], key);
-	hmac(key, 32, parts[2], key);
-	hmac(key, 32, parts[3], key);
-	hmac(key, 32, parts[4], key);
-	hmac(key, 32, to_sign, digest);
-	to_hex(digest, 32, expected);
-	free(to_sign);
+	OPENSSL_cleanse(key, sizeof(key));
 	free(secret_key);
+	if (failed)
+		REFUSE(DDB_ERROR_INTERNAL_SERVER_ERROR, "The signature could not be computed");
+	to_hex(digest, 32, expected);
 	if (CRYPTO_memcmp(expected, signature, 64) != 0)
 		REFUSE(DDB_ERROR_INVALID_SIGNATURE,
 					  "The request signature we calculated does not match the signature you provided. "

@@ -19,6 +19,9 @@ typedef struct AuthResult
 	char		role_name[64];	/* the role the key acts as (ddb.execute_as), or "" for the gateway's own */
 } AuthResult;
 
+/* Readies the hashing that signatures use, once before any request; 0 on success. */
+extern int	sigv4_start(void);
+
 /*
  * Verifies the request's Authorization header (SigV4 over the method, path,
  * signed headers and body; Host, X-Amz-Date and X-Amz-Target among them),
