@@ -127,29 +127,34 @@ static __thread DerivedKey last_derived;
 /*
  * The signing key of a secret ("AWS4" and the secret) for a credential
  * scope, into key (32 bytes): four HMACs, or none when this thread derived
- * it last (an SDK signs a day's requests in one scope); 0 on success.
+ * it last (an SDK signs a day's requests in one scope); 0 on success.  A
+ * secret or scope too long to keep is derived every time.
  */
 static int
 signing_key(const char *secret, char *const *scope, unsigned char *key)
 {
 	char		scope_text[sizeof(last_derived.scope)];
+	int			keep = strlen(secret) < sizeof(last_derived.secret) &&
+		snprintf(scope_text, sizeof(scope_text), "%s/%s/%s/%s", scope[1], scope[2], scope[3], scope[4]) <
+		(int) sizeof(scope_text);
 
-	if (snprintf(scope_text, sizeof(scope_text), "%s/%s/%s/%s", scope[1], scope[2], scope[3], scope[4]) >=
-		(int) sizeof(scope_text) || strlen(secret) >= sizeof(last_derived.secret))
-		return -1;
-	if (strcmp(scope_text, last_derived.scope) == 0 && strcmp(secret, last_derived.secret) == 0)
+	if (keep && strcmp(scope_text, last_derived.scope) == 0 && strcmp(secret, last_derived.secret) == 0)
 	{
 		memcpy(key, last_derived.key, 32);
 		return 0;
 	}
-	last_derived.scope[0] = '\0';
+	if (keep)
+		last_derived.scope[0] = '\0';
 	if (hmac((const unsigned char *) secret, strlen(secret), scope[1], key) != 0 ||
 		hmac(key, 32, scope[2], key) != 0 || hmac(key, 32, scope[3], key) != 0 ||
 		hmac(key, 32, scope[4], key) != 0)
 		return -1;
-	memcpy(last_derived.key, key, 32);
-	strcpy(last_derived.secret, secret);
-	strcpy(last_derived.scope, scope_text);
+	if (keep)
+	{
+		memcpy(last_derived.key, key, 32);
+		strcpy(last_derived.secret, secret);
+		strcpy(last_derived.scope, scope_text);
+	}
 	return 0;
 }
 
