@@ -186,7 +186,10 @@ api_batch_get_item(Jsonb *request)
 	JsonbIteratorToken tok;
 	JsonbParseState *state = NULL;
 	int			total = 0;
-	List	   *seen;
+	Datum		pks[BATCH_GET_MAX];
+	Datum		sks[BATCH_GET_MAX];
+	Jsonb	   *items[BATCH_GET_MAX];
+	int			nkeys;
 	Placeholders ph;
 	ProjectionNode *projection;
 
@@ -233,28 +236,29 @@ api_batch_get_item(Jsonb *request)
 		if (JsonContainerSize(array_of(&keys, "Keys")) > BATCH_GET_MAX)
 			ddb_validation_error("1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to satisfy constraint: Member must have length less than or equal to 100",
 								 name);
-		seen = NIL;
+		nkeys = 0;
 		kit = JsonbIteratorInit(array_of(&keys, "Keys"));
 		while ((ktok = JsonbIteratorNext(&kit, &key, true)) != WJB_DONE)
 		{
-			Datum		pk;
-			Datum		sk;
-			Jsonb	   *item;
-			ListCell   *lc;
-
 			if (ktok != WJB_ELEM)
 				continue;
 			if (++total > BATCH_GET_MAX)
 				ddb_validation_error("Too many items requested for the BatchGetItem call");
 			if (key.type != jbvBinary || !JsonContainerIsObject(key.val.binary.data))
 				api_missing("key");
-			api_table_key(def, key.val.binary.data, &pk, &sk);
-			/* pairs of (pk, sk) already asked for in this table */
-			for (lc = list_head(seen); lc != NULL; lc = lnext(seen, lnext(seen, lc)))
-				if (api_same_key(PointerGetDatum(lfirst(lc)), PointerGetDatum(lfirst(lnext(seen, lc))), pk, sk))
+			api_table_key(def, key.val.binary.data, &pks[nkeys], &sks[nkeys]);
+			/* keys already asked for in this table */
+			for (int i = 0; i < nkeys; i++)
+				if (api_same_key(pks[i], sks[i], pks[nkeys], sks[nkeys]))
 					ddb_validation_error("Provided list of item keys contains duplicates");
-			seen = lappend(lappend(seen, DatumGetPointer(pk)), DatumGetPointer(sk));
-			item = store_get(def, pk, sk);
+			nkeys++;
+		}
+		/* one statement for the table's keys, not one per key */
+		store_get_many(def, nkeys, pks, sks, items);
+		for (int i = 0; i < nkeys; i++)
+		{
+			Jsonb	   *item = items[i];
+
 			api_capacity_read_item(def->name, item, false);
 			if (item && projection)
 				item = itemexpr_project(projection, item);

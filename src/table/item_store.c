@@ -13,7 +13,9 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
@@ -34,6 +36,7 @@
 #define PLAN_DELETE 2
 #define PLAN_GET 3
 #define PLAN_INSERT_NEW 4
+#define PLAN_GET_MANY 5
 #define PLAN_READ_FIRST 16		/* + read shape, see read_shape() */
 
 /* Parameters of read statements. */
@@ -283,6 +286,67 @@ store_get(TableDef *def, Datum pk, Datum sk)
 		item = copy_row_item(1, cxt);
 	SPI_finish();
 	return item;
+}
+
+/* An array of keys (ddb.ddb_key[]). */
+static Datum
+key_array(const Datum *keys, int n)
+{
+	Oid			keytype = ddb_key_type_oid();
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	get_typlenbyvalalign(keytype, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_array((Datum *) keys, n, keytype, typlen, typbyval, typalign));
+}
+
+/* The visible items with these keys, in one statement; see item_store.h. */
+void
+store_get_many(TableDef *def, int n, const Datum *pks, const Datum *sks, Jsonb **items)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			arraytype = get_array_type(ddb_key_type_oid());
+	Oid			argtypes[3] = {arraytype, arraytype, INT8OID};
+	Datum		args[3] = {0, 0, Int64GetDatum(store_now())};
+	char		nulls[3] = {' ', def->keys.range_key ? ' ' : 'n', ' '};
+	SPIPlanPtr	plan;
+
+	for (int i = 0; i < n; i++)
+	{
+		store_check_key(def, pks[i], sks[i]);
+		check_access(def, pks[i], TABLE_READ);
+		items[i] = NULL;
+	}
+	args[0] = key_array(pks, n);
+	if (def->keys.range_key)
+		args[1] = key_array(sks, n);
+	SPI_connect();
+	/* an index lookup per key, as store_get makes, under one executor instead of one each */
+	plan = SLOT_PLAN(&def->plans[PLAN_GET_MANY],
+					 def->keys.range_key ?
+					 psprintf("SELECT k.o, t.item FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) WITH ORDINALITY k(pk, sk, o) "
+							  "JOIN %s t ON t.pk OPERATOR(pg_catalog.=) k.pk AND t.sk OPERATOR(pg_catalog.=) k.sk "
+							  "WHERE " TTL_VISIBLE("3"), qualified(def, def->relation_name)) :
+					 psprintf("SELECT k.o, t.item FROM pg_catalog.unnest($1) WITH ORDINALITY k(pk, o) "
+							  "JOIN %s t ON t.pk OPERATOR(pg_catalog.=) k.pk WHERE " TTL_VISIBLE("3"),
+							  qualified(def, def->relation_name)),
+					 3, argtypes);
+	if (SPI_execute_plan(plan, args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: BatchGetItem's read failed");
+	for (uint64 row = 0; row < SPI_processed; row++)
+	{
+		bool		isnull;
+		int64		o = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &isnull));
+		Datum		item = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 2, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(cxt);
+
+		if (o < 1 || o > n)
+			elog(ERROR, "ddb_model: BatchGetItem's read returned key %ld of %d", (long) o, n);
+		items[o - 1] = DatumGetJsonbPCopy(item);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
 }
 
 /* Runs the lock-read of an item; true when its row exists (now locked). */

@@ -66,6 +66,13 @@ extern void store_read(ReadRequest *req, RowCallback cb, void *arg);
 /* The visible item with this key, or NULL (copied into the current context). */
 extern Jsonb *store_get(TableDef *def, Datum pk, Datum sk);
 
+/*
+ * The visible items with n keys (sks ignored without a sort key), into
+ * items in the keys' order, NULL where there is none: BatchGetItem's read
+ * of one table in one statement.  The keys must differ.
+ */
+extern void store_get_many(TableDef *def, int n, const Datum *pks, const Datum *sks, Jsonb **items);
+
 /* A condition a write checks against the current item, under the item's row lock. */
 typedef struct WriteCondition
 {
