@@ -46,6 +46,19 @@ SELECT ddb.execute('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_bu
 SELECT jsonb_array_length(ddb.execute('BatchGetItem', '{"RequestItems": {"Orders": {"Keys": [
     {"pk": {"S": "CUST#2"}, "sk": {"N": "3"}}, {"pk": {"S": "CUST#2"}, "sk": {"N": "30"}},
     {"pk": {"S": "CUST#1"}, "sk": {"N": "1"}}]}}}') -> 'Responses' -> 'Orders') AS found;
+-- a table's keys are read in one statement: the items come back in the keys' order, a
+-- table without a sort key too, and an expired item (TTL) is left out as GetItem leaves it out
+SELECT count(*) AS created FROM ddb.create_table('Solo', 'id', 'S', ttl_attribute => 'ttl');
+SELECT count(*) AS put FROM (SELECT ddb.put_item('Solo', jsonb_strip_nulls(jsonb_build_object('id', 'S' || i,
+    'n', i, 'ttl', CASE WHEN i = 2 THEN extract(epoch FROM now())::bigint - 60 END))) FROM generate_series(1, 3) i) p;
+SELECT r -> 'Responses' -> 'Solo' AS solo,
+       jsonb_path_query_array(r -> 'Responses' -> 'Orders', '$[*].sk.N') AS orders
+FROM ddb.execute('BatchGetItem', '{"RequestItems": {
+    "Solo": {"Keys": [{"id": {"S": "S3"}}, {"id": {"S": "S2"}}, {"id": {"S": "S9"}}, {"id": {"S": "S1"}}],
+             "ProjectionExpression": "id, n"},
+    "Orders": {"Keys": [{"pk": {"S": "CUST#2"}, "sk": {"N": "7"}}, {"pk": {"S": "CUST#2"}, "sk": {"N": "4"}},
+                        {"pk": {"S": "CUST#2"}, "sk": {"N": "5"}}], "ProjectionExpression": "sk"}}}') r;
+SELECT count(*) AS dropped FROM ddb.delete_table('Solo');
 
 -- Query: key conditions, direction, Limit, 1 MB pages and ExclusiveStartKey.
 SELECT r -> 'Count' AS count, r -> 'LastEvaluatedKey' AS last_key
