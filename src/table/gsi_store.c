@@ -25,6 +25,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "direct_insert.h"
 #include "gsi.h"
 
 /* The relation that holds entries with this index partition key. */
@@ -96,23 +97,9 @@ gsi_insert_entry(IndexDef *index, const GsiEntry *entry)
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
-	EState	   *estate = CreateExecutorState();
-	ResultRelInfo *rri = makeNode(ResultRelInfo);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
-	HeapTuple	tuple;
 
 	entry_values(desc, entry, values, nulls);
-	tuple = heap_form_tuple(desc, values, nulls);
-	simple_heap_insert(rel, tuple);
-
-	InitResultRelInfo(rri, rel, 0, NULL, 0);
-	ExecOpenIndices(rri, false);
-	ExecStoreHeapTuple(tuple, slot, false);
-	ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
-	ExecCloseIndices(rri);
-
-	ExecDropSingleTupleTableSlot(slot);
-	FreeExecutorState(estate);
+	direct_insert(rel, values, nulls);
 	table_close(rel, NoLock);
 }
 

@@ -8,20 +8,18 @@
  * DynamoDB JSON.  The row is numbered under the stream's advisory lock,
  * which the writer holds until its commit ends and readers take shared, so
  * sequence numbers follow commit order.  It goes straight into the heap and
- * the primary key of ddb.stream_records, as GSI entries do (gsi_store.c):
+ * the primary key of ddb.stream_records, as GSI entries do (direct_insert.c):
  * through SPI, the executor's start and end for one row cost a fifth of a
  * streamed write.  ddb.stream_records has no triggers, rules or checks.
  */
 #include "postgres.h"
 
-#include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
 #include "commands/trigger.h"
-#include "executor/executor.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -30,6 +28,7 @@
 #include "utils/timestamp.h"
 
 #include "../item/item_codec.h"
+#include "direct_insert.h"
 #include "table_access.h"
 #include "table_def.h"
 
@@ -97,21 +96,17 @@ typedef struct StreamRecord
 } StreamRecord;
 
 /*
- * Inserts a record into ddb.stream_records, numbered from
+ * Inserts a record into ddb.stream_records (relid), numbered from
  * ddb.stream_sequence and dated at the transaction's start (the table's
  * defaults), into its heap and primary key.
  */
 static void
-insert_record(StreamRecord *record)
+insert_record(Oid relid, StreamRecord *record)
 {
-	Relation	rel = table_open(ddb_relation_oid("stream_records"), RowExclusiveLock);
+	Relation	rel = table_open(relid, RowExclusiveLock);
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
-	EState	   *estate = CreateExecutorState();
-	ResultRelInfo *rri = makeNode(ResultRelInfo);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
-	HeapTuple	tuple;
 	int			filled = 0;
 
 	for (int i = 0; i < desc->natts; i++)
@@ -132,15 +127,7 @@ insert_record(StreamRecord *record)
 	}
 	if (filled != (int) lengthof(record->names))
 		elog(ERROR, "ddb_model: ddb.stream_records lacks a column of a stream record");
-	tuple = heap_form_tuple(desc, values, nulls);
-	simple_heap_insert(rel, tuple);
-	InitResultRelInfo(rri, rel, 0, NULL, 0);
-	ExecOpenIndices(rri, false);
-	ExecStoreHeapTuple(tuple, slot, false);
-	ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
-	ExecCloseIndices(rri);
-	ExecDropSingleTupleTableSlot(slot);
-	FreeExecutorState(estate);
+	direct_insert(rel, values, nulls);
 	table_close(rel, NoLock);
 }
 
@@ -163,6 +150,7 @@ ddb_stream_capture(PG_FUNCTION_ARGS)
 		"size_bytes", "created_at"}
 	};
 	OwnerContext saved;
+	Oid			records;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 1)
@@ -201,10 +189,11 @@ ddb_stream_capture(PG_FUNCTION_ARGS)
 	DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(STREAM_LOCK_CLASS),
 						DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID, CStringGetTextDatum(def->name)));
 	/* stream records are the owner's: whoever may write the table makes them, nobody writes them directly */
-	owner_context_enter(ddb_relation_oid("stream_records"), &saved);
+	records = ddb_relation_oid("stream_records");
+	owner_context_enter(records, &saved);
 	/* numbered under the lock, so that numbers follow commit order */
 	record.values[2] = Int64GetDatum(nextval_internal(ddb_relation_oid("stream_sequence"), true));
-	insert_record(&record);
+	insert_record(records, &record);
 	owner_context_exit(&saved);
 	PG_RETURN_POINTER(NULL);
 }
