@@ -127,11 +127,11 @@ tools: $(TOOLS)
 
 # ddb-gateway, the HTTP daemon (docs/gateway.md); it shares the table of error types with the extension.
 GATEWAY_SRCS = $(wildcard src/gateway/*.c) src/error_types.c
-GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter $(WERROR) -pthread \
+GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter $(WERROR) -pthread -DDDB_MODEL_VERSION='"$(EXTVERSION)"' \
 	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags libmicrohttpd jansson libcrypto)
 GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs libmicrohttpd jansson zlib libcrypto) -pthread
 
-ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h) src/error_types.h
+ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h) src/error_types.h ddb_model.control
 	$(CC) $(GATEWAY_CFLAGS) -o $@ $(GATEWAY_SRCS) $(GATEWAY_LIBS)
 
 # ddb-transfer, DynamoDB's export to S3 format in and out of tables (docs/transfer.md).

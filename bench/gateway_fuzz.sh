@@ -57,7 +57,7 @@ crashes_before=$(grep -c 'terminated by signal' "$SERVER_LOG" 2>/dev/null || tru
     --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" 2>"$OUT/gateway.log" &
 gateway_pid=$!
 for _ in $(seq 50); do
-    curl -s -o /dev/null "http://127.0.0.1:$FUZZ_PORT/" && break
+    curl -sf -o /dev/null "http://127.0.0.1:$FUZZ_PORT/health" && break
     sleep 0.1
 done
 

@@ -626,6 +626,14 @@ CREATE FUNCTION ddb.execute_as(role_name name, operation text, request jsonb) RE
 COMMENT ON FUNCTION ddb.execute_as(name, text, jsonb) IS
     'ddb.execute with the privileges of a role the caller may SET ROLE to';
 
+-- ddb.execute_as (as the current user when role_name is null) that also
+-- returns the capacity the request used by table: ddb-gateway's metrics and access log.
+CREATE FUNCTION ddb.execute_metered(role_name name, operation text, request jsonb,
+                                    OUT response jsonb, OUT consumed jsonb) RETURNS record
+    AS 'MODULE_PATHNAME', 'ddb_execute_metered' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute_metered(name, text, jsonb) IS
+    'ddb.execute_as, as the current user when role_name is null, with the capacity used by table';
+
 -- Raises AccessDeniedException unless the current user may 'read', 'write'
 -- or 'own' a table, naming the DynamoDB action.
 CREATE FUNCTION ddb.check_table_access(table_name text, action text, access text) RETURNS void

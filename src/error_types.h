@@ -39,7 +39,8 @@
 	X(INVALID_SIGNATURE, "com.amazon.coral.service#InvalidSignatureException", 400) \
 	X(METHOD_NOT_ALLOWED, "com.amazon.coral.service#UnknownOperationException", 405) \
 	X(REQUEST_TOO_LARGE, "com.amazon.coral.validate#ValidationException", 413) \
-	X(INTERNAL_SERVER_ERROR, "com.amazonaws.dynamodb.v20120810#InternalServerError", 500)
+	X(INTERNAL_SERVER_ERROR, "com.amazonaws.dynamodb.v20120810#InternalServerError", 500) \
+	X(SERVICE_UNAVAILABLE, "com.amazonaws.dynamodb.v20120810#ServiceUnavailable", 503)
 
 /*
  * PostgreSQL's own errors that a request can cause, as DynamoDB's errors:

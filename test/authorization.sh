@@ -65,7 +65,7 @@ read -r orders_id orders_secret <<<"$(key ddb_authz_orders)"
 gateway_pid=$!
 trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
 for _ in $(seq 50); do
-    curl -s -o /dev/null "$URL" && break
+    curl -sf -o /dev/null "${URL%/}/health" && break
     sleep 0.1
 done
 

@@ -31,7 +31,7 @@ psql -X -q -d "$DB" -c "CREATE EXTENSION ddb_model"
 gateway_pid=$!
 trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
 for _ in $(seq 50); do
-    curl -s -o /dev/null "$URL" && break
+    curl -sf -o /dev/null "${URL%/}/health" && break
     sleep 0.1
 done
 
@@ -150,7 +150,7 @@ AUTH_URL="http://127.0.0.1:$AUTH_PORT/"
     2>"$WORK/gateway-auth.log" &
 gateway_pid=$!
 for _ in $(seq 50); do
-    curl -s -o /dev/null "$AUTH_URL" && break
+    curl -sf -o /dev/null "${AUTH_URL%/}/health" && break
     sleep 0.1
 done
 read -r key_id secret <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"

@@ -29,7 +29,7 @@ read -r app_id app_secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key
 gateway_pid=$!
 trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
 for _ in $(seq 50); do
-    curl -s -o /dev/null "$ENDPOINT" && break
+    curl -sf -o /dev/null "${ENDPOINT%/}/health" && break
     sleep 0.1
 done
 

@@ -10,7 +10,7 @@ start_gateway() {  # port, pool, args...
     "$ROOT/ddb-gateway" --listen "127.0.0.1:$port" --pool "$pool" --dsn "$DSN" "$@" 2>>"$OUT/gateway-$port.log" &
     GATEWAY_PIDS+=($!)
     for _ in $(seq 50); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+        curl -sf -o /dev/null "http://127.0.0.1:$port/health" && return 0
         sleep 0.1
     done
     echo "the gateway on $port did not start (log in $OUT)" >&2

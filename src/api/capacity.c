@@ -125,15 +125,16 @@ observe_index_write(TableDef *def, IndexDef *index, int64 old_size, int64 new_si
 
 /*
  * Starts recording reads and writes, and observing index writes, when the
- * request asks for ConsumedCapacity (only then: sizing items and old index
- * entries costs every operation).
+ * request asks for ConsumedCapacity or always is set (ddb.execute_metered:
+ * the gateway's metrics); only then, because sizing items and old index
+ * entries costs every operation.
  */
 void
-api_capacity_start(Jsonb *request)
+api_capacity_start(Jsonb *request, bool always)
 {
 	char	   *mode = api_string(request, "ReturnConsumedCapacity");
 
-	if (mode == NULL || strcmp(mode, "NONE") == 0)
+	if (!always && (mode == NULL || strcmp(mode, "NONE") == 0))
 		return;
 	if (units_context == NULL)
 		units_context = AllocSetContextCreate(TopMemoryContext, "ddb_model ConsumedCapacity", ALLOCSET_SMALL_SIZES);
@@ -189,15 +190,15 @@ api_capacity_write_item(const char *table, Jsonb *before, Jsonb *after)
 												  after ? item_size(&after->root) : 0));
 }
 
-/* Pushes a number value. */
+/* Pushes a number as an object's value (WJB_VALUE) or an array's element (WJB_ELEM). */
 static void
-push_number(JsonbParseState **state, double n)
+push_number(JsonbParseState **state, JsonbIteratorToken token, double n)
 {
 	JsonbValue	v;
 
 	v.type = jbvNumeric;
 	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(n)));
-	pushJsonbValue(state, WJB_VALUE, &v);
+	pushJsonbValue(state, token, &v);
 }
 
 /* Pushes {"CapacityUnits": n} as a value. */
@@ -206,7 +207,7 @@ push_units(JsonbParseState **state, double units)
 {
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	ddb_push_key(state, "CapacityUnits");
-	push_number(state, units);
+	push_number(state, WJB_VALUE, units);
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
@@ -255,16 +256,16 @@ push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	ddb_push_string(state, "TableName", u->table);
 	ddb_push_key(state, "CapacityUnits");
-	push_number(state, read + write);
+	push_number(state, WJB_VALUE, read + write);
 	if (read > 0)
 	{
 		ddb_push_key(state, "ReadCapacityUnits");
-		push_number(state, read);
+		push_number(state, WJB_VALUE, read);
 	}
 	if (write > 0)
 	{
 		ddb_push_key(state, "WriteCapacityUnits");
-		push_number(state, write);
+		push_number(state, WJB_VALUE, write);
 	}
 	if (indexes)
 	{
@@ -312,4 +313,37 @@ api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list)
 	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(response),
 											  JsonbPGetDatum(JsonbValueToJsonb(result))));
+}
+
+/*
+ * The units the current request used, by table, indexes included:
+ * {"Table": [read, write], ...}, in CurrentMemoryContext; {} when nothing
+ * was recorded.
+ */
+Jsonb *
+api_capacity_usage(void)
+{
+	JsonbParseState *state = NULL;
+	ListCell   *lc;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	foreach(lc, request_units)
+	{
+		TableUnits *u = (TableUnits *) lfirst(lc);
+		double		read = u->read;
+		double		write = u->write;
+		ListCell   *ic;
+
+		foreach(ic, u->indexes)
+		{
+			read += ((IndexUnits *) lfirst(ic))->read;
+			write += ((IndexUnits *) lfirst(ic))->write;
+		}
+		ddb_push_key(&state, u->table);
+		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+		push_number(&state, WJB_ELEM, read);
+		push_number(&state, WJB_ELEM, write);
+		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }

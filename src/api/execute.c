@@ -14,6 +14,7 @@
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -27,6 +28,7 @@
 
 PG_FUNCTION_INFO_V1(ddb_execute);
 PG_FUNCTION_INFO_V1(ddb_execute_as);
+PG_FUNCTION_INFO_V1(ddb_execute_metered);
 
 /*
  * Where an operation builds its response.  A response tree of a few hundred
@@ -104,9 +106,9 @@ run_sql_operation(const char *function, Jsonb *request)
 	return result;
 }
 
-/* Runs one operation. */
+/* Runs one operation; metered records its capacity whether or not it asks. */
 static Jsonb *
-dispatch(const char *operation, Jsonb *request)
+dispatch(const char *operation, Jsonb *request, bool metered)
 {
 	for (size_t i = 0; i < lengthof(item_operations); i++)
 		if (strcmp(operation, item_operations[i].name) == 0)
@@ -116,7 +118,7 @@ dispatch(const char *operation, Jsonb *request)
 				strcmp(operation, "ExecuteTransaction") == 0;
 
 			api_check_request_members(request, operation);
-			api_capacity_start(request);
+			api_capacity_start(request, metered);
 			return api_capacity_response(request, item_operations[i].run(request), per_table);
 		}
 	for (size_t i = 0; i < lengthof(table_operations); i++)
@@ -147,10 +149,12 @@ privilege_refusal(const char *operation, Jsonb *request)
 
 /*
  * Runs the operation of argument n on the request of argument n + 1 as the
- * current user: ddb.execute and ddb.execute_as.
+ * current user: ddb.execute, ddb.execute_as and ddb.execute_metered.  With
+ * usage, the capacity it used by table (api_capacity_usage) is recorded
+ * whatever the request asks, and returned there.
  */
-static Datum
-execute_request(FunctionCallInfo fcinfo, int n)
+static Jsonb *
+execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage)
 {
 	char	   *operation;
 	Jsonb	   *request;
@@ -189,9 +193,11 @@ execute_request(FunctionCallInfo fcinfo, int n)
 			ereport(ERROR,
 					(errcode(ERRCODE_DDB_SERIALIZATION),
 					 errmsg("The request body must be a JSON object")));
-		response = dispatch(operation, request);
+		response = dispatch(operation, request, usage != NULL);
 		MemoryContextSwitchTo(cxt);
 		response = DatumGetJsonbPCopy(JsonbPGetDatum(response));
+		if (usage)
+			*usage = api_capacity_usage();
 	}
 	PG_CATCH();
 	{
@@ -237,52 +243,47 @@ execute_request(FunctionCallInfo fcinfo, int n)
 	}
 	else
 		MemoryContextDelete(work);
-	PG_RETURN_JSONB_P(response);
+	return response;
 }
 
 /* ddb.execute(operation, request): DynamoDB's action on DynamoDB's JSON. */
 Datum
 ddb_execute(PG_FUNCTION_ARGS)
 {
-	return execute_request(fcinfo, 0);
+	PG_RETURN_JSONB_P(execute_request(fcinfo, 0, NULL));
 }
 
 /*
- * ddb.execute_as(role, operation, request): ddb.execute as a role the
- * caller may SET ROLE to, in one call (ddb-gateway serves an access key's
- * requests so).  The role's privileges decide what the request may touch.
+ * Runs the request of arguments 1 and 2 as the role of argument 0, which
+ * the caller must be able to SET ROLE to (with usage: as execute_request).
  */
-Datum
-ddb_execute_as(PG_FUNCTION_ARGS)
+static Jsonb *
+execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage)
 {
-	Oid			role;
+	const char *role_name = NameStr(*PG_GETARG_NAME(0));
+	Oid			role = get_role_oid(role_name, true);
 	Oid			userid;
 	int			sec_context;
-	volatile Datum result = (Datum) 0;
+	Jsonb	   *volatile result = NULL;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the role of ddb.execute_as must not be null")));
-	role = get_role_oid(NameStr(*PG_GETARG_NAME(0)), true);
 	/* an access key whose role was dropped may do nothing */
 	if (!OidIsValid(role))
 		ereport(ERROR,
 				(errcode(ERRCODE_DDB_ACCESS_DENIED),
-				 errmsg("The role \"%s\" this request acts as does not exist", NameStr(*PG_GETARG_NAME(0))),
+				 errmsg("The role \"%s\" this request acts as does not exist", role_name),
 				 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_ACCESS_DENIED),
 												"The role this request acts as does not exist", NULL, NULL))));
 	/* the rule of SET ROLE */
 	if (!is_member_of_role(GetUserId(), role))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to act as role \"%s\"", NameStr(*PG_GETARG_NAME(0))),
+				 errmsg("permission denied to act as role \"%s\"", role_name),
 				 errhint("ddb.execute_as takes a role the caller may SET ROLE to.")));
 	GetUserIdAndSecContext(&userid, &sec_context);
 	SetUserIdAndSecContext(role, sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
-		result = execute_request(fcinfo, 1);
+		result = execute_request(fcinfo, 1, usage);
 	}
 	PG_FINALLY();
 	{
@@ -290,4 +291,41 @@ ddb_execute_as(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	return result;
+}
+
+/*
+ * ddb.execute_as(role, operation, request): ddb.execute as a role the
+ * caller may SET ROLE to, in one call.  The role's privileges decide what
+ * the request may touch.
+ */
+Datum
+ddb_execute_as(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the role of ddb.execute_as must not be null")));
+	PG_RETURN_JSONB_P(execute_as_role(fcinfo, NULL));
+}
+
+/*
+ * ddb.execute_metered(role, operation, request, OUT response, OUT consumed):
+ * ddb.execute_as (as the current user when role is null), also returning
+ * the capacity the request used by table, {"Table": [read units, write
+ * units]}, whatever ReturnConsumedCapacity says: ddb-gateway serves every
+ * request so, for its metrics and access log.
+ */
+Datum
+ddb_execute_metered(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	Jsonb	   *usage = NULL;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "ddb.execute_metered must return a record");
+	values[0] = JsonbPGetDatum(PG_ARGISNULL(0) ? execute_request(fcinfo, 1, &usage) : execute_as_role(fcinfo, &usage));
+	values[1] = JsonbPGetDatum(usage);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -1,133 +1,157 @@
 /*
- * gateway.c — ddb-gateway, DynamoDB's HTTP protocol in front of ddb.execute.
+ * gateway.c — ddb-gateway, DynamoDB's HTTP protocol in front of
+ * ddb.execute.
  *
- *   ddb-gateway [--listen 127.0.0.1:8000] --dsn "host=... dbname=..." [--pool 4] [--no-auth]
+ *   ddb-gateway [--config FILE] [--listen 127.0.0.1:8000] [--dsn CONNINFO] [--pool 4]
+ *               [--tls-cert FILE --tls-key FILE] ...      (ddb-gateway --help)
  *
- * Listens on loopback unless told otherwise, serves each request on one of
- * the pool's connections (as many requests in parallel as the pool has
- * connections), and stops on SIGINT or SIGTERM.  docs/gateway.md.
+ * Checks its settings, raises its descriptor limit, binds its address and
+ * starts serving, then waits for the database (trying again with back-off
+ * while it cannot be reached; GET /health says 503 meanwhile) and checks
+ * that it has the extension of this version.  Then it serves until SIGTERM
+ * or SIGINT, which let the requests in flight finish (within
+ * --shutdown-timeout) and exit 0; SIGHUP empties the key cache, reopens
+ * the access log and reloads the TLS files.  docs/operations.md.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "access_log.h"
 #include "handler.h"
+#include "health.h"
 #include "keycache.h"
 #include "pool.h"
+#include "server.h"
+#include "settings.h"
 #include "sigv4.h"
 
-/* Prints the usage and exits with status. */
-static void
-usage(int status)
-{
-	fprintf(status ? stderr : stdout,
-			"usage: ddb-gateway [--listen HOST:PORT] --dsn CONNINFO [--pool N] [--no-auth]\n"
-			"  --listen   IPv4 address and port (default 127.0.0.1:8000)\n"
-			"  --dsn      libpq connection string of the database with ddb_model\n"
-			"  --pool     connections, and requests served at once (default 4)\n"
-			"  --no-auth  skip signature checks (loopback only: for benchmarks)\n");
-	exit(status);
-}
+/* The longest wait between two attempts to reach the database, in seconds. */
+#define MAX_RETRY_SECONDS 30
 
-/* Parses HOST:PORT into an IPv4 socket address; 0 on success. */
+/*
+ * Waits until the database answers with the extension of this version: 0;
+ * 1 when it answers without it (or with another version: said on stderr);
+ * 2 when a stop signal came first.
+ */
 static int
-parse_listen(const char *text, struct sockaddr_in *addr)
+wait_for_database(const GatewaySettings *settings, const sigset_t *signals)
 {
-	const char *colon = strrchr(text, ':');
-	char		host[64];
-	long		port;
+	int			wait_seconds = 1;
 
-	if (colon == NULL || colon - text >= (long) sizeof(host))
-		return -1;
-	memcpy(host, text, colon - text);
-	host[colon - text] = '\0';
-	port = strtol(colon + 1, NULL, 10);
-	if (port <= 0 || port > 65535)
-		return -1;
-	memset(addr, 0, sizeof(*addr));
-	addr->sin_family = AF_INET;
-	addr->sin_port = htons((uint16_t) port);
-	return inet_pton(AF_INET, host, &addr->sin_addr) == 1 ? 0 : -1;
+	for (;;)
+	{
+		char		detail[512];
+		DatabaseState state = health_check_dsn(settings->dsn, detail, sizeof(detail));
+		struct timespec timeout = {0, 0};
+		int			signo;
+
+		if (state == DATABASE_READY)
+			return 0;
+		if (state == DATABASE_NO_EXTENSION || state == DATABASE_OTHER_VERSION)
+		{
+			fprintf(stderr, "ddb-gateway: %s\n", detail);
+			return 1;
+		}
+		fprintf(stderr, "ddb-gateway: %s; trying again in %d s (GET /health answers 503 meanwhile)\n",
+				detail, wait_seconds);
+		timeout.tv_sec = wait_seconds;
+		do
+			signo = sigtimedwait(signals, NULL, &timeout);
+		while (signo == SIGHUP);
+		if (signo == SIGINT || signo == SIGTERM)
+			return 2;
+		wait_seconds = wait_seconds * 2 < MAX_RETRY_SECONDS ? wait_seconds * 2 : MAX_RETRY_SECONDS;
+	}
 }
 
-/* Runs the gateway until a signal stops it. */
+/* SIGHUP: empties the key cache, reopens the access log, and serves with the TLS files read again. */
+static Server *
+reload(const GatewaySettings *settings, Server *server, int listen_fd, ConnPool *pool)
+{
+	Server	   *replacement;
+
+	keycache_flush();
+	if (access_log_reopen() != 0)
+		fprintf(stderr, "ddb-gateway: cannot reopen the access log %s: %s\n", settings->access_log, strerror(errno));
+	if (settings->tls_cert == NULL)
+	{
+		fprintf(stderr, "ddb-gateway: reloaded: key cache emptied, access log reopened\n");
+		return server;
+	}
+	replacement = server_start(settings, listen_fd, pool);
+	if (replacement == NULL)
+	{
+		fprintf(stderr, "ddb-gateway: the new TLS files were not taken: still serving with the old ones\n");
+		return server;
+	}
+	server_stop(server, settings->shutdown_timeout, -1);
+	fprintf(stderr, "ddb-gateway: reloaded: key cache emptied, access log reopened, TLS files read again\n");
+	return replacement;
+}
+
+/* Runs the gateway until a stop signal. */
 int
 main(int argc, char **argv)
 {
-	const char *listen_on = "127.0.0.1:8000";
-	const char *dsn = NULL;
-	int			pool_size = 4;
-	struct sockaddr_in addr;
+	GatewaySettings settings;
+	sigset_t	signals;
+	int			listen_fd;
 	ConnPool   *pool;
-	struct MHD_Daemon *daemon;
-	sigset_t	stop_signals;
+	Server	   *server;
 	int			signo;
+	int			waited;
 
-	for (int i = 1; i < argc; i++)
-	{
-		if (strcmp(argv[i], "--help") == 0)
-			usage(0);
-		else if (i + 1 < argc && strcmp(argv[i], "--listen") == 0)
-			listen_on = argv[++i];
-		else if (i + 1 < argc && strcmp(argv[i], "--dsn") == 0)
-			dsn = argv[++i];
-		else if (i + 1 < argc && strcmp(argv[i], "--pool") == 0)
-			pool_size = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--no-auth") == 0)
-			gateway_require_auth = 0;
-		else
-			usage(2);
-	}
-	if (dsn == NULL || pool_size < 1 || pool_size > 256)
-		usage(2);
-	if (parse_listen(listen_on, &addr) != 0)
-	{
-		fprintf(stderr, "ddb-gateway: --listen takes an IPv4 HOST:PORT, not %s\n", listen_on);
-		return 2;
-	}
-	if (!gateway_require_auth && ntohl(addr.sin_addr.s_addr) >> 24 != 127)
-	{
-		fprintf(stderr, "ddb-gateway: --no-auth is for loopback addresses only\n");
-		return 2;
-	}
-	if (gateway_require_auth && sigv4_start() != 0)
+	settings_load(argc, argv, &settings);
+	/* blocked in every thread (those of libmicrohttpd and libpq inherit the mask): main waits for them */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	if (server_raise_fd_limit(&settings) != 0)
+		return 1;
+	if (!settings.no_auth && sigv4_start() != 0)
 	{
 		fprintf(stderr, "ddb-gateway: OpenSSL has no SHA-256 to check signatures with\n");
 		return 1;
 	}
-	pool = pool_open(dsn, pool_size);
-	if (pool == NULL)
-		return 1;
-	/* blocked in every thread (MHD's inherit the mask): the main thread waits for them */
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
-	if (gateway_require_auth && keycache_start(dsn) != 0)
-		fprintf(stderr, "ddb-gateway: key cache off: cannot start its listener\n");
-	/* epoll where there is one: select() would stop at descriptor 1024, and costs more per call */
-	daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-							  gateway_handle, pool,
-							  MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
-							  MHD_OPTION_THREAD_POOL_SIZE, (unsigned int) pool_size,
-							  MHD_OPTION_NOTIFY_COMPLETED, gateway_request_done, NULL,
-							  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 60,
-							  MHD_OPTION_END);
-	if (daemon == NULL)
+	if (access_log_open(settings.access_log) != 0)
 	{
-		fprintf(stderr, "ddb-gateway: cannot listen on %s\n", listen_on);
-		pool_close(pool);
+		fprintf(stderr, "ddb-gateway: --access-log: cannot open %s: %s\n", settings.access_log, strerror(errno));
 		return 1;
 	}
-	fprintf(stderr, "ddb-gateway: listening on %s with %d connections\n", listen_on, pool_size);
-	sigwait(&stop_signals, &signo);
-	MHD_stop_daemon(daemon);
+	if ((listen_fd = server_listen(&settings)) < 0)
+		return 1;
+	if ((pool = pool_open(settings.dsn, settings.pool)) == NULL ||
+		(server = server_start(&settings, listen_fd, pool)) == NULL)
+		return 1;
+	fprintf(stderr, "ddb-gateway: listening on %s (%s), %d database connections, up to %d clients\n",
+			settings.listen, settings.tls_cert ? "HTTPS" : "HTTP", settings.pool, settings.max_connections);
+
+	waited = wait_for_database(&settings, &signals);
+	if (waited != 0)
+	{
+		server_stop(server, settings.shutdown_timeout, listen_fd);
+		pool_close(pool);
+		return waited == 1 ? 1 : 0;
+	}
+	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
+	if (!settings.no_auth && keycache_start(settings.dsn) != 0)
+		fprintf(stderr, "ddb-gateway: key cache off: cannot start its listener\n");
+	__atomic_store_n(&gateway_ready, 1, __ATOMIC_RELEASE);
+	fprintf(stderr, "ddb-gateway: ready: the database has ddb_model %s\n", GATEWAY_EXTENSION_VERSION);
+
+	while (sigwait(&signals, &signo) == 0 && signo == SIGHUP)
+		server = reload(&settings, server, listen_fd, pool);
+	fprintf(stderr, "ddb-gateway: stopping: answering the requests in flight (up to %d s)\n", settings.shutdown_timeout);
+	server_stop(server, settings.shutdown_timeout, listen_fd);
 	pool_close(pool);
+	fprintf(stderr, "ddb-gateway: stopped\n");
 	return 0;
 }

@@ -167,6 +167,15 @@ keycache_start(const char *dsn)
 	return 0;
 }
 
+/* Empties the cache (SIGHUP): every key is read from the database again. */
+void
+keycache_flush(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	empty_locked();
+	pthread_mutex_unlock(&cache_lock);
+}
+
 /* Looks a key id up: 1 when cached (secret and role copied out), else 0; *gen gets the generation. */
 int
 keycache_get(const char *key_id, char *secret, char *role, unsigned long *gen)

@@ -17,6 +17,9 @@
 /* Starts the listener thread on its own connection to dsn; 0 on success. */
 extern int	keycache_start(const char *dsn);
 
+/* Empties the cache (SIGHUP): every key is read from the database again. */
+extern void keycache_flush(void);
+
 /*
  * Looks a key id up: 1 (secret and role copied out) when cached, else 0.
  * *generation receives the cache's generation, to hand to keycache_put.

@@ -1,6 +1,9 @@
 /*
- * pool.c — a fixed pool of libpq connections: a stack of idle connections
- * under a mutex, and a condition variable for the threads that wait.
+ * pool.c — a fixed pool of libpq connections: a stack of idle slots under a
+ * mutex, and a condition variable for the threads that wait.  A slot holds
+ * a connection or NULL: it is connected when taken, so that the gateway can
+ * start (and keep running) while the database is down, answering 503 until
+ * it is back.
  */
 #include "pool.h"
 
@@ -13,13 +16,16 @@ struct ConnPool
 {
 	pthread_mutex_t lock;
 	pthread_cond_t available;
-	PGconn	  **idle;			/* the connections not in use */
+	char	   *dsn;
+	PGconn	  **idle;			/* the slots not in use (a NULL slot is not connected) */
 	int			nidle;
-	PGconn	  **all;
+	PGconn	  **all;			/* every open connection, for pool_close */
 	int			size;
+	int			waiting;
+	int			reachable;		/* the last connection attempt succeeded */
 };
 
-/* Opens size connections to dsn; NULL (with the reason on stderr) when one fails. */
+/* A pool of size connections to dsn, none open yet; NULL when out of memory. */
 ConnPool *
 pool_open(const char *dsn, int size)
 {
@@ -27,52 +33,75 @@ pool_open(const char *dsn, int size)
 
 	if (pool == NULL)
 		return NULL;
+	pool->dsn = strdup(dsn);
 	pool->idle = calloc(size, sizeof(PGconn *));
 	pool->all = calloc(size, sizeof(PGconn *));
-	if (pool->idle == NULL || pool->all == NULL)
+	if (pool->dsn == NULL || pool->idle == NULL || pool->all == NULL)
 		return NULL;
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->available, NULL);
-	for (int i = 0; i < size; i++)
-	{
-		PGconn	   *conn = PQconnectdb(dsn);
-
-		if (PQstatus(conn) != CONNECTION_OK)
-		{
-			fprintf(stderr, "ddb-gateway: cannot connect: %s", PQerrorMessage(conn));
-			PQfinish(conn);
-			pool->size = i;
-			pool_close(pool);
-			return NULL;
-		}
-		pool->all[i] = conn;
-		pool->idle[i] = conn;
-	}
 	pool->size = size;
 	pool->nidle = size;
+	pool->reachable = 1;
 	return pool;
 }
 
-/* Takes a connection, waiting while all are in use. */
+/* Remembers conn as open (or, NULL, old as closed) in the list pool_close walks. */
+static void
+track(ConnPool *pool, PGconn *old, PGconn *conn)
+{
+	pthread_mutex_lock(&pool->lock);
+	for (int i = 0; i < pool->size; i++)
+		if (pool->all[i] == old)
+		{
+			pool->all[i] = conn;
+			break;
+		}
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Takes a connection, connecting its slot when needed; NULL when the database cannot be reached. */
 PGconn *
 pool_take(ConnPool *pool)
 {
 	PGconn	   *conn;
 
 	pthread_mutex_lock(&pool->lock);
+	pool->waiting++;
 	while (pool->nidle == 0)
 		pthread_cond_wait(&pool->available, &pool->lock);
+	pool->waiting--;
 	conn = pool->idle[--pool->nidle];
 	pthread_mutex_unlock(&pool->lock);
+	if (conn != NULL)
+		return conn;
+	conn = PQconnectdb(pool->dsn);
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		/* said once when the database goes away, not on every request */
+		if (__atomic_exchange_n(&pool->reachable, 0, __ATOMIC_RELAXED))
+			fprintf(stderr, "ddb-gateway: cannot connect to the database (requests get 503 until it is back): %s",
+					PQerrorMessage(conn));
+		PQfinish(conn);
+		pool_give(pool, NULL);
+		return NULL;
+	}
+	if (!__atomic_exchange_n(&pool->reachable, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "ddb-gateway: connected to the database again\n");
+	track(pool, NULL, conn);
 	return conn;
 }
 
-/* Gives a connection back (reset first when it broke). */
+/* Gives a connection back: a broken one is closed, and its slot connected again when taken. */
 void
 pool_give(ConnPool *pool, PGconn *conn)
 {
-	if (PQstatus(conn) != CONNECTION_OK)
-		PQreset(conn);
+	if (conn != NULL && PQstatus(conn) != CONNECTION_OK)
+	{
+		track(pool, conn, NULL);
+		PQfinish(conn);
+		conn = NULL;
+	}
 	pthread_mutex_lock(&pool->lock);
 	pool->idle[pool->nidle++] = conn;
 	pthread_cond_signal(&pool->available);
@@ -81,8 +110,8 @@ pool_give(ConnPool *pool, PGconn *conn)
 
 /*
  * Runs a statement by name, preparing it when the connection does not know
- * it (SQLSTATE 26000): the first time, and after PQreset, which forgets
- * prepared statements.  Saves the parse and plan of every request.
+ * it (SQLSTATE 26000: the first time on a connection).  Saves the parse and
+ * plan of every request.
  */
 PGresult *
 pool_exec(PGconn *conn, const char *name, const char *sql, int nparams, const char *const *params)
@@ -101,13 +130,29 @@ pool_exec(PGconn *conn, const char *name, const char *sql, int nparams, const ch
 	return PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
 }
 
+/* What the pool is doing now. */
+PoolUse
+pool_use(ConnPool *pool)
+{
+	PoolUse		use;
+
+	pthread_mutex_lock(&pool->lock);
+	use.size = pool->size;
+	use.in_use = pool->size - pool->nidle;
+	use.waiting = pool->waiting;
+	pthread_mutex_unlock(&pool->lock);
+	return use;
+}
+
 /* Closes every connection. */
 void
 pool_close(ConnPool *pool)
 {
 	for (int i = 0; i < pool->size; i++)
-		PQfinish(pool->all[i]);
+		if (pool->all[i])
+			PQfinish(pool->all[i]);
 	free(pool->idle);
 	free(pool->all);
+	free(pool->dsn);
 	free(pool);
 }

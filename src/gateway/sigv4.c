@@ -312,7 +312,8 @@ signing_secret(PGconn *conn, const char *key_id, AuthResult *result)
 		res = lookup_key(conn, params);
 	}
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
+		refuse(result, PQstatus(conn) == CONNECTION_BAD ? DDB_ERROR_SERVICE_UNAVAILABLE : DDB_ERROR_INTERNAL_SERVER_ERROR,
+			   PQstatus(conn) == CONNECTION_BAD ? "The database is unavailable: retry later" : PQerrorMessage(conn));
 	else if (PQntuples(res) != 1)
 		refuse(result, DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
 	else if (asprintf(&secret, "AWS4%s", PQgetvalue(res, 0, 0)) < 0)

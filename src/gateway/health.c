@@ -1,0 +1,65 @@
+/*
+ * health.c — the database's state as the gateway needs it (health.h): one
+ * query of pg_extension, on a pooled connection for GET /health and on a
+ * connection of its own at start-up.
+ */
+#include "health.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pool.h"
+
+/* Checks a connection; detail gets what is wrong and what to do. */
+DatabaseState
+health_check(PGconn *conn, char *detail, size_t detail_size)
+{
+	PGresult   *res;
+	DatabaseState state;
+
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	{
+		snprintf(detail, detail_size, "the database cannot be reached%s%s",
+				 conn ? ": " : "", conn ? PQerrorMessage(conn) : "");
+		return DATABASE_UNREACHABLE;
+	}
+	res = pool_exec(conn, "health", "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'ddb_model'", 0, NULL);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		state = PQstatus(conn) == CONNECTION_OK ? DATABASE_FAILED : DATABASE_UNREACHABLE;
+		snprintf(detail, detail_size, "the database answered: %s", PQerrorMessage(conn));
+	}
+	else if (PQntuples(res) == 0)
+	{
+		state = DATABASE_NO_EXTENSION;
+		snprintf(detail, detail_size, "the database \"%s\" has no ddb_model extension: run CREATE EXTENSION ddb_model "
+				 "in it, or point --dsn at the database that has it", PQdb(conn));
+	}
+	else if (strcmp(PQgetvalue(res, 0, 0), GATEWAY_EXTENSION_VERSION) != 0)
+	{
+		state = DATABASE_OTHER_VERSION;
+		snprintf(detail, detail_size, "the database \"%s\" has ddb_model %s, and this gateway speaks to %s: "
+				 "run ALTER EXTENSION ddb_model UPDATE in it (or install the gateway of its version)",
+				 PQdb(conn), PQgetvalue(res, 0, 0), GATEWAY_EXTENSION_VERSION);
+	}
+	else
+	{
+		state = DATABASE_READY;
+		snprintf(detail, detail_size, "ddb_model %s", GATEWAY_EXTENSION_VERSION);
+	}
+	/* one line: libpq's messages end with a newline */
+	detail[strcspn(detail, "\n")] = '\0';
+	PQclear(res);
+	return state;
+}
+
+/* Connects to dsn and checks it. */
+DatabaseState
+health_check_dsn(const char *dsn, char *detail, size_t detail_size)
+{
+	PGconn	   *conn = PQconnectdb(dsn);
+	DatabaseState state = health_check(conn, detail, detail_size);
+
+	PQfinish(conn);
+	return state;
+}

@@ -1,0 +1,46 @@
+/*
+ * settings.h — ddb-gateway's settings: each a command-line flag, an
+ * environment variable (DDB_GATEWAY_ and the flag's name in capitals, '-'
+ * as '_') and a line of the config file (`name = value`), in that order of
+ * precedence.  docs/operations.md.
+ */
+#ifndef DDB_GATEWAY_SETTINGS_H
+#define DDB_GATEWAY_SETTINGS_H
+
+#include <netinet/in.h>
+
+/* Who may read GET /metrics. */
+typedef enum MetricsAccess
+{
+	METRICS_LOOPBACK,			/* clients on 127.0.0.0/8 (the default) */
+	METRICS_ANY,
+	METRICS_OFF
+} MetricsAccess;
+
+typedef struct GatewaySettings
+{
+	char	   *listen;			/* HOST:PORT as given */
+	struct sockaddr_in address; /* listen, parsed */
+	char	   *dsn;			/* libpq connection string; "" = libpq's defaults */
+	int			pool;			/* database connections, and requests served at once */
+	int			max_connections;	/* client connections served at once */
+	char	   *tls_cert;		/* PEM files, both or neither */
+	char	   *tls_key;
+	int			insecure_listen;	/* plain HTTP allowed beyond loopback */
+	int			no_auth;		/* no signature checks (loopback only) */
+	char	   *access_log;		/* a file, "-" (stderr) or "off" */
+	int			shutdown_timeout;	/* seconds SIGTERM waits for requests in flight */
+	MetricsAccess metrics;
+} GatewaySettings;
+
+/*
+ * Fills settings from argv, the environment and the config file (--config
+ * or DDB_GATEWAY_CONFIG), and checks them; on a bad setting prints one line
+ * saying what to do and exits 2 (--help: the usage, exit 0).
+ */
+extern void settings_load(int argc, char **argv, GatewaySettings *settings);
+
+/* True when the address is on loopback (127.0.0.0/8). */
+extern int	settings_is_loopback(const struct sockaddr_in *address);
+
+#endif
