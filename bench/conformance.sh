@@ -38,7 +38,10 @@ read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_conformance
 "$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --pool 4 \
     --dsn "host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_conformance" 2>"$OUT/gateway.log" &
 gateway_pid=$!
-sleep 0.5
+for _ in $(seq 50); do
+    curl -sf -o /dev/null "http://127.0.0.1:$GATEWAY_PORT/health" && break
+    sleep 0.1
+done
 
 for tier in 1 2 3; do
     echo "== tier $tier"
