@@ -22,14 +22,15 @@ CREATE FUNCTION ddb.execute_as(role_name name, operation text, request jsonb) RE
 COMMENT ON FUNCTION ddb.execute_as(name, text, jsonb) IS
     'ddb.execute with the privileges of a role the caller may SET ROLE to';
 
--- ddb.execute_as (as the current user when role_name is null) that also
--- returns the capacity the request used by table, {"Table": [read, write]},
--- whatever ReturnConsumedCapacity says: ddb-gateway's metrics and access log.
-CREATE FUNCTION ddb.execute_metered(role_name name, operation text, request jsonb,
-                                    OUT response jsonb, OUT consumed jsonb) RETURNS record
+-- ddb.execute_as (as the current user when role_name is null) for
+-- ddb-gateway's metrics and access log: one text, the capacity the request
+-- used by table as a JSON object on the first line ({"Table": [read units,
+-- write units]}, whatever ReturnConsumedCapacity says), then the response.
+-- One value, not a row: a function in FROM costs a scan node per call.
+CREATE FUNCTION ddb.execute_metered(role_name name, operation text, request jsonb) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_execute_metered' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION ddb.execute_metered(name, text, jsonb) IS
-    'ddb.execute_as, as the current user when role_name is null, with the capacity used by table';
+    'ddb.execute_as (as the current user when role_name is null): the capacity used by table on the first line, then the response';
 
 -- Raises AccessDeniedException unless the current user may 'read', 'write'
 -- or 'own' a table, naming the DynamoDB action.

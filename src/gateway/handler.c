@@ -149,8 +149,9 @@ names_object(const PGresult *res)
 }
 
 /*
- * Counts the capacity a request consumed ({"Table": [read, write], ...} of
- * ddb.execute_metered) in the metrics, and notes its tables for the log.
+ * Counts the capacity a request consumed ({"Table": [read, write], ...}, the
+ * first line of ddb.execute_metered's answer) in the metrics, and notes its
+ * tables for the log.
  */
 static void
 note_consumed(RequestState *state, const char *consumed)
@@ -265,12 +266,22 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 	}
 	if (auth.role_name[0] != '\0')
 		params[0] = auth.role_name;
-	res = pool_exec(conn, "execute",
-					"SELECT response::text, consumed::text FROM ddb.execute_metered($1, $2, $3::jsonb)", 3, params);
+	res = pool_exec(conn, "execute", "SELECT ddb.execute_metered($1, $2, $3::jsonb)", 3, params);
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
 	{
-		note_consumed(state, PQgetvalue(res, 0, 1));
-		result = respond(connection, context, state, MHD_HTTP_OK, PQgetvalue(res, 0, 0));
+		/* the capacity consumed by table on the first line, then the response */
+		char	   *consumed = PQgetvalue(res, 0, 0);
+		char	   *newline = strchr(consumed, '\n');
+
+		if (newline == NULL)
+			result = respond_error(connection, context, state, ddb_error_type(DDB_ERROR_INTERNAL_SERVER_ERROR),
+								   "ddb.execute_metered answered without its first line");
+		else
+		{
+			*newline = '\0';
+			note_consumed(state, consumed);
+			result = respond(connection, context, state, MHD_HTTP_OK, newline + 1);
+		}
 	}
 	else
 		result = respond_failure(connection, context, state, conn, res);

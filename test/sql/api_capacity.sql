@@ -37,28 +37,33 @@ SELECT ddb.execute('DeleteItem', '{"TableName": "Indexed", "Key": {"pk": {"S": "
 SELECT ddb.put_item('Indexed', '{"pk": "b", "city": "Oslo"}');
 SELECT ddb.delete_table('Indexed');
 -- ddb.execute_metered (the gateway's): the capacity by table, indexes
--- included, beside the response, whatever ReturnConsumedCapacity says; the
--- response itself is ddb.execute's
+-- included, on the first line, whatever ReturnConsumedCapacity says; then
+-- the response, ddb.execute's
+CREATE FUNCTION pg_temp.metered(role_name name, operation text, request jsonb, OUT consumed jsonb, OUT response jsonb)
+LANGUAGE sql AS $$
+    SELECT split_part(m, E'\n', 1)::jsonb, substr(m, strpos(m, E'\n') + 1)::jsonb
+    FROM ddb.execute_metered(role_name, operation, request) m
+$$;
 SELECT ddb.create_table('Counted', 'pk');
 SELECT ddb.create_index('Counted', 'ByCity', 'city', 'S');
-SELECT * FROM ddb.execute_metered(NULL, 'PutItem', '{"TableName": "Counted", "Item": {"pk": {"S": "a"}, "city": {"S": "Oslo"}}}');
-SELECT consumed FROM ddb.execute_metered(NULL, 'GetItem', '{"TableName": "Counted", "Key": {"pk": {"S": "a"}}, "ConsistentRead": true}');
+SELECT * FROM pg_temp.metered(NULL, 'PutItem', '{"TableName": "Counted", "Item": {"pk": {"S": "a"}, "city": {"S": "Oslo"}}}');
+SELECT consumed FROM pg_temp.metered(NULL, 'GetItem', '{"TableName": "Counted", "Key": {"pk": {"S": "a"}}, "ConsistentRead": true}');
 SELECT response -> 'ConsumedCapacity' AS asked, consumed
-FROM ddb.execute_metered(NULL, 'Query', '{"TableName": "Counted", "IndexName": "ByCity", "KeyConditionExpression": "city = :c",
+FROM pg_temp.metered(NULL, 'Query', '{"TableName": "Counted", "IndexName": "ByCity", "KeyConditionExpression": "city = :c",
     "ExpressionAttributeValues": {":c": {"S": "Oslo"}}, "Select": "COUNT", "ReturnConsumedCapacity": "TOTAL"}');
 SELECT ddb.create_table('Other', 'pk');
-SELECT consumed FROM ddb.execute_metered(NULL, 'BatchWriteItem', '{"RequestItems": {
+SELECT consumed FROM pg_temp.metered(NULL, 'BatchWriteItem', '{"RequestItems": {
     "Counted": [{"PutRequest": {"Item": {"pk": {"S": "b"}}}}], "Other": [{"PutRequest": {"Item": {"pk": {"S": "c"}}}}]}}');
 -- a table operation consumes nothing
-SELECT consumed FROM ddb.execute_metered(NULL, 'ListTables', '{}');
+SELECT consumed FROM pg_temp.metered(NULL, 'ListTables', '{}');
 -- with a role: the role's privileges, and only a role the caller may SET ROLE to
 DROP ROLE IF EXISTS metered_reader;
 CREATE ROLE metered_reader NOLOGIN;
 SELECT ddb.grant_tables('metered_reader', 'Counted', read_only => true);
-SELECT consumed FROM ddb.execute_metered('metered_reader', 'GetItem', '{"TableName": "Counted", "Key": {"pk": {"S": "a"}}}');
-SELECT consumed FROM ddb.execute_metered('metered_reader', 'GetItem', '{"TableName": "Other", "Key": {"pk": {"S": "c"}}}');
+SELECT consumed FROM pg_temp.metered('metered_reader', 'GetItem', '{"TableName": "Counted", "Key": {"pk": {"S": "a"}}}');
+SELECT consumed FROM pg_temp.metered('metered_reader', 'GetItem', '{"TableName": "Other", "Key": {"pk": {"S": "c"}}}');
 SET ROLE metered_reader;
-SELECT consumed FROM ddb.execute_metered('postgres', 'GetItem', '{"TableName": "Other", "Key": {"pk": {"S": "c"}}}');
+SELECT ddb.execute_metered('postgres', 'GetItem', '{"TableName": "Other", "Key": {"pk": {"S": "c"}}}');
 RESET ROLE;
 SELECT ddb.delete_table('Counted');
 SELECT ddb.delete_table('Other');
