@@ -11,7 +11,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 # the tests build with warnings as errors (a user's `make` does not)
 WERROR=-Werror
 
-install_packages awscli python3-boto3 nodejs
+# npm installs the SDK for JavaScript for docs/gateway.md's example
+# (test/docs_gateway.sh); a nodejs from elsewhere may bring its own npm
+npm_package=()
+command -v npm >/dev/null || npm_package=(npm)
+install_packages awscli python3-boto3 nodejs "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -92,7 +96,7 @@ run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service
     "$ROOT/test/gateway_fuzz.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh"
 run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
-run_checks "docs examples" docs "$ROOT/test/docs_examples.sh"
+run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
 
 # The fuzz harness over its corpus (a crash or broken invariant fails).
 echo "== fuzz corpus replay"
