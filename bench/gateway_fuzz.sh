@@ -8,7 +8,8 @@
 #   bash bench/gateway_fuzz.sh              # its own cluster (tools/cluster.sh, .cluster/fuzz, port 55437)
 #   FUZZ_SECONDS=15 bash bench/gateway_fuzz.sh --running-cluster
 #       # the cluster PGHOST/PGPORT/PGUSER name, with the extension and
-#       # ddb-gateway built and installed (test/gateway_fuzz.sh, tools/test.sh)
+#       # ddb-gateway built and installed (test/gateway_fuzz.sh, tools/test.sh),
+#       # and its server log DDB_SERVER_LOG (tools/cluster.sh sets it)
 #
 # Starts only what tools/cluster.sh starts, and the built ddb-gateway
 # (--pool 4, 127.0.0.1:$FUZZ_PORT, default 55486), with an access key of the
@@ -24,7 +25,8 @@ DB=ddb_fuzz
 mkdir -p "$OUT"
 
 if [ "${1:-}" = --running-cluster ]; then
-    SERVER_LOG="$(dirname "${PGHOST:?PGHOST names the running cluster}")/server.log"
+    : "${PGHOST:?PGHOST names the running cluster}"
+    SERVER_LOG="${DDB_SERVER_LOG:-$(dirname "$PGHOST")/server.log}"
 else
     export CLUSTER_NAME=fuzz DDB_PGPORT=${DDB_PGPORT:-55437}
     source "$ROOT/tools/cluster.sh"

@@ -16,7 +16,8 @@ GATEWAY="$ROOT/ddb-gateway"
 VERSION=$(sed -n "s/^default_version = '\\(.*\\)'/\\1/p" "$ROOT/ddb_model.control")
 status=0
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
+NOSOCKET=
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; [ -z "$NOSOCKET" ] || rm -rf "$NOSOCKET"' EXIT
 
 check() {  # name, expected, actual
     if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
@@ -173,8 +174,9 @@ check "a bad TLS file on SIGHUP keeps the running ones" "200" \
 kill -TERM "$TLS"; wait "$TLS"
 
 # --- the database unreachable at start: /health 503 and requests 503 while it retries, then served
-mkdir -p "$WORK/nosocket"
-start unreachable --listen "127.0.0.1:$((PORT + 2))" --dsn "host=$WORK/nosocket port=$PGPORT dbname=$DB" --no-auth \
+# a directory at a short path (a unix socket's path holds at most 107 bytes, and the checkout's may be long)
+NOSOCKET=$(mktemp -d /tmp/ddb-nosocket.XXXXXX)
+start unreachable --listen "127.0.0.1:$((PORT + 2))" --dsn "host=$NOSOCKET port=$PGPORT dbname=$DB" --no-auth \
     --access-log off
 UNREACHABLE=$started
 sleep 0.5
@@ -184,7 +186,7 @@ check "and a request ServiceUnavailable (503), which the SDKs retry" "503 com.am
     "$(curl -s -o "$WORK/body" -w '%{http_code}' -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' \
         "http://127.0.0.1:$((PORT + 2))/") $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["__type"])' "$WORK/body")"
 check "the log says it tries again" "1" "$(grep -c 'trying again in 1 s' "$WORK/unreachable.log")"
-ln -s "$PGHOST/.s.PGSQL.$PGPORT" "$WORK/nosocket/.s.PGSQL.$PGPORT"
+ln -s "$PGHOST/.s.PGSQL.$PGPORT" "$NOSOCKET/.s.PGSQL.$PGPORT"
 for _ in $(seq 100); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((PORT + 2))/health")" = 200 ] && break
     sleep 0.1

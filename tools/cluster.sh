@@ -4,7 +4,9 @@
 # the extension, and runs a throwaway PostgreSQL 15 cluster in
 # .cluster/$CLUSTER_NAME inside the checkout (test or demo, so that running
 # the tests leaves the demo's data alone): owned by the postgres user,
-# listening only on its own unix socket in .cluster/$CLUSTER_NAME/socket.
+# listening only on its own unix socket in .cluster/$CLUSTER_NAME/socket, or,
+# from a checkout at a long path, in /tmp/ddb_model-<hash of the checkout's
+# path>-$CLUSTER_NAME (a unix socket's path holds at most 107 bytes).
 
 set -euo pipefail
 
@@ -12,12 +14,19 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER_NAME=${CLUSTER_NAME:-test}
 CLUSTER_DIR="$ROOT/.cluster/$CLUSTER_NAME"
 PGDATA_DIR="$CLUSTER_DIR/data"
-SOCKET_DIR="$CLUSTER_DIR/socket"
 # The test cluster skips fsync: it is thrown away after each run.
 case "$CLUSTER_NAME" in
     demo) PGPORT_NUM=${DDB_PGPORT:-55433}; SERVER_OPTS="" ;;
     *) PGPORT_NUM=${DDB_PGPORT:-55432}; SERVER_OPTS="-c fsync=off" ;;
 esac
+SOCKET_DIR="$CLUSTER_DIR/socket"
+# A unix socket's path holds at most 107 bytes: when the socket's path inside
+# the checkout would come near that, the socket goes into a short directory
+# of this checkout's and cluster's own in /tmp (made by start_cluster,
+# removed by stop_cluster).
+if [ "$(printf %s "$SOCKET_DIR/.s.PGSQL.$PGPORT_NUM" | wc -c)" -gt 100 ]; then
+    SOCKET_DIR="/tmp/ddb_model-$(cd "$ROOT" && pwd -P | sha256sum | cut -c1-12)-$CLUSTER_NAME"
+fi
 PGBIN=/usr/lib/postgresql/15/bin
 
 PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
@@ -57,10 +66,12 @@ as_postgres() {
 # Creates (afresh) and starts the throwaway cluster.
 start_cluster() {
     stop_cluster
-    rm -rf "$CLUSTER_DIR"
-    mkdir -p "$PGDATA_DIR" "$SOCKET_DIR"
+    rm -rf "$CLUSTER_DIR" "$SOCKET_DIR"
+    mkdir -p "$PGDATA_DIR"
+    # not -p: a short directory in /tmp is made afresh, never one found there
+    mkdir -m 755 "$SOCKET_DIR"
     chmod 755 "$ROOT/.cluster"
-    chown -R postgres:postgres "$CLUSTER_DIR"
+    chown -R postgres:postgres "$CLUSTER_DIR" "$SOCKET_DIR"
     # The server runs as postgres: a checkout under a private directory (such
     # as /root) needs search permission on its ancestors, and nothing more.
     local dir="$ROOT"
@@ -86,6 +97,10 @@ stop_cluster() {
     if [ -f "$PGDATA_DIR/postmaster.pid" ]; then
         as_postgres "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null || true
     fi
+    # the short socket directory in /tmp, once the server has stopped
+    if [ "$SOCKET_DIR" != "$CLUSTER_DIR/socket" ] && [ ! -f "$PGDATA_DIR/postmaster.pid" ]; then
+        rm -rf "$SOCKET_DIR"
+    fi
 }
 
 # psql against the throwaway cluster.
@@ -94,3 +109,6 @@ cluster_psql() {
 }
 
 export PGHOST="$SOCKET_DIR" PGPORT="$PGPORT_NUM" PGUSER=postgres
+# the server's log, for the scripts that look for crashes in it (the socket
+# directory need not be next to it)
+export DDB_SERVER_LOG="$CLUSTER_DIR/server.log"

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
-# the dump/restore, upgrade and concurrency checks, the SQL examples of docs/
-# and the fuzz corpus replay, stops the cluster, and
+# the dump/restore, upgrade and concurrency checks, the gateway's and
+# ddb-transfer's, a cluster from a checkout at a long path, the examples of
+# docs/ and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
-# assertions + dump/restore, upgrade and concurrency checks + docs pages + replay).
+# assertions + the checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
 # the tests build with warnings as errors (a user's `make` does not)
 WERROR=-Werror
 
-install_packages awscli python3-boto3 nodejs
+# npm installs the SDK for JavaScript for docs/gateway.md's example
+# (test/docs_gateway.sh); a nodejs from elsewhere may bring its own npm
+npm_package=()
+command -v npm >/dev/null || npm_package=(npm)
+install_packages awscli python3-boto3 nodejs "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -90,7 +95,8 @@ run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/con
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
     "$ROOT/test/gateway_fuzz.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh"
-run_checks "docs examples" docs "$ROOT/test/docs_examples.sh"
+run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
+run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
 
 # The fuzz harness over its corpus (a crash or broken invariant fails).
 echo "== fuzz corpus replay"

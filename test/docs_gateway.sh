@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Runs the client examples of the docs/*.md pages against ddb-gateway on the
+# cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set).  The fenced blocks
+# marked "gateway" of a page run in the page's order, in a fresh database
+# with the extension:
+#   ```sql gateway      psql (test/docs_examples.sh runs it too, as every
+#                       ```sql block)
+#   ```sh gateway       bash
+#   ```python gateway   /usr/bin/python3 (Debian's python3-boto3)
+#   ```js gateway       node, as an ES module next to the packages of
+#                       test/docs_gateway/package-lock.json (the AWS SDK for
+#                       JavaScript v3), which npm installs into
+#                       build/docs-gateway-npm when they are not there yet
+# with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (a key from
+# ddb.create_access_key()), AWS_DEFAULT_REGION=us-east-1 and ENDPOINT (the
+# gateway's URL) set.  Each must exit 0, and print what the ```text block
+# right after it shows, if there is one ("..." in it stands for any text).  Prints "<check> ... ok|FAILED" per
+# block; the gateway listens on 127.0.0.1:$DDB_DOCS_GATEWAY_PORT (55543).
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK="$ROOT/build/docs-gateway"
+NPM_DIR="$ROOT/build/docs-gateway-npm"
+PORT=${DDB_DOCS_GATEWAY_PORT:-55543}
+rm -rf "$WORK" && mkdir -p "$WORK"
+status=0
+gateway_pid=
+trap '[ -z "$gateway_pid" ] || { kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; }' EXIT
+
+# npm_packages: installs test/docs_gateway's locked packages into $NPM_DIR
+# unless the same lock's are there
+npm_packages() {
+    if [ -d "$NPM_DIR/node_modules" ] && cmp -s "$ROOT/test/docs_gateway/package-lock.json" "$NPM_DIR/package-lock.json"; then
+        return 0
+    fi
+    rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR/run"
+    cp "$ROOT/test/docs_gateway/package.json" "$ROOT/test/docs_gateway/package-lock.json" "$NPM_DIR/"
+    (cd "$NPM_DIR" && npm ci --no-audit --no-fund --silent) >"$WORK/npm.log" 2>&1 ||
+        { echo "npm ci in $NPM_DIR failed:"; tail -20 "$WORK/npm.log"; rm -rf "$NPM_DIR/node_modules"; return 1; }
+}
+
+# prints EXPECTED PRINTED: whether the file PRINTED holds what the file
+# EXPECTED shows, "..." standing for any text (trailing newlines aside)
+prints() {
+    python3 -c 'import re, sys
+expected, printed = (open(f, encoding="utf-8").read().rstrip("\n") for f in sys.argv[1:3])
+sys.exit(re.fullmatch(".*".join(map(re.escape, expected.split("..."))), printed, re.DOTALL) is None)' "$1" "$2"
+}
+
+# The environment of the examples: the key and region in AWS's variables,
+# nothing from ~/.aws or the caller's AWS settings.
+export AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE="$WORK/no-aws-config" \
+    AWS_SHARED_CREDENTIALS_FILE="$WORK/no-aws-credentials" AWS_EC2_METADATA_DISABLED=true AWS_PAGER=
+unset AWS_PROFILE AWS_SESSION_TOKEN AWS_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_DYNAMODB
+
+for page in "$ROOT"/docs/*.md "$ROOT"/docs/models/*.md; do
+    grep -qE '^```(sh|python|js) gateway *$' "$page" || continue
+    name=$(basename "$page" .md)
+    [ "$(basename "$(dirname "$page")")" = models ] && name="models-$name"
+    dir="$WORK/$name"
+    mkdir -p "$dir"
+    # Block files NNN.<sql|sh|py|mjs>, and NNN.expected from a ```text block right after one.
+    python3 - "$page" "$dir" <<'PY'
+import re, sys
+page, out = sys.argv[1], sys.argv[2]
+lines = open(page, encoding="utf-8").read().split("\n")
+blocks, i = [], 0
+while i < len(lines):
+    m = re.match(r"^```(\S*)\s*(.*?)\s*$", lines[i])
+    if not m:
+        i += 1
+        continue
+    j = i + 1
+    while j < len(lines) and not lines[j].startswith("```"):
+        j += 1
+    blocks.append((m.group(1), m.group(2), "\n".join(lines[i + 1:j]) + "\n"))
+    i = j + 1
+ext = {"sql": "sql", "sh": "sh", "python": "py", "js": "mjs"}
+n = 0
+for k, (lang, tag, text) in enumerate(blocks):
+    if tag != "gateway" or lang not in ext:
+        continue
+    n += 1
+    open(f"{out}/{n:03d}.{ext[lang]}", "w", encoding="utf-8").write(text)
+    if k + 1 < len(blocks) and blocks[k + 1][0] == "text" and blocks[k + 1][1] == "":
+        open(f"{out}/{n:03d}.expected", "w", encoding="utf-8").write(blocks[k + 1][2])
+PY
+    if ls "$dir"/*.mjs >/dev/null 2>&1 && ! npm_packages; then
+        echo "docs client examples of $name: the SDK for JavaScript ... FAILED (npm could not install it)"; status=1; continue
+    fi
+
+    db="docs_gateway_$name"
+    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS \"$db\"" \
+        -c "CREATE DATABASE \"$db\"" >/dev/null
+    psql -X -q -d "$db" -c "CREATE EXTENSION ddb_model" >/dev/null
+    read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY <<<"$(psql -X -q -At -F ' ' -d "$db" -c "SELECT * FROM ddb.create_access_key()")"
+    export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY ENDPOINT="http://127.0.0.1:$PORT"
+    "$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "dbname=$db" --pool 2 --access-log off 2>"$dir/gateway.log" &
+    gateway_pid=$!
+    for _ in $(seq 50); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$ENDPOINT/health")" = 200 ] && break
+        sleep 0.1
+    done
+
+    for block in "$dir"/[0-9][0-9][0-9].*; do
+        base=${block%.*}
+        case "$block" in
+            *.sql) lang=sql; run=(psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f "$block") ;;
+            *.sh) lang=sh; run=(bash "$block") ;;
+            *.py) lang=python; run=(/usr/bin/python3 "$block") ;;
+            *.mjs) lang=js; cp "$block" "$NPM_DIR/run/$name-$(basename "$block")"; run=(node "$NPM_DIR/run/$name-$(basename "$block")") ;;
+            *) continue ;;
+        esac
+        (cd "$dir" && PATH="/usr/bin:/bin:$PATH" timeout 60 "${run[@]}") >"$base.stdout" 2>"$base.stderr"
+        code=$?
+        check="docs client example $name $(basename "$block") ($lang)"
+        if [ "$code" -ne 0 ]; then
+            echo "$check ... FAILED (exit status $code)"; tail -20 "$base.stderr"; status=1
+        elif [ -f "$base.expected" ] && ! prints "$base.expected" "$base.stdout"; then
+            echo "$check ... FAILED (it printed something else than the page shows)"
+            diff <(cat "$base.expected"; echo) <(cat "$base.stdout"; echo); status=1
+        else
+            echo "$check ... ok"
+        fi
+    done
+    kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; gateway_pid=
+    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null
+done
+exit $status
