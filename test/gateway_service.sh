@@ -92,7 +92,7 @@ check "metrics: consumed capacity by table (a 3 KB item written: 3 write units; 
     "$(grep '^ddb_gateway_consumed_read_capacity_units_total{table="Svc"}' "$WORK/metrics") $(grep '^ddb_gateway_consumed_write_capacity_units_total{table="Svc"}' "$WORK/metrics")"
 check "metrics: the pool's connections and use" "ddb_gateway_pool_connections 2 ddb_gateway_pool_connections_in_use 0" \
     "$(grep -E '^ddb_gateway_pool_connections(_in_use)? ' "$WORK/metrics" | tr '\n' ' ' | sed 's/ $//')"
-curl -s -o /dev/null -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' "$URL/"
+curl -s -o /dev/null -D "$WORK/unsigned.headers" -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' "$URL/"
 # logged N EXPRESSIONS...: Python expressions over the N-th access-log line of a DynamoDB request (path /), r
 logged() {
     python3 - "$WORK/access.log" "$@" <<'PY'
@@ -109,6 +109,9 @@ check "the line of a refused one names DynamoDB's error" "PutItem Svc 400 com.am
     "$(logged 2 'r["operation"]' 'r["table"]' 'r["status"]' 'r["error"]')"
 check "an unsigned request is logged without a key, with its error" "ListTables None 400 com.amazon.coral.service#MissingAuthenticationTokenException" \
     "$(logged 3 'r["operation"]' 'r["key_id"]' 'r["status"]' 'r["error"]')"
+check "the line's request_id is the x-amzn-RequestId its client got; no two lines share one" \
+    "$(grep -i '^x-amzn-RequestId:' "$WORK/unsigned.headers" | cut -d' ' -f2 | tr -d '\r') True" \
+    "$(logged 3 'r["request_id"]') $(python3 -c 'import json,sys; ids=[json.loads(l)["request_id"] for l in open(sys.argv[1])]; print(len(set(ids)) == len(ids))' "$WORK/access.log")"
 
 # --- SIGHUP: the access log reopened (after a rotation), the key cache emptied
 mv "$WORK/access.log" "$WORK/access.log.1"
@@ -177,7 +180,7 @@ kill -TERM "$TLS"; wait "$TLS"
 # a directory at a short path (a unix socket's path holds at most 107 bytes, and the checkout's may be long)
 NOSOCKET=$(mktemp -d /tmp/ddb-nosocket.XXXXXX)
 start unreachable --listen "127.0.0.1:$((PORT + 2))" --dsn "host=$NOSOCKET port=$PGPORT dbname=$DB" --no-auth \
-    --access-log off
+    --access-log "$WORK/unreachable-access.log"
 UNREACHABLE=$started
 sleep 0.5
 check "an unreachable database: /health answers 503" "503" \
@@ -195,6 +198,9 @@ check "once the database is reachable, /health answers 200 and requests are serv
     "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((PORT + 2))/health") $(curl -s -o /dev/null -w '%{http_code}' \
         -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' "http://127.0.0.1:$((PORT + 2))/")"
 kill -TERM "$UNREACHABLE"; wait "$UNREACHABLE"
+check "another run of the gateway draws other request ids" "True" \
+    "$(python3 -c 'import json,sys; p=lambda f: {json.loads(l)["request_id"][:16] for l in open(f)}; print(not (p(sys.argv[1]) & p(sys.argv[2])))' \
+        "$WORK/access.log.1" "$WORK/unreachable-access.log")"
 
 # --- start-up checks: one line that says what to do, and a non-zero exit
 check "a database without the extension" "1 ddb-gateway: the database \"postgres\" has no ddb_model extension: run CREATE EXTENSION ddb_model in it, or point --dsn at the database that has it" \

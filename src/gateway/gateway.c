@@ -116,6 +116,11 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	if (server_raise_fd_limit(&settings) != 0)
 		return 1;
+	if (gateway_start_request_ids() != 0)
+	{
+		fprintf(stderr, "ddb-gateway: the system gives no random bytes for request ids: %s\n", strerror(errno));
+		return 1;
+	}
 	if (!settings.no_auth && sigv4_start() != 0)
 	{
 		fprintf(stderr, "ddb-gateway: OpenSSL has no SHA-256 to check signatures with\n");

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -37,6 +38,10 @@
 #define STREAMS_TARGET_PREFIX "DynamoDBStreams_20120810."
 
 int			gateway_ready = 0;
+
+/* Request ids: a random prefix per run (gateway_start_request_ids), then a count. */
+static unsigned long long request_id_prefix;
+static unsigned long long request_count;
 
 /* A request in the making: its body, and what its log line and metrics will say. */
 typedef struct RequestState
@@ -347,6 +352,13 @@ respond_metrics(struct MHD_Connection *connection, ServeContext *context, Reques
 	return result;
 }
 
+/* Draws this run's prefix of request ids, so that no two runs give the same ids; 0 on success. */
+int
+gateway_start_request_ids(void)
+{
+	return getrandom(&request_id_prefix, sizeof(request_id_prefix), 0) == sizeof(request_id_prefix) ? 0 : -1;
+}
+
 /* Starts a request's state at its headers: when it began, its id, its method and path. */
 static RequestState *
 begin_request(ServeContext *context, const char *method, const char *url)
@@ -358,8 +370,8 @@ begin_request(ServeContext *context, const char *method, const char *url)
 	clock_gettime(CLOCK_MONOTONIC, &state->started);
 	snprintf(state->method, sizeof(state->method), "%s", method);
 	snprintf(state->path, sizeof(state->path), "%s", url);
-	snprintf(state->request_id, sizeof(state->request_id), "%08x%08x%08x%08x", (unsigned) random(),
-			 (unsigned) random(), (unsigned) random(), (unsigned) random());
+	snprintf(state->request_id, sizeof(state->request_id), "%016llx%016llx", request_id_prefix,
+			 __atomic_add_fetch(&request_count, 1, __ATOMIC_RELAXED));
 	__atomic_add_fetch(&context->in_flight, 1, __ATOMIC_RELAXED);
 	return state;
 }

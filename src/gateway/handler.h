@@ -30,6 +30,9 @@ typedef struct ServeContext
  */
 extern int	gateway_ready;
 
+/* Draws this run's prefix of request ids (x-amzn-RequestId), once before any request; 0 on success. */
+extern int	gateway_start_request_ids(void);
+
 /* The MHD access handler; cls is the ServeContext. */
 extern enum MHD_Result gateway_handle(void *cls, struct MHD_Connection *connection, const char *url,
 									  const char *method, const char *version, const char *upload_data,
