@@ -157,8 +157,9 @@ check "a missing table" "1 1" \
     "$(run import --dsn "$DSN" --table Nope "$WORK/part1.json") $(grep -c 'no table named Nope' "$WORK/err")"
 check "a missing table on export" "1 1" \
     "$(run export --dsn "$DSN" --table Nope --out "$WORK/nope") $(grep -c 'no table named Nope' "$WORK/err")"
-check "a bad DSN" "1 1" \
-    "$(run import --dsn "$DSN port=1" --table Bad "$WORK/part1.json") $(grep -c 'cannot connect' "$WORK/err")"
+check "a bad DSN: one line, the reason and what to check" "1 1 1" \
+    "$(run import --dsn "$DSN port=1" --table Bad "$WORK/part1.json") $(wc -l <"$WORK/err") \
+$(grep -c 'cannot connect: connection to server .* failed: .*; check --dsn, and that the server runs$' "$WORK/err")"
 check "a database without ddb_model" "1 1" \
     "$(run import --dsn "${DSN/dbname=$DB/dbname=postgres}" --table Bad "$WORK/part1.json") $(grep -c 'no ddb_model extension' "$WORK/err")"
 check "a missing file loads nothing, not even the files before it" "1 0" \
@@ -175,6 +176,19 @@ check "a data file with fewer items than its manifest lists loads nothing" "1 0"
     "$(run import --dsn "$DSN" --table Bad "$WORK/short") $(count '"Bad"')"
 check "bad arguments exit 2" "2 2 2" \
     "$(run import --dsn "$DSN" --table Bad) $(run export --dsn "$DSN" --table Bad) $(run frobnicate)"
+
+# without --dsn: libpq's defaults and the PG* variables (PGHOST, PGPORT and PGUSER are set here), as for psql
+check "import without --dsn loads into the database PGDATABASE names" "0 100" \
+    "$(PGDATABASE=$DB run import --table Bad "$WORK/part1.json") $(count '"Bad"')"
+q -c 'TRUNCATE "Bad"'
+check "export without --dsn reads the database PGDATABASE names" "0 exported $visible items" \
+    "$(PGDATABASE=$DB run export --table Source --out "$WORK/nodsn") $(grep -o "exported [0-9]* items" "$WORK/out")"
+check "without --dsn nor PGDATABASE, libpq's default database (the user's: no ddb_model there)" "1 1" \
+    "$(env -u PGDATABASE "$TRANSFER" import --table Bad "$WORK/part1.json" 2>"$WORK/err" >/dev/null; echo $?) \
+$(grep -c 'no ddb_model extension' "$WORK/err")"
+check "an unreachable server: exit 1, one line saying what to do" "1 1 1" \
+    "$(PGPORT=1 run import --table Bad "$WORK/part1.json") $(wc -l <"$WORK/err") \
+$(grep -c 'cannot connect: .*; give --dsn CONNINFO or set PGHOST, PGPORT, PGDATABASE, PGUSER, and check that the server runs$' "$WORK/err")"
 
 # garbage never crashes it: every prefix of a line, random bytes, odd JSON
 line='{"Item": {"pk": {"S": "fuzz"}, "sk": {"N": "1"}, "m": {"M": {"l": {"L": [{"N": "1"}, {"B": "AA=="}]}}}}}'

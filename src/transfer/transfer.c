@@ -2,8 +2,8 @@
  * transfer.c — ddb-transfer: DynamoDB's export to S3 format in and out of
  * ddb_model tables (docs/transfer.md).
  *
- *   ddb-transfer import --dsn CONNINFO --table NAME [--skip-bad-lines] [--batch N] PATH...
- *   ddb-transfer export --dsn CONNINFO --table NAME --out DIR [--no-gzip] [--file-items N]
+ *   ddb-transfer import [--dsn CONNINFO] --table NAME [--skip-bad-lines] [--batch N] PATH...
+ *   ddb-transfer export [--dsn CONNINFO] --table NAME --out DIR [--no-gzip] [--file-items N]
  *
  * The arguments, and the command they run (import.c, export.c).
  */
@@ -18,8 +18,11 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-			"usage: ddb-transfer import --dsn CONNINFO --table NAME [--skip-bad-lines] [--batch N] PATH...\n"
-			"       ddb-transfer export --dsn CONNINFO --table NAME --out DIR [--no-gzip] [--file-items N]\n"
+			"usage: ddb-transfer import [--dsn CONNINFO] --table NAME [--skip-bad-lines] [--batch N] PATH...\n"
+			"       ddb-transfer export [--dsn CONNINFO] --table NAME --out DIR [--no-gzip] [--file-items N]\n"
+			"\n"
+			"  --dsn CONNINFO    a libpq connection string; without it, PGHOST, PGPORT, PGDATABASE, PGUSER,\n"
+			"                    ... and libpq's defaults apply, as for psql\n"
 			"\n"
 			"import loads DynamoDB JSON lines ({\"Item\": {...}}, gzip or plain) into a table in one\n"
 			"transaction; a PATH is a .json or .json.gz file, or the directory of a DynamoDB export\n"
@@ -54,7 +57,7 @@ main(int argc, char **argv)
 {
 	ImportOptions import = {.batch_lines = 10000};
 	ExportOptions export = {.gzip = 1, .file_items = 100000};
-	const char *conninfo = NULL;
+	const char *conninfo = "";
 	const char *table = NULL;
 	int			is_import;
 
@@ -92,7 +95,7 @@ main(int argc, char **argv)
 		else
 			usage(TRANSFER_USAGE);
 	}
-	if (conninfo == NULL || table == NULL || (is_import ? import.npaths == 0 : export.out_dir == NULL))
+	if (table == NULL || (is_import ? import.npaths == 0 : export.out_dir == NULL))
 		usage(TRANSFER_USAGE);
 	if (is_import)
 	{

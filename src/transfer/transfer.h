@@ -14,7 +14,7 @@
 /* What `ddb-transfer import` was asked. */
 typedef struct ImportOptions
 {
-	const char *conninfo;
+	const char *conninfo;		/* "" for libpq's defaults (PGHOST, PGDATABASE, ...) */
 	const char *table;
 	int			skip_bad_lines;
 	int			batch_lines;	/* items sent to the server at once */
@@ -25,7 +25,7 @@ typedef struct ImportOptions
 /* What `ddb-transfer export` was asked. */
 typedef struct ExportOptions
 {
-	const char *conninfo;
+	const char *conninfo;		/* "" for libpq's defaults (PGHOST, PGDATABASE, ...) */
 	const char *table;
 	const char *out_dir;
 	int			gzip;
