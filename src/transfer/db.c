@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
+
 /* Connects to conninfo in UTF-8 ("" for libpq's defaults); NULL (with the reason on stderr) when it cannot. */
 PGconn *
 db_connect(const char *conninfo)
@@ -125,7 +127,10 @@ db_command(PGconn *conn, const char *sql)
 	int			ok = PQresultStatus(result) == PGRES_COMMAND_OK;
 
 	if (!ok)
+	{
+		progress_clear();
 		fprintf(stderr, "ddb-transfer: %s: %s\n", sql, db_message(result));
+	}
 	PQclear(result);
 	return ok ? 0 : -1;
 }

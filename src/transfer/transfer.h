@@ -16,6 +16,7 @@ typedef struct ImportOptions
 {
 	const char *conninfo;		/* "" for libpq's defaults (PGHOST, PGDATABASE, ...) */
 	const char *table;
+	int			progress;		/* show the progress line (stderr is a terminal, no --quiet) */
 	int			skip_bad_lines;
 	int			batch_lines;	/* items sent to the server at once */
 	char	  **paths;
@@ -27,6 +28,7 @@ typedef struct ExportOptions
 {
 	const char *conninfo;		/* "" for libpq's defaults (PGHOST, PGDATABASE, ...) */
 	const char *table;
+	int			progress;		/* show the progress line (stderr is a terminal, no --quiet) */
 	const char *out_dir;
 	int			gzip;
 	long		file_items;		/* items per data file */
