@@ -157,8 +157,9 @@ check "a missing table" "1 1" \
     "$(run import --dsn "$DSN" --table Nope "$WORK/part1.json") $(grep -c 'no table named Nope' "$WORK/err")"
 check "a missing table on export" "1 1" \
     "$(run export --dsn "$DSN" --table Nope --out "$WORK/nope") $(grep -c 'no table named Nope' "$WORK/err")"
-check "a bad DSN" "1 1" \
-    "$(run import --dsn "$DSN port=1" --table Bad "$WORK/part1.json") $(grep -c 'cannot connect' "$WORK/err")"
+check "a bad DSN: one line, the reason and what to check" "1 1 1" \
+    "$(run import --dsn "$DSN port=1" --table Bad "$WORK/part1.json") $(wc -l <"$WORK/err") \
+$(grep -c 'cannot connect: connection to server .* failed: .*; check --dsn, and that the server runs$' "$WORK/err")"
 check "a database without ddb_model" "1 1" \
     "$(run import --dsn "${DSN/dbname=$DB/dbname=postgres}" --table Bad "$WORK/part1.json") $(grep -c 'no ddb_model extension' "$WORK/err")"
 check "a missing file loads nothing, not even the files before it" "1 0" \
@@ -175,6 +176,71 @@ check "a data file with fewer items than its manifest lists loads nothing" "1 0"
     "$(run import --dsn "$DSN" --table Bad "$WORK/short") $(count '"Bad"')"
 check "bad arguments exit 2" "2 2 2" \
     "$(run import --dsn "$DSN" --table Bad) $(run export --dsn "$DSN" --table Bad) $(run frobnicate)"
+
+# without --dsn: libpq's defaults and the PG* variables (PGHOST, PGPORT and PGUSER are set here), as for psql
+check "import without --dsn loads into the database PGDATABASE names" "0 100" \
+    "$(PGDATABASE=$DB run import --table Bad "$WORK/part1.json") $(count '"Bad"')"
+q -c 'TRUNCATE "Bad"'
+check "export without --dsn reads the database PGDATABASE names" "0 exported $visible items" \
+    "$(PGDATABASE=$DB run export --table Source --out "$WORK/nodsn") $(grep -o "exported [0-9]* items" "$WORK/out")"
+check "without --dsn nor PGDATABASE, libpq's default database (the user's: no ddb_model there)" "1 1" \
+    "$(env -u PGDATABASE "$TRANSFER" import --table Bad "$WORK/part1.json" 2>"$WORK/err" >/dev/null; echo $?) \
+$(grep -c 'no ddb_model extension' "$WORK/err")"
+check "an unreachable server: exit 1, one line saying what to do" "1 1 1" \
+    "$(PGPORT=1 run import --table Bad "$WORK/part1.json") $(wc -l <"$WORK/err") \
+$(grep -c 'cannot connect: .*; give --dsn CONNINFO or set PGHOST, PGPORT, PGDATABASE, PGUSER, and check that the server runs$' "$WORK/err")"
+
+# the progress line: on standard error when it is a terminal (script, of util-linux, runs the tool under one)
+# pty FILE COMMAND: runs the shell command under a pseudo-terminal, what the terminal got in FILE; prints the exit status
+pty() { script -qefc "$2" /dev/null </dev/null >"$1" 2>&1; echo $?; }
+# screen FILE: the lines as the terminal shows them at the end (a line's last rewrite after \r, trailing spaces cut)
+screen() { perl -pe 's/\r\n/\n/g; s/.*\r//; s/ +$//' "$1"; }
+# draws FILE: how many times the progress line was drawn
+draws() { perl -ne '$n++ while /(^|\r)ddb-transfer: [0-9]+ (items|of about)/g; END { print $n + 0 }' "$1"; }
+# human BYTES: as the progress line writes sizes from 1000 bytes on
+human() { perl -e 'printf "%.1f kB", $ARGV[0] / 1000' "$1"; }
+cmd() { printf '%q ' "$TRANSFER" "$@"; }
+check "on a terminal, import shows the progress line, ended by a newline before the summary" \
+    "0|ddb-transfer: 100 items, $(human "$(stat -c %s "$WORK/part1.json")") of $(human "$(stat -c %s "$WORK/part1.json")") (100%), R items/s|ddb-transfer: loaded 100 items into Bad from 1 file" \
+    "$(pty "$WORK/tty" "$(cmd import --dsn "$DSN" --table Bad "$WORK/part1.json")")|$(screen "$WORK/tty" \
+        | sed -E 's/[0-9]+ items\/s/R items\/s/; s/ in [0-9.]+ s .*//' | paste -sd '|')"
+q -c 'TRUNCATE "Bad"'
+check "from a pipe, whose size is unknown: the bytes read, no fraction nor time left" \
+    "0|ddb-transfer: 100 items, $(human "$(stat -c %s "$WORK/part1.json")"), R items/s|ddb-transfer: loaded 100 items into Bad from 1 file" \
+    "$(pty "$WORK/tty" "cat $(printf %q "$WORK/part1.json") | $(cmd import --dsn "$DSN" --table Bad /dev/stdin)")|$(screen "$WORK/tty" \
+        | sed -E 's/[0-9]+ items\/s/R items\/s/; s/ in [0-9.]+ s .*//' | paste -sd '|')"
+q -c 'TRUNCATE "Bad"'
+q -c "ANALYZE $SOURCE"
+check "on a terminal, export shows the progress line, of the table's estimated items (ANALYZE)" \
+    "0|ddb-transfer: $visible items (100%), $(human "$(zcat "$WORK"/export/data/*.json.gz | wc -c)"), R items/s|ddb-transfer: exported $visible items" \
+    "$(pty "$WORK/tty" "$(cmd export --dsn "$DSN" --table Source --out "$WORK/tty-export")")|$(screen "$WORK/tty" \
+        | sed -E 's/[0-9]+ items\/s/R items\/s/; s/ of Source to .*//' | paste -sd '|')"
+check "no progress line when stderr is a file, stdout a terminal" "0 0 0 1" \
+    "$(pty "$WORK/tty" "$(cmd import --dsn "$DSN" --table Bad "$WORK/part1.json") 2>$(printf %q "$WORK/tty-err")") \
+$(draws "$WORK/tty") $(draws "$WORK/tty-err") $(grep -c 'loaded 100 items' "$WORK/tty")"
+check "no progress line when stderr is a pipe" "0 0 1" \
+    "$(pty "$WORK/tty" "$(cmd export --dsn "$DSN" --table Source --out "$WORK/tty-pipe") 2>&1 | cat") \
+$(draws "$WORK/tty") $(grep -c "exported $visible items" "$WORK/tty")"
+check "no progress line with --quiet on a terminal" "0 0 1 0 0 1" \
+    "$(pty "$WORK/tty" "$(cmd import --dsn "$DSN" --table Bad --quiet "$WORK/part1.json")") $(draws "$WORK/tty") \
+$(grep -c 'loaded 100 items' "$WORK/tty") \
+$(pty "$WORK/tty" "$(cmd export --dsn "$DSN" --table Source --quiet --out "$WORK/tty-quiet")") $(draws "$WORK/tty") \
+$(grep -c "exported $visible items" "$WORK/tty")"
+q -c 'TRUNCATE "Bad"'
+# a long import (seconds) that fails at its last file: the line drawn as it goes, then erased for the messages
+perl -e 'printf qq({"Item": {"pk": {"S": "m%d"}, "sk": {"N": "%d"}, "v": {"S": "%s"}}}\n), $_ % 97, $_, "v" x 40
+         for 1 .. 150000' | gzip -1 >"$WORK/many.json.gz"
+started=$(date +%s.%N)
+check "a long import on a terminal, stopped by a bad line, exits 1" "1" \
+    "$(pty "$WORK/tty" "$(cmd import --dsn "$DSN" --table Bad "$WORK/many.json.gz" "$WORK/badjson.json")")"
+seconds=$(perl -e 'printf "%.2f", $ARGV[1] - $ARGV[0]' "$started" "$(date +%s.%N)")
+check "it draws the line as it goes, at most 4 times a second" "ok" \
+    "$(perl -e 'my ($n, $s) = @ARGV; print $n >= 2 && $n <= 4 * $s + 1 ? "ok" : "$n draws in $s s"' "$(draws "$WORK/tty")" "$seconds")"
+check "with the bytes of the files, their percentage and the time left" "1" \
+    "$(tr '\r' '\n' <"$WORK/tty" | grep -cm1 -E '^ddb-transfer: [0-9]+ items, [0-9.]+ (kB|MB) of [0-9.]+ (kB|MB) \([0-9]+%\), [0-9]+ items/s, [0-9]+:[0-9]{2} left')"
+check "and erases it for the messages, and draws it no more: the terminal shows them alone" \
+    "$WORK/badjson.json:3: invalid JSON|ddb-transfer: nothing loaded into Bad 0" \
+    "$(screen "$WORK/tty" | sed 's/: invalid JSON.*/: invalid JSON/' | paste -sd '|') $(draws <(perl -0pe 's/.*?invalid JSON//s' "$WORK/tty"))"
 
 # garbage never crashes it: every prefix of a line, random bytes, odd JSON
 line='{"Item": {"pk": {"S": "fuzz"}, "sk": {"N": "1"}, "m": {"M": {"l": {"L": [{"N": "1"}, {"B": "AA=="}]}}}}}'

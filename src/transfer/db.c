@@ -9,17 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Connects to conninfo in UTF-8; NULL (with the reason on stderr) when it cannot. */
+#include "progress.h"
+
+/* Connects to conninfo in UTF-8 ("" for libpq's defaults); NULL (with the reason on stderr) when it cannot. */
 PGconn *
 db_connect(const char *conninfo)
 {
 	const char *const keywords[] = {"dbname", "fallback_application_name", "client_encoding", NULL};
 	const char *const values[] = {conninfo, "ddb-transfer", "UTF8", NULL};
 	PGconn	   *conn = PQconnectdbParams(keywords, values, 1);
+	const char *reason;
 
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
 	{
-		fprintf(stderr, "ddb-transfer: cannot connect: %s", conn ? PQerrorMessage(conn) : "out of memory\n");
+		/* libpq's first line: the server, and why it failed (a hint follows on the next) */
+		reason = conn ? PQerrorMessage(conn) : "out of memory";
+		fprintf(stderr, "ddb-transfer: cannot connect: %.*s; %s\n", (int) strcspn(reason, "\n"), reason,
+				conninfo[0] != '\0' ? "check --dsn, and that the server runs"
+				: "give --dsn CONNINFO or set PGHOST, PGPORT, PGDATABASE, PGUSER, and check that the server runs");
 		PQfinish(conn);
 		return NULL;
 	}
@@ -120,7 +127,10 @@ db_command(PGconn *conn, const char *sql)
 	int			ok = PQresultStatus(result) == PGRES_COMMAND_OK;
 
 	if (!ok)
+	{
+		progress_clear();
 		fprintf(stderr, "ddb-transfer: %s: %s\n", sql, db_message(result));
+	}
 	PQclear(result);
 	return ok ? 0 : -1;
 }

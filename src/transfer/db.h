@@ -15,7 +15,7 @@ typedef struct TableInfo
 	char	   *table_id;		/* the TableId DescribeTable gives */
 } TableInfo;
 
-/* Connects to conninfo in UTF-8; NULL (with the reason on stderr) when it cannot. */
+/* Connects to conninfo in UTF-8 ("" for libpq's defaults); NULL (with the reason on stderr) when it cannot. */
 extern PGconn *db_connect(const char *conninfo);
 
 /* Looks table_name up in ddb.tables; 0, or -1 with the reason on stderr. */

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 
 #include "db.h"
 #include "elapsed.h"
+#include "progress.h"
 #include "transfer.h"
 
 /* The state of one export. */
@@ -38,10 +40,25 @@ typedef struct Export
 	long		file_count;		/* items in it */
 	json_t	   *manifest;		/* the manifest-files.json lines so far */
 	long		items;
+	long long	bytes;			/* of the data lines, before gzip */
 	long long	billed_bytes;
 	char	   *line;			/* the line being built */
 	size_t		line_cap;
 } Export;
+
+/* Prints "ddb-transfer: <message>" on stderr, the progress line erased first. */
+static void
+fail(const char *format,...)
+{
+	va_list		args;
+
+	progress_clear();
+	fputs("ddb-transfer: ", stderr);
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fputc('\n', stderr);
+}
 
 /* Fills buf with n random characters of DynamoDB's file names (lower case and digits). */
 static void
@@ -109,7 +126,7 @@ write_text(const char *dir, const char *name, const char *text)
 	if (file != NULL && fclose(file) != 0)
 		ok = 0;
 	if (!ok)
-		fprintf(stderr, "ddb-transfer: %s: %s\n", path, strerror(errno));
+		fail("%s: %s", path, strerror(errno));
 	return ok ? 0 : -1;
 }
 
@@ -154,7 +171,7 @@ open_data_file(Export *export)
 	export->file = gzopen(path, export->options->gzip ? "wb6" : "wbT");
 	if (export->file == NULL)
 	{
-		fprintf(stderr, "ddb-transfer: %s: %s\n", path, strerror(errno));
+		fail("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	gzbuffer(export->file, 256 * 1024);
@@ -177,7 +194,7 @@ close_data_file(Export *export)
 	data_path(export, export->file_name, path, sizeof(path));
 	if (closed != Z_OK || file_md5(path, digest) != 0)
 	{
-		fprintf(stderr, "ddb-transfer: %s: cannot write it\n", path);
+		fail("%s: cannot write it", path);
 		return -1;
 	}
 	EVP_EncodeBlock(md5_base64, digest, 16);
@@ -251,7 +268,7 @@ write_row(Export *export, const char *row, int len)
 
 	if (tab == NULL)
 	{
-		fprintf(stderr, "ddb-transfer: an unexpected row from COPY\n");
+		fail("an unexpected row from COPY");
 		return -1;
 	}
 	if (export->file == NULL && open_data_file(export) != 0)
@@ -260,10 +277,13 @@ write_row(Export *export, const char *row, int len)
 	line_len = build_line(export, tab + 1, row + len - (tab + 1) - (row[len - 1] == '\n'));
 	if (line_len < 0 || gzwrite(export->file, export->line, (unsigned) line_len) != (int) line_len)
 	{
-		fprintf(stderr, "ddb-transfer: %s: cannot write it\n", export->file_name);
+		fail("%s: cannot write it", export->file_name);
 		return -1;
 	}
 	export->items++;
+	export->bytes += line_len;
+	if (progress_due())
+		progress_draw(export->items, export->bytes);
 	if (++export->file_count >= export->options->file_items)
 		return close_data_file(export);
 	return 0;
@@ -287,7 +307,7 @@ copy_items(Export *export, PGconn *conn, const TableInfo *table)
 	free(sql);
 	if (PQresultStatus(result) != PGRES_COPY_OUT)
 	{
-		fprintf(stderr, "ddb-transfer: %s\n", db_message(result));
+		fail("%s", db_message(result));
 		PQclear(result);
 		return -1;
 	}
@@ -303,14 +323,14 @@ copy_items(Export *export, PGconn *conn, const TableInfo *table)
 	{
 		if (PQresultStatus(result) != PGRES_COMMAND_OK && status == 0)
 		{
-			fprintf(stderr, "ddb-transfer: %s\n", db_message(result));
+			fail("%s", db_message(result));
 			status = -1;
 		}
 		PQclear(result);
 	}
 	if (len == -2 && status == 0)
 	{
-		fprintf(stderr, "ddb-transfer: %s", PQerrorMessage(conn));
+		fail("%.*s", (int) strcspn(PQerrorMessage(conn), "\n"), PQerrorMessage(conn));
 		status = -1;
 	}
 	/* an empty table is exported as one empty file, as DynamoDB does for an empty partition */
@@ -319,6 +339,33 @@ copy_items(Export *export, PGconn *conn, const TableInfo *table)
 	if (status == 0 && export->file != NULL)
 		status = close_data_file(export);
 	return status;
+}
+
+/*
+ * About how many items the table holds, for the progress line's time left,
+ * without reading them: the planner's estimate from each partition's
+ * reltuples and relpages (of its last VACUUM or ANALYZE) scaled to its size
+ * now; 0 (unknown) when a partition that has pages has neither.
+ */
+static long
+estimate_items(PGconn *conn, const TableInfo *table)
+{
+	const char *sql =
+		"SELECT pg_catalog.sum(n)::bigint FROM ("
+		"  SELECT CASE WHEN pg_catalog.pg_relation_size(c.oid) = 0 THEN 0"
+		"              WHEN c.reltuples >= 0 AND c.relpages > 0"
+		"              THEN c.reltuples / c.relpages * pg_catalog.pg_relation_size(c.oid)"
+		"                   / pg_catalog.current_setting('block_size')::float8 END AS n"
+		"  FROM pg_catalog.pg_partition_tree($1::pg_catalog.regclass) AS p"
+		"  JOIN pg_catalog.pg_class AS c ON c.oid = p.relid WHERE p.isleaf) AS leaves "
+		"HAVING pg_catalog.count(n) = pg_catalog.count(*)";
+	PGresult   *result = PQexecParams(conn, sql, 1, NULL, (const char *const *) &table->relation, NULL, NULL, 0);
+	long		estimate = 0;
+
+	if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1 && !PQgetisnull(result, 0, 0))
+		estimate = atol(PQgetvalue(result, 0, 0));
+	PQclear(result);
+	return estimate;
 }
 
 /* Writes manifest-files.json, manifest-summary.json and their checksums; 0 or -1. */
@@ -380,7 +427,7 @@ prepare_dir(const char *dir)
 
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
 	{
-		fprintf(stderr, "ddb-transfer: %s: %s\n", dir, strerror(errno));
+		fail("%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	for (int i = 0; i < 3; i++)
@@ -388,14 +435,14 @@ prepare_dir(const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, taken[i]);
 		if (stat(path, &st) == 0)
 		{
-			fprintf(stderr, "ddb-transfer: %s holds an export already (%s); choose another directory\n", dir, taken[i]);
+			fail("%s holds an export already (%s); choose another directory", dir, taken[i]);
 			return -1;
 		}
 	}
 	snprintf(path, sizeof(path), "%s/data", dir);
 	if (mkdir(path, 0777) != 0)
 	{
-		fprintf(stderr, "ddb-transfer: %s: %s\n", path, strerror(errno));
+		fail("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -434,20 +481,23 @@ export_run(const ExportOptions *options)
 			 random_id[0], random_id[1], random_id[2], random_id[3]);
 	iso_time(start_time, sizeof(start_time));
 	export.manifest = json_array();
+	progress_start(options->progress, 0, options->progress ? estimate_items(conn, &table) : 0);
 	status = write_text(options->out_dir, "_started", "") == 0
 		&& copy_items(&export, conn, &table) == 0
 		&& write_manifests(&export, &table, start_time) == 0 ? TRANSFER_OK : TRANSFER_FAILED;
 	seconds = seconds_since(&started);
 	if (status == TRANSFER_OK)
+	{
+		progress_finish(export.items, export.bytes);
 		printf("ddb-transfer: exported %ld items of %s to %s (%zu file%s) in %.1f s (%.0f items/s)\n",
 			   export.items, options->table, options->out_dir, json_array_size(export.manifest),
 			   json_array_size(export.manifest) == 1 ? "" : "s", seconds, seconds > 0 ? export.items / seconds : 0.0);
+	}
 	else
 	{
 		if (export.file != NULL)
 			gzclose(export.file);
-		fprintf(stderr, "ddb-transfer: the export in %s is incomplete (it has no manifest-summary.json)\n",
-				options->out_dir);
+		fail("the export in %s is incomplete (it has no manifest-summary.json)", options->out_dir);
 	}
 	json_decref(export.manifest);
 	free(export.line);

@@ -35,6 +35,7 @@
 #include "elapsed.h"
 #include "json_arena.h"
 #include "line_reader.h"
+#include "progress.h"
 #include "sources.h"
 #include "transfer.h"
 
@@ -91,6 +92,7 @@ typedef struct Import
 	Batch	   *writing;		/* the batch the writer is writing, or NULL */
 	long		loaded;
 	long		skipped;
+	long long	bytes_read;		/* of the files read to their end */
 	int			stopped;		/* a bad line (without --skip-bad-lines) or a fatal error: roll back */
 } Import;
 
@@ -100,6 +102,7 @@ fatal(Import *import, const char *format,...)
 {
 	va_list		args;
 
+	progress_clear();
 	fputs("ddb-transfer: ", stderr);
 	va_start(args, format);
 	vfprintf(stderr, format, args);
@@ -245,6 +248,7 @@ batch_reset(Batch *batch)
 static void
 report(const Import *import, const Entry *entry, const char *message)
 {
+	progress_clear();
 	fprintf(stderr, "%s:%ld: %s\n", import->files[entry->file].path, entry->line, message);
 }
 
@@ -292,6 +296,7 @@ report_first_bad(Import *import, Batch *batch, const char *batch_message)
 		}
 	}
 	/* no item fails alone (a conflict with another session, a timeout) */
+	progress_clear();
 	fprintf(stderr, "%s:%ld: %s (in the batch of %d lines from here)\n", import->files[batch->entries[0].file].path,
 			batch->entries[0].line, batch_message, batch->count);
 }
@@ -596,11 +601,15 @@ read_file(Import *import, int file)
 			continue;
 		lines++;
 		take_line(import, file, line_reader_number(reader), line, len, status);
+		/* once stopped, the messages stay last */
+		if (!import->stopped && progress_due())
+			progress_draw(import->loaded, import->bytes_read + line_reader_offset(reader));
 	}
 	/* a manifest's count tells a truncated or mixed-up download */
 	if (!import->stopped && import->files[file].expected_items >= 0 && lines != import->files[file].expected_items)
 		fatal(import, "%s: the export's manifest lists %ld items, the file holds %ld lines",
 			  import->files[file].path, import->files[file].expected_items, lines);
+	import->bytes_read += line_reader_offset(reader);
 	line_reader_close(reader);
 }
 
@@ -634,6 +643,7 @@ import_run(const ImportOptions *options)
 	Import		import = {0};
 	struct timespec started;
 	double		seconds;
+	long long	total_bytes = 0;
 	int			status;
 
 	import.options = options;
@@ -648,6 +658,10 @@ import_run(const ImportOptions *options)
 		sources_free(import.files, import.nfiles);
 		return TRANSFER_FAILED;
 	}
+	/* the time left needs the size of every file: none when one is a pipe */
+	for (int i = 0; i < import.nfiles && total_bytes >= 0; i++)
+		total_bytes = import.files[i].bytes >= 0 ? total_bytes + import.files[i].bytes : -1;
+	progress_start(options->progress, total_bytes, 0);
 	for (int i = 0; i < import.nfiles && !import.stopped; i++)
 		read_file(&import, i);
 	if (!import.stopped)
@@ -666,11 +680,13 @@ import_run(const ImportOptions *options)
 				PQclear(result);
 			PQclear(PQexec(import.conn, "ROLLBACK"));
 		}
+		progress_clear();
 		fprintf(stderr, "ddb-transfer: nothing loaded into %s\n", options->table);
 		status = TRANSFER_FAILED;
 	}
 	else
 	{
+		progress_finish(import.loaded, import.bytes_read);
 		printf("ddb-transfer: loaded %ld items into %s from %d file%s in %.1f s (%.0f items/s)", import.loaded,
 			   options->table, import.nfiles, import.nfiles == 1 ? "" : "s", seconds,
 			   seconds > 0 ? import.loaded / seconds : 0.0);

@@ -168,6 +168,16 @@ line_reader_number(const LineReader *reader)
 	return reader->number;
 }
 
+/* The bytes of the file read so far (compressed bytes, for gzip; from a pipe, after gunzip). */
+long long
+line_reader_offset(const LineReader *reader)
+{
+	/* zlib's offset in the file, without what it read ahead and has not used; a pipe has none */
+	long long	offset = gzoffset(reader->file);
+
+	return offset >= 0 ? offset : gztell(reader->file);
+}
+
 /* Why the file could not be read on, after LINE_ERROR. */
 const char *
 line_reader_error(const LineReader *reader)

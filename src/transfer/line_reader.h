@@ -30,6 +30,9 @@ extern LineStatus line_reader_next(LineReader *reader, const char **line, size_t
 /* The number of the line line_reader_next returned last. */
 extern long line_reader_number(const LineReader *reader);
 
+/* The bytes of the file read so far (compressed bytes, for gzip; from a pipe, after gunzip). */
+extern long long line_reader_offset(const LineReader *reader);
+
 /* Why the file could not be read on, after LINE_ERROR. */
 extern const char *line_reader_error(const LineReader *reader);
 

@@ -248,12 +248,15 @@ sources_resolve(char **paths, int npaths, DataFile **files, int *nfiles)
 	/* a missing or unreadable file stops the import before anything is loaded */
 	for (int i = 0; i < list.count; i++)
 	{
-		if (access(list.files[i].path, R_OK) != 0)
+		struct stat st;
+
+		if (access(list.files[i].path, R_OK) != 0 || stat(list.files[i].path, &st) != 0)
 		{
 			fprintf(stderr, "ddb-transfer: %s: %s\n", list.files[i].path, strerror(errno));
 			sources_free(list.files, list.count);
 			return -1;
 		}
+		list.files[i].bytes = S_ISREG(st.st_mode) ? st.st_size : -1;
 	}
 	*files = list.files;
 	*nfiles = list.count;

@@ -2,14 +2,15 @@
  * transfer.c — ddb-transfer: DynamoDB's export to S3 format in and out of
  * ddb_model tables (docs/transfer.md).
  *
- *   ddb-transfer import --dsn CONNINFO --table NAME [--skip-bad-lines] [--batch N] PATH...
- *   ddb-transfer export --dsn CONNINFO --table NAME --out DIR [--no-gzip] [--file-items N]
+ *   ddb-transfer import [--dsn CONNINFO] --table NAME [--quiet] [--skip-bad-lines] [--batch N] PATH...
+ *   ddb-transfer export [--dsn CONNINFO] --table NAME --out DIR [--quiet] [--no-gzip] [--file-items N]
  *
  * The arguments, and the command they run (import.c, export.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "transfer.h"
 
@@ -18,8 +19,12 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-			"usage: ddb-transfer import --dsn CONNINFO --table NAME [--skip-bad-lines] [--batch N] PATH...\n"
-			"       ddb-transfer export --dsn CONNINFO --table NAME --out DIR [--no-gzip] [--file-items N]\n"
+			"usage: ddb-transfer import [--dsn CONNINFO] --table NAME [--quiet] [--skip-bad-lines] [--batch N] PATH...\n"
+			"       ddb-transfer export [--dsn CONNINFO] --table NAME --out DIR [--quiet] [--no-gzip] [--file-items N]\n"
+			"\n"
+			"  --dsn CONNINFO    a libpq connection string; without it, PGHOST, PGPORT, PGDATABASE, PGUSER,\n"
+			"                    ... and libpq's defaults apply, as for psql\n"
+			"  --quiet           no progress line (shown on standard error when it is a terminal)\n"
 			"\n"
 			"import loads DynamoDB JSON lines ({\"Item\": {...}}, gzip or plain) into a table in one\n"
 			"transaction; a PATH is a .json or .json.gz file, or the directory of a DynamoDB export\n"
@@ -54,8 +59,9 @@ main(int argc, char **argv)
 {
 	ImportOptions import = {.batch_lines = 10000};
 	ExportOptions export = {.gzip = 1, .file_items = 100000};
-	const char *conninfo = NULL;
+	const char *conninfo = "";
 	const char *table = NULL;
+	int			progress = isatty(STDERR_FILENO);
 	int			is_import;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
@@ -77,6 +83,8 @@ main(int argc, char **argv)
 			conninfo = argv[++i];
 		else if (has_value && strcmp(arg, "--table") == 0)
 			table = argv[++i];
+		else if (strcmp(arg, "--quiet") == 0)
+			progress = 0;
 		else if (is_import && strcmp(arg, "--skip-bad-lines") == 0)
 			import.skip_bad_lines = 1;
 		else if (is_import && has_value && strcmp(arg, "--batch") == 0)
@@ -92,15 +100,17 @@ main(int argc, char **argv)
 		else
 			usage(TRANSFER_USAGE);
 	}
-	if (conninfo == NULL || table == NULL || (is_import ? import.npaths == 0 : export.out_dir == NULL))
+	if (table == NULL || (is_import ? import.npaths == 0 : export.out_dir == NULL))
 		usage(TRANSFER_USAGE);
 	if (is_import)
 	{
 		import.conninfo = conninfo;
 		import.table = table;
+		import.progress = progress;
 		return import_run(&import);
 	}
 	export.conninfo = conninfo;
 	export.table = table;
+	export.progress = progress;
 	return export_run(&export);
 }

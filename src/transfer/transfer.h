@@ -14,8 +14,9 @@
 /* What `ddb-transfer import` was asked. */
 typedef struct ImportOptions
 {
-	const char *conninfo;
+	const char *conninfo;		/* "" for libpq's defaults (PGHOST, PGDATABASE, ...) */
 	const char *table;
+	int			progress;		/* show the progress line (stderr is a terminal, no --quiet) */
 	int			skip_bad_lines;
 	int			batch_lines;	/* items sent to the server at once */
 	char	  **paths;
@@ -25,8 +26,9 @@ typedef struct ImportOptions
 /* What `ddb-transfer export` was asked. */
 typedef struct ExportOptions
 {
-	const char *conninfo;
+	const char *conninfo;		/* "" for libpq's defaults (PGHOST, PGDATABASE, ...) */
 	const char *table;
+	int			progress;		/* show the progress line (stderr is a terminal, no --quiet) */
 	const char *out_dir;
 	int			gzip;
 	long		file_items;		/* items per data file */
