@@ -266,17 +266,24 @@ failed_item(const char *detail)
 }
 
 /*
- * Claims a ClientRequestToken for this request: true when the request is to
- * run.  The token's row is inserted before the actions run and commits or
- * rolls back with them, so a concurrent request under the same token waits
- * for this one and then sees its outcome.  False when this very request
- * already ran; raises for the token used by another request.
+ * Claims a ClientRequestToken for this request (body: the request without
+ * its token, as text): true when the request is to run.  The token's row is
+ * inserted before the actions run and commits or rolls back with them, so a
+ * concurrent request under the same token waits for this one and then sees
+ * its outcome.  False when this very request already ran; raises for the
+ * token used by another request.  The digest is md5 of the caller's role
+ * and the body (another role's identical request is not a replay); a token
+ * claimed under 0.1, whose digest was md5 of the body alone, is marked
+ * 'v0.1:' by the upgrade and still matches its own request for the ten
+ * minutes it lives.
  */
 static bool
-token_claim(const char *token, const char *digest)
+token_claim(const char *token, const char *body)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(token), CStringGetTextDatum(digest)};
+	char	   *digest = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(md5_text,
+																			  PointerGetDatum(cstring_to_text(psprintf("%u:%s", GetUserId(), body))))));
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3] = {CStringGetTextDatum(token), CStringGetTextDatum(digest), CStringGetTextDatum(body)};
 	bool		isnull;
 	bool		same;
 	OwnerContext saved;
@@ -294,8 +301,9 @@ token_claim(const char *token, const char *digest)
 		owner_context_exit(&saved);
 		return true;
 	}
-	SPI_execute_with_args("SELECT request_digest OPERATOR(pg_catalog.=) $2 FROM ddb.transaction_tokens "
-						  "WHERE token OPERATOR(pg_catalog.=) $1", 2, argtypes, args, NULL, false, 1);
+	SPI_execute_with_args("SELECT request_digest OPERATOR(pg_catalog.=) $2 OR request_digest OPERATOR(pg_catalog.=) "
+						  "('v0.1:' OPERATOR(pg_catalog.||) pg_catalog.md5($3)) FROM ddb.transaction_tokens "
+						  "WHERE token OPERATOR(pg_catalog.=) $1", 3, argtypes, args, NULL, false, 1);
 	if (SPI_processed != 1)
 		elog(ERROR, "ddb_model: the row of token \"%s\" vanished", token);
 	same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -355,7 +363,6 @@ api_transact_write(Jsonb *request, const bool *inserts)
 {
 	Subtransaction all;
 	char	   *token = api_client_request_token(request);
-	char	   *digest = NULL;
 	int			n;
 	TransactAction *actions = read_actions(request, write_kinds, lengthof(write_kinds), &n);
 	const char **codes = palloc0(sizeof(char *) * n);
@@ -389,11 +396,7 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		Jsonb	   *body = DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(request),
 															  CStringGetTextDatum("ClientRequestToken")));
 
-		/* the caller is part of the request: another role's identical request is not a replay of this one */
-		digest = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(md5_text,
-																	PointerGetDatum(cstring_to_text(psprintf("%u:%s", GetUserId(),
-																											 JsonbToCString(NULL, &body->root, 0)))))));
-		if (!token_claim(token, digest))
+		if (!token_claim(token, JsonbToCString(NULL, &body->root, 0)))
 			return ddb_empty_object();
 	}
 
