@@ -6,9 +6,19 @@
 CLUSTER_NAME=demo
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
+# the programs the demo runs
+GATEWAY_BIN="$ROOT/ddb-gateway"
+TRANSFER_BIN="$ROOT/ddb-transfer"
+
 # awscli: a real DynamoDB client for the gateway
 install_packages awscli
-build_and_install
+# DDB_DEMO_INSTALLED=1: the extension and the tools of the installed Debian
+# packages (tools/package.sh), not the checkout's
+if [ "${DDB_DEMO_INSTALLED:-}" = 1 ]; then
+    GATEWAY_BIN=/usr/bin/ddb-gateway TRANSFER_BIN=/usr/bin/ddb-transfer
+else
+    build_and_install
+fi
 start_cluster
 cluster_psql -q -c "CREATE DATABASE ddb_demo"
 cluster_psql -q -d ddb_demo -c "CREATE EXTENSION ddb_model"
@@ -23,7 +33,7 @@ GATEWAY_PORT=${DDB_GATEWAY_PORT:-55490}
 GATEWAY_PID_FILE="$CLUSTER_DIR/gateway.pid"
 DEMO_DSN="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_demo"
 read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_demo -c "SELECT * FROM ddb.create_access_key()")"
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --dsn "$DEMO_DSN" 2>"$CLUSTER_DIR/gateway.log" &
+"$GATEWAY_BIN" --listen "127.0.0.1:$GATEWAY_PORT" --dsn "$DEMO_DSN" 2>"$CLUSTER_DIR/gateway.log" &
 echo $! >"$GATEWAY_PID_FILE"
 sleep 0.5
 aws_demo() {
@@ -45,9 +55,9 @@ aws_demo query --table-name UserServiceTable --index-name GSI1 \
 EXPORT_DIR="$CLUSTER_DIR/export-UserServiceTable"
 echo
 echo "==== ddb-transfer: UserServiceTable exported as DynamoDB exports to S3, then imported into a new table"
-"$ROOT/ddb-transfer" export --dsn "$DEMO_DSN" --table UserServiceTable --out "$EXPORT_DIR"
+"$TRANSFER_BIN" export --dsn "$DEMO_DSN" --table UserServiceTable --out "$EXPORT_DIR"
 cluster_psql -q -d ddb_demo -c "SELECT ddb.create_table('UserServiceImported', 'PK', 'S', 'SK', 'S')" >/dev/null
-"$ROOT/ddb-transfer" import --dsn "$DEMO_DSN" --table UserServiceImported "$EXPORT_DIR"
+"$TRANSFER_BIN" import --dsn "$DEMO_DSN" --table UserServiceImported "$EXPORT_DIR"
 cluster_psql -q -d ddb_demo -c "SELECT (SELECT count(*) FROM ddb.scan('UserServiceTable')) AS exported_items,
     (SELECT count(*) FROM ddb.scan('UserServiceImported')) AS imported_items,
     (SELECT array_agg(i ORDER BY i::text) FROM ddb.scan('UserServiceTable') i)
