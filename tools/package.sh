@@ -27,7 +27,13 @@ check() {  # name, command...: one "<name> ... ok|FAILED" line
 # The shared test lock: other checkouts install into and run the same
 # PostgreSQL installation, and apt allows one install at a time.
 exec 9>/tmp/ddb-test.lock
-flock 9
+lock_wait=0
+take_lock() {
+    local start=$SECONDS
+    flock 9
+    lock_wait=$((lock_wait + SECONDS - start))
+}
+take_lock
 install_packages dpkg-dev debhelper fakeroot lintian
 flock -u 9
 
@@ -71,7 +77,7 @@ check "the config file is a conffile" \
 echo "== lintian (its findings are reported, not checked)"
 lintian --tag-display-limit 0 "$PKG_DIR"/ddb-model_"${VERSION}"_"$ARCH".changes 2>&1 || true
 
-flock 9
+take_lock
 echo "== installing the packages"
 apt_install() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$EXT_DEB" "$GW_DEB" \
@@ -166,4 +172,5 @@ service_user_gateway() {
 check "ddb-gateway as user ddb-gateway with README.Debian's grants" service_user_gateway
 
 echo "packages: $EXT_DEB $GW_DEB"
+echo "$SECONDS s in all, $lock_wait s of them waiting for the test lock"
 [ "$failed" = 0 ]
