@@ -14,7 +14,13 @@ TRANSFER_BIN="$ROOT/ddb-transfer"
 
 # awscli: a real DynamoDB client for the gateway
 install_packages awscli
-build_and_install
+# DDB_DEMO_INSTALLED=1: the extension and the tools of the installed Debian
+# packages (tools/package.sh), not the checkout's
+if [ "${DDB_DEMO_INSTALLED:-}" = 1 ]; then
+    GATEWAY_BIN=/usr/bin/ddb-gateway TRANSFER_BIN=/usr/bin/ddb-transfer
+else
+    build_and_install
+fi
 
 # From here on a failure stops the gateway and the cluster (the trap is
 # disarmed at the end, when the demo has succeeded and leaves them running).
