@@ -147,11 +147,14 @@ service_user_gateway() {
         -c "SELECT ddb.grant_tables('package_reader', 'UserServiceTable', true)" >/dev/null
     read -r key_id secret <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_demo \
         -c "SELECT * FROM ddb.create_access_key('package_reader')")"
-    setpriv --reuid=ddb-gateway --regid=ddb-gateway --init-groups /usr/bin/ddb-gateway --listen "127.0.0.1:$port" \
-        --dsn "host=$SOCKET_DIR port=$PGPORT_NUM dbname=ddb_demo" 2>"$PKG_DIR/service-gateway.log" 9>&- &
+    # the unit's command line and the installed config file, with the demo's database and a free port from
+    # the environment (which wins over the file)
+    DDB_GATEWAY_LISTEN="127.0.0.1:$port" DDB_GATEWAY_DSN="host=$SOCKET_DIR port=$PGPORT_NUM dbname=ddb_demo" \
+        setpriv --reuid=ddb-gateway --regid=ddb-gateway --init-groups \
+        /usr/bin/ddb-gateway --config /etc/ddb-gateway/ddb-gateway.conf 2>"$PKG_DIR/service-gateway.log" 9>&- &
     SERVICE_GATEWAY_PID=$!
     for _ in $(seq 50); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+        curl -sf -o /dev/null "http://127.0.0.1:$port/health" && break
         sleep 0.1
     done
     aws_key() {
@@ -164,12 +167,12 @@ service_user_gateway() {
     out=$(aws_key delete-item --table-name UserServiceTable --key "$key")
     [[ "$out" == *AccessDeniedException* ]] || { echo "delete-item was not refused: $out"; status=1; }
     kill "$SERVICE_GATEWAY_PID"
-    wait "$SERVICE_GATEWAY_PID" || true
+    wait "$SERVICE_GATEWAY_PID" || { echo "the gateway did not exit 0 on SIGTERM"; status=1; }
     SERVICE_GATEWAY_PID=
     [ "$status" = 0 ] || cat "$PKG_DIR/service-gateway.log"
     return "$status"
 }
-check "ddb-gateway as user ddb-gateway with README.Debian's grants" service_user_gateway
+check "ddb-gateway as user ddb-gateway with the installed config file and README.Debian's grants" service_user_gateway
 
 echo "packages: $EXT_DEB $GW_DEB"
 echo "$SECONDS s in all, $lock_wait s of them waiting for the test lock"
