@@ -1441,10 +1441,3 @@ BEGIN
 END $$;
 CREATE TRIGGER access_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.access_keys
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.notify_access_keys();
-
--- A ClientRequestToken's digest is now md5 of the caller's role and the
--- request (another role's identical request is not a replay); 0.1's was md5
--- of the request alone.  The tokens claimed under 0.1 (they live ten
--- minutes) are marked, and still match their own request when it is sent
--- again (src/api/transactions.c).
-UPDATE ddb.transaction_tokens SET request_digest = 'v0.1:' || request_digest;

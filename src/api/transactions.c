@@ -272,10 +272,10 @@ failed_item(const char *detail)
  * concurrent request under the same token waits for this one and then sees
  * its outcome.  False when this very request already ran; raises for the
  * token used by another request.  The digest is md5 of the caller's role
- * and the body (another role's identical request is not a replay); a token
- * claimed under 0.1, whose digest was md5 of the body alone, is marked
- * 'v0.1:' by the upgrade and still matches its own request for the ten
- * minutes it lives.
+ * and the body (another role's identical request is not a replay).  A
+ * token claimed by 0.1's library has md5 of the body alone, which this
+ * library never writes: it still matches its request, as 0.1 matched it,
+ * for the ten minutes it lives after an update.
  */
 static bool
 token_claim(const char *token, const char *body)
@@ -302,7 +302,7 @@ token_claim(const char *token, const char *body)
 		return true;
 	}
 	SPI_execute_with_args("SELECT request_digest OPERATOR(pg_catalog.=) $2 OR request_digest OPERATOR(pg_catalog.=) "
-						  "('v0.1:' OPERATOR(pg_catalog.||) pg_catalog.md5($3)) FROM ddb.transaction_tokens "
+						  "pg_catalog.md5($3) FROM ddb.transaction_tokens "
 						  "WHERE token OPERATOR(pg_catalog.=) $1", 3, argtypes, args, NULL, false, 1);
 	if (SPI_processed != 1)
 		elog(ERROR, "ddb_model: the row of token \"%s\" vanished", token);

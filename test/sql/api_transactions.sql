@@ -142,3 +142,18 @@ SELECT ddb.execute('TransactWriteItems', '{"TransactItems": [
 SELECT ddb.execute('TransactGetItems', '{"TransactItems": [
   {"Get": {"TableName": "TxKeys", "Key": {"pk": {"S": "b"}}}}, {"Get": {"TableName": "TxKeys", "Key": {"id": {"S": "b"}}}}]}');
 SELECT ddb.delete_table('TxKeys');
+-- a token is the caller's: another role's identical request under it is not
+-- a replay of this one (refused, not answered as if it had run)
+SELECT ddb.create_table('Tokened', 'pk');
+DROP ROLE IF EXISTS token_writer;
+CREATE ROLE token_writer NOLOGIN;
+SELECT ddb.grant_tables('token_writer', 'Tokened');
+SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "shared-token",
+    "TransactItems": [{"Put": {"TableName": "Tokened", "Item": {"pk": {"S": "a"}}}}]}');
+SELECT ddb.execute('TransactWriteItems', '{"ClientRequestToken": "shared-token",
+    "TransactItems": [{"Put": {"TableName": "Tokened", "Item": {"pk": {"S": "a"}}}}]}');
+SELECT ddb.execute_as('token_writer', 'TransactWriteItems', '{"ClientRequestToken": "shared-token",
+    "TransactItems": [{"Put": {"TableName": "Tokened", "Item": {"pk": {"S": "a"}}}}]}');
+SELECT ddb.delete_table('Tokened');
+DROP OWNED BY token_writer;
+DROP ROLE token_writer;
