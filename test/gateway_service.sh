@@ -93,6 +93,14 @@ check "metrics: consumed capacity by table (a 3 KB item written: 3 write units; 
 check "metrics: the pool's connections and use" "ddb_gateway_pool_connections 2 ddb_gateway_pool_connections_in_use 0" \
     "$(grep -E '^ddb_gateway_pool_connections(_in_use)? ' "$WORK/metrics" | tr '\n' ' ' | sed 's/ $//')"
 curl -s -o /dev/null -D "$WORK/unsigned.headers" -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' "$URL/"
+# log_has TEXT: waits (2 s at most) until a line of the access log holds TEXT: a writer thread writes them within 100 ms
+log_has() {
+    for _ in $(seq 20); do
+        grep -qF "$1" "$WORK/access.log" 2>/dev/null && return
+        sleep 0.1
+    done
+}
+log_has '"operation":"ListTables"'
 # logged N EXPRESSIONS...: Python expressions over the N-th access-log line of a DynamoDB request (path /), r
 logged() {
     python3 - "$WORK/access.log" "$@" <<'PY'
@@ -118,6 +126,7 @@ mv "$WORK/access.log" "$WORK/access.log.1"
 kill -HUP "$MAIN"
 for _ in $(seq 50); do grep -q 'reloaded' "$WORK/main.log" && break; sleep 0.1; done
 signed "$URL" "$KEY" "$SECRET" GetItem '{"TableName": "Svc", "Key": {"pk": {"S": "a"}}}' >/dev/null
+log_has '"operation":"GetItem"'
 check "SIGHUP reopens the access log: the next line is in a new file" "1" "$(wc -l <"$WORK/access.log" 2>/dev/null)"
 
 # --- more than 1,024 client connections (epoll, not select()), all served

@@ -30,7 +30,10 @@ extern int	access_log_open(const char *target);
 /* Opens the file again (after a log rotation: SIGHUP); 0 on success. */
 extern int	access_log_reopen(void);
 
-/* Writes one request's line (one write(2), so lines of threads do not mix). */
+/* Queues one request's line; a writer thread writes the lines out within 100 ms. */
 extern void access_log_write(const AccessRecord *record);
+
+/* Writes out what is queued and stops the writer (at exit). */
+extern void access_log_close(void);
 
 #endif

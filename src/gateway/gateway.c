@@ -144,6 +144,7 @@ main(int argc, char **argv)
 	{
 		server_stop(server, settings.shutdown_timeout, listen_fd);
 		pool_close(pool);
+		access_log_close();
 		return waited == 1 ? 1 : 0;
 	}
 	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
@@ -157,6 +158,7 @@ main(int argc, char **argv)
 	fprintf(stderr, "ddb-gateway: stopping: answering the requests in flight (up to %d s)\n", settings.shutdown_timeout);
 	server_stop(server, settings.shutdown_timeout, listen_fd);
 	pool_close(pool);
+	access_log_close();
 	fprintf(stderr, "ddb-gateway: stopped\n");
 	return 0;
 }
