@@ -27,6 +27,7 @@
 #include "health.h"
 #include "keycache.h"
 #include "pool.h"
+#include "replicas.h"
 #include "server.h"
 #include "settings.h"
 #include "sigv4.h"
@@ -72,7 +73,7 @@ wait_for_database(const GatewaySettings *settings, const sigset_t *signals)
 
 /* SIGHUP: empties the key cache, reopens the access log, and serves with the TLS files read again. */
 static Server *
-reload(const GatewaySettings *settings, Server *server, int listen_fd, ConnPool *pool)
+reload(const GatewaySettings *settings, Server *server, int listen_fd, ConnPool *pool, ReplicaSet *replicas)
 {
 	Server	   *replacement;
 
@@ -84,7 +85,7 @@ reload(const GatewaySettings *settings, Server *server, int listen_fd, ConnPool 
 		fprintf(stderr, "ddb-gateway: reloaded: key cache emptied, access log reopened\n");
 		return server;
 	}
-	replacement = server_start(settings, listen_fd, pool);
+	replacement = server_start(settings, listen_fd, pool, replicas);
 	if (replacement == NULL)
 	{
 		fprintf(stderr, "ddb-gateway: the new TLS files were not taken: still serving with the old ones\n");
@@ -103,6 +104,7 @@ main(int argc, char **argv)
 	sigset_t	signals;
 	int			listen_fd;
 	ConnPool   *pool;
+	ReplicaSet *replicas;
 	Server	   *server;
 	int			signo;
 	int			waited;
@@ -133,8 +135,16 @@ main(int argc, char **argv)
 	}
 	if ((listen_fd = server_listen(&settings)) < 0)
 		return 1;
-	if ((pool = pool_open(settings.dsn, settings.pool)) == NULL ||
-		(server = server_start(&settings, listen_fd, pool)) == NULL)
+	if ((pool = pool_open(settings.dsn, settings.pool)) == NULL)
+		return 1;
+	/* the standbys are watched from now on: reads go to one once it is seen well */
+	replicas = replicas_start(&settings);
+	if (settings.nreplicas > 0 && replicas == NULL)
+	{
+		fprintf(stderr, "ddb-gateway: cannot start watching the replicas\n");
+		return 1;
+	}
+	if ((server = server_start(&settings, listen_fd, pool, replicas)) == NULL)
 		return 1;
 	fprintf(stderr, "ddb-gateway: listening on %s (%s), %d database connections, up to %d clients\n",
 			settings.listen, settings.tls_cert ? "HTTPS" : "HTTP", settings.pool, settings.max_connections);
@@ -154,7 +164,7 @@ main(int argc, char **argv)
 	fprintf(stderr, "ddb-gateway: ready: the database has ddb_model %s\n", GATEWAY_EXTENSION_VERSION);
 
 	while (sigwait(&signals, &signo) == 0 && signo == SIGHUP)
-		server = reload(&settings, server, listen_fd, pool);
+		server = reload(&settings, server, listen_fd, pool, replicas);
 	fprintf(stderr, "ddb-gateway: stopping: answering the requests in flight (up to %d s)\n", settings.shutdown_timeout);
 	server_stop(server, settings.shutdown_timeout, listen_fd);
 	pool_close(pool);

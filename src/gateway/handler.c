@@ -198,6 +198,20 @@ note_table_of_body(RequestState *state)
 	json_decref(request);
 }
 
+/*
+ * True when a statement failed because its server went away: the
+ * connection broke, libpq reports no server error, or the server said it is
+ * shutting down or cannot be reached (SQLSTATE classes 57 and 08).
+ */
+static int
+server_went_away(PGconn *conn, const PGresult *res)
+{
+	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	return PQstatus(conn) != CONNECTION_OK || sqlstate == NULL ||
+		strncmp(sqlstate, "57", 2) == 0 || strncmp(sqlstate, "08", 2) == 0;
+}
+
 /* Answers a failed statement: DynamoDB's error it carries, 503 when the database went away, else 500. */
 static enum MHD_Result
 respond_failure(struct MHD_Connection *connection, ServeContext *context, RequestState *state, PGconn *conn,
@@ -226,7 +240,7 @@ respond_failure(struct MHD_Connection *connection, ServeContext *context, Reques
 	else if (database_error)
 		/* the request's fault before ddb.execute ran (the body's cast to jsonb) or after (at commit) */
 		result = respond_error(connection, context, state, database_error, client_message);
-	else if (PQstatus(conn) != CONNECTION_OK)
+	else if (server_went_away(conn, res))
 		result = respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE),
 							   "The database is unavailable: retry later");
 	else
@@ -236,42 +250,121 @@ respond_failure(struct MHD_Connection *connection, ServeContext *context, Reques
 }
 
 /*
+ * True for a read a hot standby may serve: GetItem, Query and Scan without
+ * ConsistentRead true, and BatchGetItem without it for any table (a body
+ * that does not parse goes to the primary, which says what is wrong).
+ */
+static int
+eventually_consistent_read(const RequestState *state)
+{
+	json_t	   *request;
+	int			eventual = 1;
+
+	if (strcmp(state->operation, "GetItem") != 0 && strcmp(state->operation, "Query") != 0 &&
+		strcmp(state->operation, "Scan") != 0 && strcmp(state->operation, "BatchGetItem") != 0)
+		return 0;
+	request = json_loadb(state->data, state->len, 0, NULL);
+	if (!json_is_object(request))
+		eventual = 0;
+	else if (strcmp(state->operation, "BatchGetItem") != 0)
+		eventual = !json_is_true(json_object_get(request, "ConsistentRead"));
+	else
+	{
+		const char *table;
+		json_t	   *keys;
+
+		json_object_foreach(json_object_get(request, "RequestItems"), table, keys)
+			if (json_is_true(json_object_get(keys, "ConsistentRead")))
+				eventual = 0;
+	}
+	json_decref(request);
+	return eventual;
+}
+
+/* Runs the request on a connection: ddb.execute_metered as role (NULL: the connection's own). */
+static PGresult *
+run_metered(PGconn *conn, const char *role, const RequestState *state)
+{
+	const char *params[3] = {role, state->operation, state->data};
+
+	return pool_exec(conn, "execute", "SELECT ddb.execute_metered($1, $2, $3::jsonb)", 3, params);
+}
+
+/*
  * Runs the operation through ddb.execute_metered, as the access key's role
  * when it has one, and queues its response.  What the request may touch is
- * the database's to decide: the role's privileges.
+ * the database's to decide: the role's privileges.  An eventually
+ * consistent read goes to a usable hot standby when there is one, and to
+ * the primary when the standby fails it (gone, or refusing what a standby
+ * cannot do).
  */
 static enum MHD_Result
 execute(struct MHD_Connection *connection, ServeContext *context, RequestState *state, const char *url)
 {
-	const char *params[3] = {NULL, state->operation, state->data};
 	PGconn	   *conn;
 	PGresult   *res;
 	enum MHD_Result result;
 	AuthResult	auth = {0};
+	ConnPool   *pool = context->pool;
+	int			replica = -1;
+	int			eventual;
 
-	if (!__atomic_load_n(&gateway_ready, __ATOMIC_ACQUIRE) || (conn = pool_take(context->pool)) == NULL)
+	if (!__atomic_load_n(&gateway_ready, __ATOMIC_ACQUIRE) || (conn = pool_take(pool)) == NULL)
 		return respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE),
 							 "The database is unavailable: retry later");
+	/* keys are checked on the primary: a standby may not have seen a revocation yet */
 	if (!context->settings->no_auth)
 	{
 		sigv4_verify(connection, "POST", url, state->data, state->len, conn, &auth);
 		snprintf(state->key_id, sizeof(state->key_id), "%s", auth.access_key_id);
 		if (auth.error)
 		{
-			pool_give(context->pool, conn);
+			pool_give(pool, conn);
 			return respond_error(connection, context, state, auth.error, auth.message);
 		}
 	}
 	if (memchr(state->data, '\0', state->len) != NULL)
 	{
 		/* libpq would send the text before it: JSON has no raw NUL */
-		pool_give(context->pool, conn);
+		pool_give(pool, conn);
 		return respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERIALIZATION),
 							 "The request could not be read: the body contains a NUL byte");
 	}
-	if (auth.role_name[0] != '\0')
-		params[0] = auth.role_name;
-	res = pool_exec(conn, "execute", "SELECT ddb.execute_metered($1, $2, $3::jsonb)", 3, params);
+	eventual = context->replicas && eventually_consistent_read(state);
+	if (eventual)
+	{
+		ConnPool   *standby = replicas_pick(context->replicas, &replica);
+		PGconn	   *standby_conn = standby ? pool_take(standby) : NULL;
+
+		if (standby_conn)
+		{
+			pool_give(pool, conn);
+			pool = standby;
+			conn = standby_conn;
+		}
+		else if (standby)
+		{
+			replicas_failed(context->replicas, replica);
+			replica = -1;
+		}
+	}
+	res = run_metered(conn, auth.role_name[0] ? auth.role_name : NULL, state);
+	if (replica >= 0 && PQresultStatus(res) != PGRES_TUPLES_OK &&
+		(server_went_away(conn, res) || strcmp(PQresultErrorField(res, PG_DIAG_SQLSTATE), "25006") == 0))
+	{
+		/* the standby went away, or the read needed a write (25006): the primary serves it */
+		replicas_failed(context->replicas, replica);
+		replica = -1;
+		PQclear(res);
+		pool_give(pool, conn);
+		pool = context->pool;
+		if ((conn = pool_take(pool)) == NULL)
+			return respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE),
+								 "The database is unavailable: retry later");
+		res = run_metered(conn, auth.role_name[0] ? auth.role_name : NULL, state);
+	}
+	if (eventual)
+		replicas_count_read(context->replicas, replica);
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
 	{
 		/* the capacity consumed by table on the first line, then the response */
@@ -291,7 +384,7 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 	else
 		result = respond_failure(connection, context, state, conn, res);
 	PQclear(res);
-	pool_give(context->pool, conn);
+	pool_give(pool, conn);
 	return result;
 }
 
@@ -345,7 +438,7 @@ respond_metrics(struct MHD_Connection *connection, ServeContext *context, Reques
 	if (access == METRICS_OFF || (access == METRICS_LOOPBACK && !client_is_loopback(connection)))
 		return respond_as(connection, context, state, MHD_HTTP_FORBIDDEN, "text/plain",
 						  "metrics are served to loopback clients only (the gateway's metrics setting)\n");
-	text = metrics_render(context->pool);
+	text = metrics_render(context->pool, context->replicas);
 	result = respond_as(connection, context, state, MHD_HTTP_OK, "text/plain; version=0.0.4",
 						text ? text : "");
 	free(text);

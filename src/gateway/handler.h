@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 
 #include "pool.h"
+#include "replicas.h"
 #include "settings.h"
 
 /* DynamoDB's limit on a request body: larger ones are refused before they are read. */
@@ -19,6 +20,7 @@
 typedef struct ServeContext
 {
 	ConnPool   *pool;
+	ReplicaSet *replicas;		/* hot standbys for eventually consistent reads, or NULL */
 	const GatewaySettings *settings;
 	int			in_flight;		/* requests begun and not completed (atomic) */
 	int			draining;		/* stopping: responses close their connection (atomic) */

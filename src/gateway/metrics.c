@@ -123,9 +123,9 @@ write_label(FILE *out, const char *value)
 	}
 }
 
-/* The metrics in Prometheus's text format (malloc'd), with the pool's use. */
+/* The metrics in Prometheus's text format (malloc'd), with the pool's use and the standbys'. */
 char *
-metrics_render(ConnPool *pool)
+metrics_render(ConnPool *pool, ReplicaSet *replicas)
 {
 	char	   *text = NULL;
 	size_t		len = 0;
@@ -196,6 +196,8 @@ metrics_render(ConnPool *pool)
 			"# TYPE ddb_gateway_pool_waiting gauge\n"
 			"ddb_gateway_pool_waiting %d\n",
 			use.size, use.in_use, use.waiting);
+	if (replicas)
+		replicas_render(replicas, out);
 	fclose(out);
 	return text;
 }

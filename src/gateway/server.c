@@ -168,7 +168,7 @@ log_daemon_message(void *cls, const char *format, va_list args)
 
 /* Starts serving the socket; NULL with one line on stderr. */
 Server *
-server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool)
+server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool, ReplicaSet *replicas)
 {
 	Server	   *server = calloc(1, sizeof(Server));
 	struct MHD_OptionItem options[10];
@@ -178,6 +178,7 @@ server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool)
 	if (server == NULL)
 		return NULL;
 	server->context.pool = pool;
+	server->context.replicas = replicas;
 	server->context.settings = settings;
 	if (settings->tls_cert)
 	{

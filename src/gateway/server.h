@@ -21,8 +21,11 @@ extern int	server_listen(const GatewaySettings *settings);
  */
 extern int	server_raise_fd_limit(const GatewaySettings *settings);
 
-/* Starts serving the socket (HTTPS when the settings have TLS files); NULL with one line on stderr. */
-extern Server *server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool);
+/*
+ * Starts serving the socket (HTTPS when the settings have TLS files), with
+ * the primary's pool and the standbys (or NULL); NULL with one line on stderr.
+ */
+extern Server *server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool, ReplicaSet *replicas);
 
 /*
  * Stops accepting, waits up to timeout seconds for the requests in flight,

@@ -21,7 +21,8 @@ typedef enum SettingKind
 	SETTING_TEXT,
 	SETTING_NUMBER,
 	SETTING_FLAG,
-	SETTING_METRICS
+	SETTING_METRICS,
+	SETTING_REPLICA				/* one more each time it is given; in the environment, separated by ';' */
 } SettingKind;
 
 /* One setting: its name (the flag without "--"), kind, field and bounds. */
@@ -37,6 +38,14 @@ typedef struct Setting
 
 #define FIELD(f) offsetof(GatewaySettings, f)
 
+/*
+ * Where settings are being read from now (1 the file, 2 the environment, 3
+ * the command line), and where the replicas were: a list given by a later
+ * source replaces the earlier one's, as a single value does.
+ */
+static int	reading_source;
+static int	replicas_source;
+
 static const Setting settings_table[] = {
 	{"listen", SETTING_TEXT, FIELD(listen), 0, 0, "IPv4 HOST:PORT to listen on (default 127.0.0.1:8000)"},
 	{"dsn", SETTING_TEXT, FIELD(dsn), 0, 0, "libpq connection string (default: libpq's defaults and PG* variables)"},
@@ -49,6 +58,8 @@ static const Setting settings_table[] = {
 	{"access-log", SETTING_TEXT, FIELD(access_log), 0, 0, "access log: a file, - for stderr (default), or off"},
 	{"shutdown-timeout", SETTING_NUMBER, FIELD(shutdown_timeout), 0, 3600, "seconds SIGTERM waits for requests in flight (default 30)"},
 	{"metrics", SETTING_METRICS, FIELD(metrics), 0, 0, "who may GET /metrics: loopback (default), any or off"},
+	{"replica", SETTING_REPLICA, 0, 0, 0, "libpq connection string of a hot standby for eventually consistent reads (repeatable)"},
+	{"max-replica-lag", SETTING_NUMBER, FIELD(max_replica_lag), 0, 3600, "seconds a standby may lag and still serve reads (default 5)"},
 };
 
 /* Prints the usage and exits with status. */
@@ -124,6 +135,19 @@ apply(GatewaySettings *settings, const Setting *setting, const char *value, cons
 				snprintf(what, sizeof(what), "%s takes true or false, not \"%.40s\"", setting->name, value);
 				refuse(source, what);
 			}
+			break;
+		case SETTING_REPLICA:
+			if (replicas_source != reading_source)
+			{
+				settings->nreplicas = 0;
+				replicas_source = reading_source;
+			}
+			if (settings->nreplicas == MAX_REPLICAS)
+			{
+				snprintf(what, sizeof(what), "at most %d replicas", MAX_REPLICAS);
+				refuse(source, what);
+			}
+			settings->replicas[settings->nreplicas++] = strdup(value);
 			break;
 		case SETTING_METRICS:
 			if (strcmp(value, "loopback") == 0)
@@ -204,7 +228,19 @@ apply_environment(GatewaySettings *settings)
 			variable[n++] = *c == '-' ? '_' : toupper((unsigned char) *c);
 		variable[n] = '\0';
 		value = getenv(variable);
-		if (value != NULL)
+		if (value == NULL)
+			continue;
+		if (settings_table[i].kind == SETTING_REPLICA)
+		{
+			/* several standbys in one variable, separated by ';' */
+			char	   *list = strdup(value);
+			char	   *saveptr = NULL;
+
+			for (char *one = strtok_r(list, ";", &saveptr); one; one = strtok_r(NULL, ";", &saveptr))
+				apply(settings, &settings_table[i], trim(one), variable);
+			free(list);
+		}
+		else
 			apply(settings, &settings_table[i], value, variable);
 	}
 }
@@ -252,6 +288,7 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 	settings->access_log = "-";
 	settings->shutdown_timeout = 30;
 	settings->metrics = METRICS_LOOPBACK;
+	settings->max_replica_lag = 5;
 
 	/* the file first, wherever --config stands */
 	for (int i = 1; i < argc; i++)
@@ -265,9 +302,12 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 			config = argv[++i];
 		}
 	}
+	reading_source = 1;
 	if (config != NULL && config[0] != '\0')
 		apply_file(settings, config);
+	reading_source = 2;
 	apply_environment(settings);
+	reading_source = 3;
 	for (int i = 1; i < argc; i++)
 	{
 		const Setting *setting;

@@ -17,6 +17,9 @@ typedef enum MetricsAccess
 	METRICS_OFF
 } MetricsAccess;
 
+/* The most hot standbys the gateway reads from. */
+#define MAX_REPLICAS 8
+
 typedef struct GatewaySettings
 {
 	char	   *listen;			/* HOST:PORT as given */
@@ -31,6 +34,9 @@ typedef struct GatewaySettings
 	char	   *access_log;		/* a file, "-" (stderr) or "off" */
 	int			shutdown_timeout;	/* seconds SIGTERM waits for requests in flight */
 	MetricsAccess metrics;
+	char	   *replicas[MAX_REPLICAS];	/* libpq connection strings of hot standbys */
+	int			nreplicas;
+	int			max_replica_lag;	/* seconds a standby may lag and still serve reads */
 } GatewaySettings;
 
 /*
