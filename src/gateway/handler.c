@@ -134,6 +134,14 @@ respond_error(struct MHD_Connection *connection, ServeContext *context, RequestS
 	return result;
 }
 
+/* Queues 503 ServiceUnavailable: the database cannot be reached (the SDKs retry it). */
+static enum MHD_Result
+respond_unavailable(struct MHD_Connection *connection, ServeContext *context, RequestState *state)
+{
+	return respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE),
+						 "The database is unavailable: retry later");
+}
+
 /* The first line of a libpq error message (without the "ERROR:  " and the newline). */
 static char *
 first_line(const char *message)
@@ -241,8 +249,7 @@ respond_failure(struct MHD_Connection *connection, ServeContext *context, Reques
 		/* the request's fault before ddb.execute ran (the body's cast to jsonb) or after (at commit) */
 		result = respond_error(connection, context, state, database_error, client_message);
 	else if (server_went_away(conn, res))
-		result = respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE),
-							   "The database is unavailable: retry later");
+		result = respond_unavailable(connection, context, state);
 	else
 		result = respond_error(connection, context, state, ddb_error_type(DDB_ERROR_INTERNAL_SERVER_ERROR), message);
 	free(message);
@@ -310,8 +317,7 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 	int			eventual;
 
 	if (!__atomic_load_n(&gateway_ready, __ATOMIC_ACQUIRE) || (conn = pool_take(pool)) == NULL)
-		return respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE),
-							 "The database is unavailable: retry later");
+		return respond_unavailable(connection, context, state);
 	/* keys are checked on the primary: a standby may not have seen a revocation yet */
 	if (!context->settings->no_auth)
 	{
@@ -359,8 +365,7 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 		pool_give(pool, conn);
 		pool = context->pool;
 		if ((conn = pool_take(pool)) == NULL)
-			return respond_error(connection, context, state, ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE),
-								 "The database is unavailable: retry later");
+			return respond_unavailable(connection, context, state);
 		res = run_metered(conn, auth.role_name[0] ? auth.role_name : NULL, state);
 	}
 	if (eventual)
