@@ -125,6 +125,12 @@ ddb_model--$(EXTVERSION).sql: $(INSTALL_SQL) ddb_model.control
 .PHONY: tools install-tools
 tools: $(TOOLS)
 
+# Extra flags for the tools only, which a distribution's build sets to its
+# hardening flags (debian/rules: dpkg-buildflags' CPPFLAGS, CFLAGS and
+# LDFLAGS); PGXS's own CPPFLAGS and LDFLAGS are the extension's.
+TOOLS_HARDENING_CFLAGS ?=
+TOOLS_HARDENING_LDFLAGS ?=
+
 # ddb-gateway, the HTTP daemon (docs/gateway.md); it shares the table of error types with the extension.
 GATEWAY_SRCS = $(wildcard src/gateway/*.c) src/error_types.c
 GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter $(WERROR) -pthread -DDDB_MODEL_VERSION='"$(EXTVERSION)"' \
@@ -132,7 +138,7 @@ GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter $(WERROR) -pthread -
 GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs libmicrohttpd jansson zlib libcrypto) -pthread
 
 ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h) src/error_types.h ddb_model.control
-	$(CC) $(GATEWAY_CFLAGS) -o $@ $(GATEWAY_SRCS) $(GATEWAY_LIBS)
+	$(CC) $(GATEWAY_CFLAGS) $(TOOLS_HARDENING_CFLAGS) -o $@ $(GATEWAY_SRCS) $(GATEWAY_LIBS) $(TOOLS_HARDENING_LDFLAGS)
 
 # ddb-transfer, DynamoDB's export to S3 format in and out of tables (docs/transfer.md).
 TRANSFER_SRCS = $(wildcard src/transfer/*.c)
@@ -141,7 +147,7 @@ TRANSFER_CFLAGS = -O2 -g -Wall -Wextra $(WERROR) \
 TRANSFER_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs jansson zlib libcrypto)
 
 ddb-transfer: $(TRANSFER_SRCS) $(wildcard src/transfer/*.h)
-	$(CC) $(TRANSFER_CFLAGS) -o $@ $(TRANSFER_SRCS) $(TRANSFER_LIBS)
+	$(CC) $(TRANSFER_CFLAGS) $(TOOLS_HARDENING_CFLAGS) -o $@ $(TRANSFER_SRCS) $(TRANSFER_LIBS) $(TOOLS_HARDENING_LDFLAGS)
 
 # `make install` installs the tools that `make tools` built, and says which it skipped.
 install: install-tools
