@@ -131,13 +131,17 @@ check "SIGHUP reopens the access log: the next line is in a new file" "1" "$(wc 
 
 # --- more than 1,024 client connections (epoll, not select()), all served
 python3 - "$PORT" >"$WORK/many.txt" 2>&1 <<'PY'
-import resource, socket, sys
+import resource, socket, struct, sys
 resource.setrlimit(resource.RLIMIT_NOFILE, (4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 port = int(sys.argv[1])
 conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(1100)]
 last = conns[-1]
 last.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
 print(last.recv(100).split(b"\r\n")[0].decode())
+# closed with a reset, not left in TIME_WAIT: their ephemeral ports may be ones the other suites listen on
+for c in conns:
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
 PY
 check "1,100 connections open at once, the last one served" "HTTP/1.1 200 OK" "$(cat "$WORK/many.txt")"
 
@@ -226,6 +230,11 @@ check "a port in use" "1 ddb-gateway: 127.0.0.1:$TAKEN is in use by another prog
     "$(exits inuse --listen "127.0.0.1:$TAKEN" --dsn "dbname=$DB")"
 check "an address not of this machine" "1 ddb-gateway: 192.0.2.1:$PORT is not an address of this machine: listen on one of its addresses, or on 0.0.0.0 for all of them" \
     "$(exits notmine --listen "192.0.2.1:$PORT" --insecure-listen --dsn "dbname=$DB")"
+check "a port below 1024 without privileges" "1 ddb-gateway: 127.0.0.1:80: ports below 1024 need privileges: choose a port from 1024 up, or give the gateway CAP_NET_BIND_SERVICE (AmbientCapabilities= in its systemd unit)" \
+    "$(timeout 10 setpriv --reuid=nobody --regid=nogroup --clear-groups "$GATEWAY" --listen 127.0.0.1:80 --dsn "dbname=$DB" \
+        2>"$WORK/privileged.log" >/dev/null; echo "$? $(tail -1 "$WORK/privileged.log")")"
+check "an access log that cannot be opened" "1 ddb-gateway: --access-log: cannot open $WORK/no/such/dir/access.log: No such file or directory" \
+    "$(exits nolog --listen "127.0.0.1:$((PORT + 5))" --dsn "dbname=$DB" --access-log "$WORK/no/such/dir/access.log")"
 check "plain HTTP beyond loopback without --insecure-listen" "2 ddb-gateway: listen: plain HTTP is served on loopback only: give --tls-cert and --tls-key for HTTPS, or --insecure-listen to serve plain HTTP there anyway" \
     "$(exits insecure --listen "0.0.0.0:$((PORT + 5))" --dsn "dbname=$DB")"
 check "a file-descriptor limit below --max-connections" "1 ddb-gateway: --max-connections 4096 needs 4168 file descriptors, but this process may open only 1024: raise the limit (ulimit -n in a shell, LimitNOFILE= in a systemd unit) or lower --max-connections" \

@@ -237,6 +237,21 @@ push_indexes(JsonbParseState **state, TableUnits *u, bool local)
 		pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
+/* A table's read and write units with its indexes'. */
+static void
+table_totals(TableUnits *u, double *read, double *write)
+{
+	ListCell   *lc;
+
+	*read = u->read;
+	*write = u->write;
+	foreach(lc, u->indexes)
+	{
+		*read += ((IndexUnits *) lfirst(lc))->read;
+		*write += ((IndexUnits *) lfirst(lc))->write;
+	}
+}
+
 /*
  * Pushes one table's ConsumedCapacity object: the total with its indexes,
  * and for INDEXES the Table's own units and each index's.
@@ -244,15 +259,10 @@ push_indexes(JsonbParseState **state, TableUnits *u, bool local)
 static void
 push_table(JsonbParseState **state, TableUnits *u, bool indexes)
 {
-	double		read = u->read;
-	double		write = u->write;
-	ListCell   *lc;
+	double		read;
+	double		write;
 
-	foreach(lc, u->indexes)
-	{
-		read += ((IndexUnits *) lfirst(lc))->read;
-		write += ((IndexUnits *) lfirst(lc))->write;
-	}
+	table_totals(u, &read, &write);
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	ddb_push_string(state, "TableName", u->table);
 	ddb_push_key(state, "CapacityUnits");
@@ -330,15 +340,10 @@ api_capacity_usage(void)
 	foreach(lc, request_units)
 	{
 		TableUnits *u = (TableUnits *) lfirst(lc);
-		double		read = u->read;
-		double		write = u->write;
-		ListCell   *ic;
+		double		read;
+		double		write;
 
-		foreach(ic, u->indexes)
-		{
-			read += ((IndexUnits *) lfirst(ic))->read;
-			write += ((IndexUnits *) lfirst(ic))->write;
-		}
+		table_totals(u, &read, &write);
 		ddb_push_key(&state, u->table);
 		pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 		push_number(&state, WJB_ELEM, read);

@@ -123,6 +123,25 @@ write_label(FILE *out, const char *value)
 	}
 }
 
+/*
+ * Writes the counter of consumed units by table: kind "read" or "write"
+ * (writes: the write units, else the read ones); the caller holds
+ * metrics_lock.
+ */
+static void
+write_capacity(FILE *out, const char *kind, int writes)
+{
+	fprintf(out, "# HELP ddb_gateway_consumed_%s_capacity_units_total Capacity units consumed (%s), by table (indexes included).\n"
+			"# TYPE ddb_gateway_consumed_%s_capacity_units_total counter\n", kind, kind, kind);
+	for (int i = 0; i <= MAX_TABLES; i++)
+		if (tables[i].table)
+		{
+			fprintf(out, "ddb_gateway_consumed_%s_capacity_units_total{table=\"", kind);
+			write_label(out, tables[i].table);
+			fprintf(out, "\"} %g\n", writes ? tables[i].write : tables[i].read);
+		}
+}
+
 /* The metrics in Prometheus's text format (malloc'd), with the pool's use and the standbys'. */
 char *
 metrics_render(ConnPool *pool, ReplicaSet *replicas)
@@ -167,24 +186,8 @@ metrics_render(ConnPool *pool, ReplicaSet *replicas)
 		fprintf(out, "ddb_gateway_request_duration_seconds_sum{operation=\"%s\"} %.6f\n", operations[op], latency_sum[op]);
 		fprintf(out, "ddb_gateway_request_duration_seconds_count{operation=\"%s\"} %lu\n", operations[op], latency_count[op]);
 	}
-	fputs("# HELP ddb_gateway_consumed_read_capacity_units_total Read capacity units consumed, by table (indexes included).\n"
-		  "# TYPE ddb_gateway_consumed_read_capacity_units_total counter\n", out);
-	for (int i = 0; i <= MAX_TABLES; i++)
-		if (tables[i].table)
-		{
-			fputs("ddb_gateway_consumed_read_capacity_units_total{table=\"", out);
-			write_label(out, tables[i].table);
-			fprintf(out, "\"} %g\n", tables[i].read);
-		}
-	fputs("# HELP ddb_gateway_consumed_write_capacity_units_total Write capacity units consumed, by table (indexes included).\n"
-		  "# TYPE ddb_gateway_consumed_write_capacity_units_total counter\n", out);
-	for (int i = 0; i <= MAX_TABLES; i++)
-		if (tables[i].table)
-		{
-			fputs("ddb_gateway_consumed_write_capacity_units_total{table=\"", out);
-			write_label(out, tables[i].table);
-			fprintf(out, "\"} %g\n", tables[i].write);
-		}
+	write_capacity(out, "read", 0);
+	write_capacity(out, "write", 1);
 	pthread_mutex_unlock(&metrics_lock);
 	fprintf(out, "# HELP ddb_gateway_pool_connections Database connections of the pool.\n"
 			"# TYPE ddb_gateway_pool_connections gauge\n"

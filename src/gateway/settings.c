@@ -62,6 +62,8 @@ static const Setting settings_table[] = {
 	{"max-replica-lag", SETTING_NUMBER, FIELD(max_replica_lag), 0, 3600, "seconds a standby may lag and still serve reads (default 5)"},
 };
 
+#define NSETTINGS (sizeof(settings_table) / sizeof(settings_table[0]))
+
 /* Prints the usage and exits with status. */
 static void
 usage(int status)
@@ -70,7 +72,7 @@ usage(int status)
 
 	fprintf(out, "usage: ddb-gateway [--config FILE] [--NAME VALUE | --FLAG] ...\n");
 	fprintf(out, "  --config FILE          settings as `name = value` lines (also DDB_GATEWAY_CONFIG)\n");
-	for (size_t i = 0; i < sizeof(settings_table) / sizeof(settings_table[0]); i++)
+	for (size_t i = 0; i < NSETTINGS; i++)
 		fprintf(out, "  --%-20s %s\n", settings_table[i].name, settings_table[i].help);
 	fprintf(out, "Each setting is also DDB_GATEWAY_<NAME> in the environment (capitals, '_' for '-').\n"
 			"The command line wins over the environment, which wins over the file.\n");
@@ -89,7 +91,7 @@ refuse(const char *source, const char *what)
 static const Setting *
 setting_named(const char *name)
 {
-	for (size_t i = 0; i < sizeof(settings_table) / sizeof(settings_table[0]); i++)
+	for (size_t i = 0; i < NSETTINGS; i++)
 		if (strcmp(settings_table[i].name, name) == 0)
 			return &settings_table[i];
 	return NULL;
@@ -218,7 +220,7 @@ apply_file(GatewaySettings *settings, const char *path)
 static void
 apply_environment(GatewaySettings *settings)
 {
-	for (size_t i = 0; i < sizeof(settings_table) / sizeof(settings_table[0]); i++)
+	for (size_t i = 0; i < NSETTINGS; i++)
 	{
 		char		variable[64] = ENV_PREFIX;
 		size_t		n = strlen(variable);

@@ -114,7 +114,7 @@ db_prepare(PGconn *conn, const char *name, const char *sql, int nparams)
 	int			ok = PQresultStatus(result) == PGRES_COMMAND_OK;
 
 	if (!ok)
-		fprintf(stderr, "ddb-transfer: %s\n", db_message(result));
+		progress_message("%s", db_message(result));
 	PQclear(result);
 	return ok ? 0 : -1;
 }
@@ -127,10 +127,7 @@ db_command(PGconn *conn, const char *sql)
 	int			ok = PQresultStatus(result) == PGRES_COMMAND_OK;
 
 	if (!ok)
-	{
-		progress_clear();
-		fprintf(stderr, "ddb-transfer: %s: %s\n", sql, db_message(result));
-	}
+		progress_message("%s: %s", sql, db_message(result));
 	PQclear(result);
 	return ok ? 0 : -1;
 }

@@ -46,20 +46,6 @@ typedef struct Export
 	size_t		line_cap;
 } Export;
 
-/* Prints "ddb-transfer: <message>" on stderr, the progress line erased first. */
-static void
-fail(const char *format,...)
-{
-	va_list		args;
-
-	progress_clear();
-	fputs("ddb-transfer: ", stderr);
-	va_start(args, format);
-	vfprintf(stderr, format, args);
-	va_end(args);
-	fputc('\n', stderr);
-}
-
 /* Fills buf with n random characters of DynamoDB's file names (lower case and digits). */
 static void
 random_name(char *buf, int n)
@@ -126,7 +112,7 @@ write_text(const char *dir, const char *name, const char *text)
 	if (file != NULL && fclose(file) != 0)
 		ok = 0;
 	if (!ok)
-		fail("%s: %s", path, strerror(errno));
+		progress_message("%s: %s", path, strerror(errno));
 	return ok ? 0 : -1;
 }
 
@@ -171,7 +157,7 @@ open_data_file(Export *export)
 	export->file = gzopen(path, export->options->gzip ? "wb6" : "wbT");
 	if (export->file == NULL)
 	{
-		fail("%s: %s", path, strerror(errno));
+		progress_message("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	gzbuffer(export->file, 256 * 1024);
@@ -194,7 +180,7 @@ close_data_file(Export *export)
 	data_path(export, export->file_name, path, sizeof(path));
 	if (closed != Z_OK || file_md5(path, digest) != 0)
 	{
-		fail("%s: cannot write it", path);
+		progress_message("%s: cannot write it", path);
 		return -1;
 	}
 	EVP_EncodeBlock(md5_base64, digest, 16);
@@ -268,7 +254,7 @@ write_row(Export *export, const char *row, int len)
 
 	if (tab == NULL)
 	{
-		fail("an unexpected row from COPY");
+		progress_message("an unexpected row from COPY");
 		return -1;
 	}
 	if (export->file == NULL && open_data_file(export) != 0)
@@ -277,7 +263,7 @@ write_row(Export *export, const char *row, int len)
 	line_len = build_line(export, tab + 1, row + len - (tab + 1) - (row[len - 1] == '\n'));
 	if (line_len < 0 || gzwrite(export->file, export->line, (unsigned) line_len) != (int) line_len)
 	{
-		fail("%s: cannot write it", export->file_name);
+		progress_message("%s: cannot write it", export->file_name);
 		return -1;
 	}
 	export->items++;
@@ -307,7 +293,7 @@ copy_items(Export *export, PGconn *conn, const TableInfo *table)
 	free(sql);
 	if (PQresultStatus(result) != PGRES_COPY_OUT)
 	{
-		fail("%s", db_message(result));
+		progress_message("%s", db_message(result));
 		PQclear(result);
 		return -1;
 	}
@@ -323,14 +309,14 @@ copy_items(Export *export, PGconn *conn, const TableInfo *table)
 	{
 		if (PQresultStatus(result) != PGRES_COMMAND_OK && status == 0)
 		{
-			fail("%s", db_message(result));
+			progress_message("%s", db_message(result));
 			status = -1;
 		}
 		PQclear(result);
 	}
 	if (len == -2 && status == 0)
 	{
-		fail("%.*s", (int) strcspn(PQerrorMessage(conn), "\n"), PQerrorMessage(conn));
+		progress_message("%.*s", (int) strcspn(PQerrorMessage(conn), "\n"), PQerrorMessage(conn));
 		status = -1;
 	}
 	/* an empty table is exported as one empty file, as DynamoDB does for an empty partition */
@@ -427,7 +413,7 @@ prepare_dir(const char *dir)
 
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
 	{
-		fail("%s: %s", dir, strerror(errno));
+		progress_message("%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	for (int i = 0; i < 3; i++)
@@ -435,14 +421,14 @@ prepare_dir(const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, taken[i]);
 		if (stat(path, &st) == 0)
 		{
-			fail("%s holds an export already (%s); choose another directory", dir, taken[i]);
+			progress_message("%s holds an export already (%s); choose another directory", dir, taken[i]);
 			return -1;
 		}
 	}
 	snprintf(path, sizeof(path), "%s/data", dir);
 	if (mkdir(path, 0777) != 0)
 	{
-		fail("%s: %s", path, strerror(errno));
+		progress_message("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -497,7 +483,7 @@ export_run(const ExportOptions *options)
 	{
 		if (export.file != NULL)
 			gzclose(export.file);
-		fail("the export in %s is incomplete (it has no manifest-summary.json)", options->out_dir);
+		progress_message("the export in %s is incomplete (it has no manifest-summary.json)", options->out_dir);
 	}
 	json_decref(export.manifest);
 	free(export.line);

@@ -102,12 +102,9 @@ fatal(Import *import, const char *format,...)
 {
 	va_list		args;
 
-	progress_clear();
-	fputs("ddb-transfer: ", stderr);
 	va_start(args, format);
-	vfprintf(stderr, format, args);
+	progress_vmessage(format, args);
 	va_end(args);
-	fputc('\n', stderr);
 	import->stopped = 1;
 }
 
@@ -680,8 +677,7 @@ import_run(const ImportOptions *options)
 				PQclear(result);
 			PQclear(PQexec(import.conn, "ROLLBACK"));
 		}
-		progress_clear();
-		fprintf(stderr, "ddb-transfer: nothing loaded into %s\n", options->table);
+		progress_message("nothing loaded into %s", options->table);
 		status = TRANSFER_FAILED;
 	}
 	else

@@ -11,6 +11,7 @@
  */
 #include "progress.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -152,6 +153,27 @@ progress_clear(void)
 	if (progress.drawn_len > 0)
 		fprintf(stderr, "\r%*s\r", progress.drawn_len, "");
 	progress.drawn_len = 0;
+}
+
+/* progress_message with its arguments as a va_list. */
+void
+progress_vmessage(const char *format, va_list args)
+{
+	progress_clear();
+	fputs("ddb-transfer: ", stderr);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+}
+
+/* Prints "ddb-transfer: <message>" on stderr, the line erased first. */
+void
+progress_message(const char *format,...)
+{
+	va_list		args;
+
+	va_start(args, format);
+	progress_vmessage(format, args);
+	va_end(args);
 }
 
 /* Draws the line a last time, with everything done, and ends it with a newline. */
