@@ -7,7 +7,7 @@
 # WERROR=-Werror, as the test command builds; off by default, so that a newer
 # compiler on a user's machine does not break the build.
 
-EXTENSION = ddb_model
+EXTENSION = ddb_model ddb_router
 MODULE_big = ddb_model
 # The install script is built from sql/*.sql (INSTALL_SQL below).  Upgrade scripts
 # sql/ddb_model--<from>--<to>.sql ship as they are, and so does the install script of
@@ -16,7 +16,8 @@ MODULE_big = ddb_model
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" ddb_model.control)
 DATA_built = ddb_model--$(EXTVERSION).sql
 # (the script of the current version is the built one, never the frozen copy)
-DATA = $(filter-out sql/ddb_model--$(EXTVERSION).sql,$(wildcard sql/ddb_model--*.sql))
+DATA = $(filter-out sql/ddb_model--$(EXTVERSION).sql,$(wildcard sql/ddb_model--*.sql)) \
+	$(wildcard sql/ddb_router--*.sql)
 
 OBJS = \
 	src/ddb_model.o \
@@ -68,7 +69,11 @@ OBJS = \
 	src/api/collection_metrics.o \
 	src/api/item_sql.o \
 	src/api/tokens.o \
-	src/api/execute.o
+	src/api/execute.o \
+	src/router/route.o \
+	src/router/cluster_map.o \
+	src/router/node_call.o \
+	src/router/router_execute.o
 
 WERROR ?=
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(WERROR)

@@ -1441,3 +1441,16 @@ BEGIN
 END $$;
 CREATE TRIGGER access_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.access_keys
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.notify_access_keys();
+
+-- The routing hash of a sharded deployment (docs/scale-out.md): hash & (n - 1) is
+-- the partition of n (a power of two) that PostgreSQL's hash partitioning puts the key in.
+CREATE FUNCTION ddb.ddb_key_route_hash(ddb.ddb_key) RETURNS integer
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+-- ddb.execute_metered with whatever the request did rolled back: a router of a
+-- sharded deployment checks with it a request it could not route (the node
+-- raises DynamoDB's error for it) and a batch that spans nodes, whole.
+CREATE FUNCTION ddb.execute_rolled_back(role_name name, operation text, request jsonb) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_execute_rolled_back' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) IS
+    'ddb.execute_metered with whatever the request did rolled back: its answer or its error';

@@ -100,6 +100,10 @@ CREATE FUNCTION ddb.ddb_key_hash(ddb.ddb_key) RETURNS integer
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 CREATE FUNCTION ddb.ddb_key_hash_extended(ddb.ddb_key, bigint) RETURNS bigint
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+-- The routing hash of a sharded deployment (docs/scale-out.md): hash & (n - 1) is
+-- the partition of n (a power of two) that PostgreSQL's hash partitioning puts the key in.
+CREATE FUNCTION ddb.ddb_key_route_hash(ddb.ddb_key) RETURNS integer
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 
 CREATE OPERATOR pg_catalog.< (LEFTARG = ddb.ddb_key, RIGHTARG = ddb.ddb_key, FUNCTION = ddb.ddb_key_lt,
     COMMUTATOR = OPERATOR(pg_catalog.>), NEGATOR = OPERATOR(pg_catalog.>=),

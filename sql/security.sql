@@ -32,6 +32,14 @@ CREATE FUNCTION ddb.execute_metered(role_name name, operation text, request json
 COMMENT ON FUNCTION ddb.execute_metered(name, text, jsonb) IS
     'ddb.execute_as (as the current user when role_name is null): the capacity used by table on the first line, then the response';
 
+-- ddb.execute_metered with whatever the request did rolled back: a router of a
+-- sharded deployment checks with it a request it could not route (the node
+-- raises DynamoDB's error for it) and a batch that spans nodes, whole.
+CREATE FUNCTION ddb.execute_rolled_back(role_name name, operation text, request jsonb) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_execute_rolled_back' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) IS
+    'ddb.execute_metered with whatever the request did rolled back: its answer or its error';
+
 -- Raises AccessDeniedException unless the current user may 'read', 'write'
 -- or 'own' a table, naming the DynamoDB action.
 CREATE FUNCTION ddb.check_table_access(table_name text, action text, access text) RETURNS void

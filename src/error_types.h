@@ -26,7 +26,8 @@
 	X(LIMIT_EXCEEDED, '0', '0', '9', "com.amazonaws.dynamodb.v20120810#LimitExceededException", 400) \
 	X(ACCESS_DENIED, '0', '1', '0', "com.amazon.coral.service#AccessDeniedException", 400) \
 	X(DUPLICATE_ITEM, '0', '1', '1', "com.amazonaws.dynamodb.v20120810#DuplicateItemException", 400) \
-	X(TRANSACTION_CONFLICT, '0', '1', '2', "com.amazonaws.dynamodb.v20120810#TransactionConflictException", 400)
+	X(TRANSACTION_CONFLICT, '0', '1', '2', "com.amazonaws.dynamodb.v20120810#TransactionConflictException", 400) \
+	X(SERVICE_UNAVAILABLE, '0', '1', '3', "com.amazonaws.dynamodb.v20120810#ServiceUnavailable", 503)
 
 /*
  * The errors only ddb-gateway answers, before a request reaches the
@@ -39,8 +40,7 @@
 	X(INVALID_SIGNATURE, "com.amazon.coral.service#InvalidSignatureException", 400) \
 	X(METHOD_NOT_ALLOWED, "com.amazon.coral.service#UnknownOperationException", 405) \
 	X(REQUEST_TOO_LARGE, "com.amazon.coral.validate#ValidationException", 413) \
-	X(INTERNAL_SERVER_ERROR, "com.amazonaws.dynamodb.v20120810#InternalServerError", 500) \
-	X(SERVICE_UNAVAILABLE, "com.amazonaws.dynamodb.v20120810#ServiceUnavailable", 503)
+	X(INTERNAL_SERVER_ERROR, "com.amazonaws.dynamodb.v20120810#InternalServerError", 500)
 
 /*
  * PostgreSQL's own errors that a request can cause, as DynamoDB's errors:

@@ -31,7 +31,8 @@ PGBIN=/usr/lib/postgresql/15/bin
 
 PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
           libtap-parser-sourcehandler-pgtap-perl libjansson-dev clang-14 libclang-rt-14-dev
-          libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev pkg-config curl openssl python3)
+          libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev pkg-config curl openssl python3
+          postgresql-15-plproxy)
 
 # Installs the Debian packages that are missing (one apt-get update, one
 # install): the project's, and any named as arguments.

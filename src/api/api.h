@@ -142,6 +142,9 @@ extern void api_key_condition(Placeholders *ctx, ReadRequest *req, ExprNode *con
 extern void api_start_key(ReadRequest *req, JsonbContainer *start);
 
 extern Jsonb *api_query(Jsonb *request);
+
+/* The partition key a valid Query reads by, or (Datum) 0 for a global index (a router's question). */
+extern Datum api_query_partition_key(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);
 extern Jsonb *api_batch_get_item(Jsonb *request);

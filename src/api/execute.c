@@ -28,6 +28,7 @@
 PG_FUNCTION_INFO_V1(ddb_execute);
 PG_FUNCTION_INFO_V1(ddb_execute_as);
 PG_FUNCTION_INFO_V1(ddb_execute_metered);
+PG_FUNCTION_INFO_V1(ddb_execute_rolled_back);
 
 /*
  * Where an operation builds its response.  A response tree of a few hundred
@@ -323,6 +324,46 @@ ddb_execute_metered(PG_FUNCTION_ARGS)
 	Jsonb	   *response = PG_ARGISNULL(0) ? execute_request(fcinfo, 1, &usage) : execute_as_role(fcinfo, &usage);
 	StringInfoData out;
 
+	initStringInfo(&out);
+	JsonbToCString(&out, &usage->root, VARSIZE(usage));
+	appendStringInfoChar(&out, '\n');
+	JsonbToCString(&out, &response->root, VARSIZE(response));
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+}
+
+/*
+ * ddb.execute_rolled_back(role, operation, request): ddb.execute_metered,
+ * with whatever the request did rolled back (its answer, or its error, is
+ * what a router of a sharded deployment wants: src/router/): a request the
+ * router could not route raises DynamoDB's error here in the order the
+ * node's own checks give it, and a batch that spans nodes is checked whole
+ * before any node writes its part.
+ */
+Datum
+ddb_execute_rolled_back(PG_FUNCTION_ARGS)
+{
+	Subtransaction sub;
+	Jsonb	   *usage = NULL;
+	Jsonb	   *response = NULL;
+	StringInfoData out;
+
+	api_subtransaction_begin(&sub);
+	PG_TRY();
+	{
+		response = PG_ARGISNULL(0) ? execute_request(fcinfo, 1, &usage) : execute_as_role(fcinfo, &usage);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(sub.cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		api_subtransaction_rollback(&sub);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	api_subtransaction_rollback(&sub);
 	initStringInfo(&out);
 	JsonbToCString(&out, &usage->root, VARSIZE(usage));
 	appendStringInfoChar(&out, '\n');

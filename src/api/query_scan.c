@@ -341,27 +341,35 @@ check_index_projection(ReadRequest *req, List *filter_names, ProjectionNode *pro
 	return true;
 }
 
-/* Query. */
-Jsonb *
-api_query(Jsonb *request)
+/* A Query's request read and checked: its read, expressions and what its response needs. */
+typedef struct QueryPlan
 {
-	ReadRequest req = {0};
+	Jsonb	   *request;		/* with legacy parameters rewritten */
+	ReadRequest req;
 	Placeholders ctx;
+	ExprNode   *filter;
+	ProjectionNode *projection;
+	bool		table_items;
+} QueryPlan;
+
+/* Reads and checks a Query's request, in the order DynamoDB checks it. */
+static void
+query_prepare(Jsonb *request, QueryPlan *plan)
+{
+	ReadRequest *req = &plan->req;
 	char	   *index_name = api_string(request, "IndexName");
 	char	   *text;
 	ExprNode   *cond;
-	ExprNode   *filter;
-	ProjectionNode *projection;
 	JsonbValue	limit;
-	bool		table_items;
 	List	   *filter_names = NIL;
 
-	req.def = api_request_table(request);
-	req.index = index_name ? table_def_index(req.def, index_name) : NULL;
-	req.forward = api_bool(request, "ScanIndexForward", true);
+	req->def = api_request_table(request);
+	req->index = index_name ? table_def_index(req->def, index_name) : NULL;
+	req->forward = api_bool(request, "ScanIndexForward", true);
 	check_select_projection(request);
 	request = api_legacy_to_expressions(request, LEGACY_KEY_CONDITIONS | LEGACY_QUERY_FILTER | LEGACY_ATTRIBUTES_TO_GET,
 										"FilterExpression and KeyConditionExpression are null");
+	plan->request = request;
 	text = api_string(request, "KeyConditionExpression");
 	/* Query words a Limit below 1 its own way (Scan's is api_int's) */
 	if (api_field(request, "Limit", &limit) && api_int(request, "Limit", PG_INT32_MIN, PG_INT32_MAX) < 1)
@@ -373,19 +381,43 @@ api_query(Jsonb *request)
 	 * read against the keys; the key condition's own operands are checked
 	 * after the filter and the projection, as DynamoDB Local was seen to
 	 */
-	api_expr_context(request, &ctx);
-	cond = itemexpr_parse_condition(&ctx, "KeyConditionExpression", text);
-	filter = request_filter(request, &ctx);
-	projection = itemexpr_projection(&ctx, api_string(request, "ProjectionExpression"));
-	itemexpr_check(&ctx, "KeyConditionExpression", cond);
-	itemexpr_check_unused(&ctx);
-	api_key_condition(&ctx, &req, cond);
-	if (filter)
-		filter_attributes(&ctx, filter, &filter_names);
-	reject_key_in_filter(filter_names, req.index ? &req.index->keys : &req.def->keys);
-	table_items = check_index_projection(&req, filter_names, projection);
-	table_items |= check_select_index(request, req.index);
-	return read_response(request, &req, &ctx, filter, projection, table_items, false);
+	api_expr_context(request, &plan->ctx);
+	cond = itemexpr_parse_condition(&plan->ctx, "KeyConditionExpression", text);
+	plan->filter = request_filter(request, &plan->ctx);
+	plan->projection = itemexpr_projection(&plan->ctx, api_string(request, "ProjectionExpression"));
+	itemexpr_check(&plan->ctx, "KeyConditionExpression", cond);
+	itemexpr_check_unused(&plan->ctx);
+	api_key_condition(&plan->ctx, req, cond);
+	if (plan->filter)
+		filter_attributes(&plan->ctx, plan->filter, &filter_names);
+	reject_key_in_filter(filter_names, req->index ? &req->index->keys : &req->def->keys);
+	plan->table_items = check_index_projection(req, filter_names, plan->projection);
+	plan->table_items |= check_select_index(request, req->index);
+}
+
+/* Query. */
+Jsonb *
+api_query(Jsonb *request)
+{
+	QueryPlan	plan = {0};
+
+	query_prepare(request, &plan);
+	return read_response(plan.request, &plan.req, &plan.ctx, plan.filter, plan.projection, plan.table_items, false);
+}
+
+/*
+ * The partition key value (a ddb_key datum) a valid Query reads the table
+ * or a local index by, or (Datum) 0 for a global index: where a router
+ * sends it.  Raises what the Query would raise for an invalid request.
+ */
+Datum
+api_query_partition_key(Jsonb *request)
+{
+	QueryPlan	plan = {0};
+
+	api_check_request_members(request, "Query");
+	query_prepare(request, &plan);
+	return plan.req.index && !plan.req.index->local ? (Datum) 0 : plan.req.pk;
 }
 
 /* Scan. */

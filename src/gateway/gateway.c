@@ -157,6 +157,9 @@ main(int argc, char **argv)
 		access_log_close();
 		return waited == 1 ? 1 : 0;
 	}
+	gateway_router = health_is_router(settings.dsn) == 1;
+	if (gateway_router)
+		fprintf(stderr, "ddb-gateway: the database is the router of a sharded deployment (ddb_router): requests go to its shard nodes\n");
 	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
 	if (!settings.no_auth && keycache_start(settings.dsn) != 0)
 		fprintf(stderr, "ddb-gateway: key cache off: cannot start its listener\n");

@@ -38,6 +38,7 @@
 #define STREAMS_TARGET_PREFIX "DynamoDBStreams_20120810."
 
 int			gateway_ready = 0;
+int			gateway_router = 0;
 
 /* Request ids: a random prefix per run (gateway_start_request_ids), then a count. */
 static unsigned long long request_id_prefix;
@@ -294,6 +295,8 @@ run_metered(PGconn *conn, const char *role, const RequestState *state)
 {
 	const char *params[3] = {role, state->operation, state->data};
 
+	if (gateway_router)
+		return pool_exec(conn, "execute_routed", "SELECT ddb_router.execute_metered($1, $2, $3::jsonb)", 3, params);
 	return pool_exec(conn, "execute", "SELECT ddb.execute_metered($1, $2, $3::jsonb)", 3, params);
 }
 

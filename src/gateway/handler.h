@@ -32,6 +32,13 @@ typedef struct ServeContext
  */
 extern int	gateway_ready;
 
+/*
+ * Set once before serving when the database is a router of a sharded
+ * deployment (docs/scale-out.md): requests then go through
+ * ddb_router.execute_metered rather than ddb.execute_metered.
+ */
+extern int	gateway_router;
+
 /* Draws this run's prefix of request ids (x-amzn-RequestId), once before any request; 0 on success. */
 extern int	gateway_start_request_ids(void);
 

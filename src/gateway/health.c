@@ -63,3 +63,16 @@ health_check_dsn(const char *dsn, char *detail, size_t detail_size)
 	PQfinish(conn);
 	return state;
 }
+
+/* 1 when the database of dsn is a router of a sharded deployment (it has ddb_router), 0 when not, -1 when it cannot say. */
+int
+health_is_router(const char *dsn)
+{
+	PGconn	   *conn = PQconnectdb(dsn);
+	PGresult   *res = PQexec(conn, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'ddb_router'");
+	int			router = PQresultStatus(res) == PGRES_TUPLES_OK ? PQntuples(res) > 0 : -1;
+
+	PQclear(res);
+	PQfinish(conn);
+	return router;
+}

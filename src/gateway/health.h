@@ -27,4 +27,7 @@ extern DatabaseState health_check(PGconn *conn, char *detail, size_t detail_size
 /* Connects to dsn and checks it (start-up). */
 extern DatabaseState health_check_dsn(const char *dsn, char *detail, size_t detail_size);
 
+/* 1 when the database of dsn is a router of a sharded deployment (it has ddb_router), 0 when not, -1 when it cannot say. */
+extern int	health_is_router(const char *dsn);
+
 #endif

@@ -60,6 +60,12 @@ track(ConnPool *pool, PGconn *old, PGconn *conn)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+/* A notice processor that drops notices: the gateway shows no one its connections' notices. */
+static void
+ignore_notice(void *arg, const char *message)
+{
+}
+
 /* Takes a connection, connecting its slot when needed; NULL when the database cannot be reached. */
 PGconn *
 pool_take(ConnPool *pool)
@@ -86,6 +92,8 @@ pool_take(ConnPool *pool)
 		pool_give(pool, NULL);
 		return NULL;
 	}
+	/* a notice has no reader here (PL/Proxy's "dropping stale conn" on a router, say): not stderr's */
+	PQsetNoticeProcessor(conn, ignore_notice, NULL);
 	if (!__atomic_exchange_n(&pool->reachable, 1, __ATOMIC_RELAXED))
 		fprintf(stderr, "ddb-gateway: connected to the database again\n");
 	track(pool, NULL, conn);

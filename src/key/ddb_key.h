@@ -24,6 +24,9 @@ extern struct varlena *ddb_key_from_encoded(const uint8_t *enc, size_t len);
 /* The OID of type ddb.ddb_key. */
 extern Oid	ddb_key_type_oid(void);
 
+/* The routing hash of encoded key bytes (key_compare.c, docs/scale-out.md). */
+extern uint32 ddb_key_route_hash_encoded(const uint8_t *enc, size_t len);
+
 /* Raises the error for a codec status other than KEY_OK. */
 extern void ddb_key_report(KeyStatus status) pg_attribute_noreturn();
 

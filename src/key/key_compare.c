@@ -8,6 +8,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/partition.h"
 #include "common/hashfn.h"
 #include "utils/sortsupport.h"
 
@@ -23,6 +24,7 @@ PG_FUNCTION_INFO_V1(ddb_key_gt);
 PG_FUNCTION_INFO_V1(ddb_key_sortsupport);
 PG_FUNCTION_INFO_V1(ddb_key_hash);
 PG_FUNCTION_INFO_V1(ddb_key_hash_extended);
+PG_FUNCTION_INFO_V1(ddb_key_route_hash);
 
 /* Compares two ddb_key varlenas in DynamoDB order. */
 static inline int
@@ -140,4 +142,30 @@ ddb_key_hash_extended(PG_FUNCTION_ARGS)
 
 	PG_FREE_IF_COPY(key, 0);
 	return h;
+}
+
+/*
+ * The routing hash of encoded key bytes: the 64-bit value PostgreSQL's hash
+ * partitioning computes for a table partitioned by this key alone (the
+ * seeded hash combined as partbounds.c combines one column), cut to its low
+ * 32 bits.  For a power of two n, hash & (n - 1), which is how PL/Proxy
+ * picks a partition, is then the hash partition of n that holds the key.
+ */
+uint32
+ddb_key_route_hash_encoded(const uint8_t *enc, size_t len)
+{
+	uint64		h = DatumGetUInt64(hash_any_extended(enc, (int) len, HASH_PARTITION_SEED));
+
+	return (uint32) hash_combine64(0, h);
+}
+
+/* ddb.ddb_key_route_hash(key): the routing hash of a sharded deployment (docs/scale-out.md). */
+Datum
+ddb_key_route_hash(PG_FUNCTION_ARGS)
+{
+	struct varlena *key = PG_GETARG_DDB_KEY_PP(0);
+	uint32		h = ddb_key_route_hash_encoded(DDB_KEY_DATA(key), DDB_KEY_LEN(key));
+
+	PG_FREE_IF_COPY(key, 0);
+	PG_RETURN_INT32((int32) h);
 }

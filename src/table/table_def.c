@@ -346,9 +346,9 @@ load_def(const char *table_name)
 	return def;
 }
 
-/* The definition of a table by its DynamoDB name, from the cache or the catalog. */
+/* The definition of a table by its DynamoDB name, from the cache or the catalog; NULL when missing_ok and there is none. */
 static TableDef *
-cached_def(const char *table_name)
+cached_def(const char *table_name, bool missing_ok)
 {
 	TableCacheEntry *entry;
 	bool		found;
@@ -356,7 +356,11 @@ cached_def(const char *table_name)
 	uint64		before;
 
 	if (strlen(table_name) >= TABLE_NAME_MAX)
+	{
+		if (missing_ok)
+			return NULL;
 		table_def_report_missing(table_name);
+	}
 	if (table_cache == NULL)
 		table_cache_init();
 	entry = hash_search(table_cache, table_name, HASH_FIND, NULL);
@@ -365,6 +369,8 @@ cached_def(const char *table_name)
 
 	before = invalidation_count;
 	def = load_def(table_name);
+	if (def == NULL && missing_ok)
+		return NULL;
 	if (def == NULL)
 		table_def_report_missing(table_name);
 	/* an invalidation that arrived while loading may concern what was read */
@@ -394,8 +400,24 @@ table_def_get(const char *table_name)
 {
 	for (;;)
 	{
-		TableDef   *def = cached_def(table_name);
+		TableDef   *def = cached_def(table_name, false);
 
+		LockRelationOid(def->relid, AccessShareLock);
+		if (def->valid)
+			return def;
+	}
+}
+
+/* table_def_get, or NULL when there is no such table. */
+TableDef *
+table_def_find(const char *table_name)
+{
+	for (;;)
+	{
+		TableDef   *def = cached_def(table_name, true);
+
+		if (def == NULL)
+			return NULL;
 		LockRelationOid(def->relid, AccessShareLock);
 		if (def->valid)
 			return def;

@@ -91,6 +91,9 @@ typedef struct TableDef
  */
 extern TableDef *table_def_get(const char *table_name);
 
+/* table_def_get, or NULL when there is no such table. */
+extern TableDef *table_def_find(const char *table_name);
+
 /* The index of a table by name; raises DDB_ERROR_RESOURCE_NOT_FOUND when absent. */
 extern IndexDef *table_def_index(TableDef *def, const char *index_name);
 

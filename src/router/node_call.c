@@ -1,0 +1,192 @@
+/*
+ * node_call.c — calls to the shard nodes through ddb_router's PL/Proxy
+ * functions, and the SQL function ddb_router.call that the fan-out
+ * operations use.  A node's error comes back as the node raised it: PL/Proxy
+ * prefixes the message with the function and node ("f(4): [db] REMOTE ERROR:
+ * ") and the detail and hint with "Remote detail: " ..., which would change
+ * DynamoDB's message and hide its error body; a node that cannot be reached
+ * is DynamoDB's retryable ServiceUnavailable.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_proc.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+#include "../ddb_errors.h"
+#include "router.h"
+
+PG_FUNCTION_INFO_V1(ddb_router_call);
+PG_FUNCTION_INFO_V1(ddb_router_call_rolled_back);
+PG_FUNCTION_INFO_V1(ddb_router_raise_invalid);
+
+/* The node functions by signature, looked up once per backend (again after a change of pg_proc). */
+static const char *const node_function_signatures[NODE_FUNCTION_COUNT] = {
+	"ddb_router.node_execute(integer,name,text,jsonb)",
+	"ddb_router.node_execute_rolled_back(integer,name,text,jsonb)",
+};
+static FmgrInfo node_functions[NODE_FUNCTION_COUNT];
+static bool node_functions_valid = false;
+static bool node_functions_callback = false;
+
+/* Forgets the looked-up functions when pg_proc changes (an extension update). */
+static void
+node_functions_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	node_functions_valid = false;
+}
+
+/* The FmgrInfo of a node function, looked up when needed. */
+static FmgrInfo *
+node_function(NodeFunction function)
+{
+	if (!node_functions_callback)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, node_functions_invalidate, (Datum) 0);
+		node_functions_callback = true;
+	}
+	if (!node_functions_valid)
+	{
+		for (int i = 0; i < NODE_FUNCTION_COUNT; i++)
+		{
+			Oid			oid = DatumGetObjectId(DirectFunctionCall1(to_regprocedure,
+																   CStringGetTextDatum(node_function_signatures[i])));
+
+			if (!OidIsValid(oid))
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_FUNCTION),
+						 errmsg("function %s does not exist", node_function_signatures[i]),
+						 errhint("The router needs the extension ddb_router of its version: ALTER EXTENSION ddb_router UPDATE.")));
+			fmgr_info_cxt(oid, &node_functions[i], TopMemoryContext);
+		}
+		node_functions_valid = true;
+	}
+	return &node_functions[function];
+}
+
+/* The text after prefix at the start of s, or s when it does not start so. */
+static char *
+after_prefix(char *s, const char *prefix)
+{
+	size_t		n = strlen(prefix);
+
+	return s && strncmp(s, prefix, n) == 0 ? s + n : s;
+}
+
+/* Rethrows the error of a node call as the node raised it, or as ServiceUnavailable when no node answered. */
+static void
+rethrow_node_error(MemoryContext cxt)
+{
+	ErrorData  *edata;
+	char	   *remote;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	remote = edata->message ? strstr(edata->message, "] REMOTE ERROR: ") : NULL;
+	if (remote)
+	{
+		edata->message = remote + strlen("] REMOTE ERROR: ");
+		edata->detail = after_prefix(edata->detail, "Remote detail: ");
+		edata->hint = after_prefix(edata->hint, "Remote hint: ");
+		edata->context = NULL;
+	}
+	else if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_CONNECTION_EXCEPTION ||
+			 (edata->message && strstr(edata->message, "PL/Proxy") != NULL &&
+			  (strstr(edata->message, "connect") != NULL || strstr(edata->message, "connection") != NULL)))
+	{
+		/* PostgreSQL's words stay in the log as the hint */
+		edata->hint = edata->message;
+		edata->sqlerrcode = ERRCODE_DDB_SERVICE_UNAVAILABLE;
+		edata->message = "A shard node of this table cannot be reached; retry the request";
+		edata->detail = ddb_error_body(ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE), edata->message, NULL, NULL);
+		edata->context = NULL;
+	}
+	ReThrowError(edata);
+}
+
+/* Calls a node function on the node of route. */
+text *
+node_call(NodeFunction function, int32 route, Datum role, bool role_null, text *operation, Jsonb *request)
+{
+	LOCAL_FCINFO(fcinfo, 4);
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		result = (Datum) 0;
+
+	InitFunctionCallInfoData(*fcinfo, node_function(function), 4, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = Int32GetDatum(route);
+	fcinfo->args[0].isnull = false;
+	fcinfo->args[1].value = role;
+	fcinfo->args[1].isnull = role_null;
+	fcinfo->args[2].value = PointerGetDatum(operation);
+	fcinfo->args[2].isnull = false;
+	fcinfo->args[3].value = JsonbPGetDatum(request);
+	fcinfo->args[3].isnull = false;
+	PG_TRY();
+	{
+		result = FunctionCallInvoke(fcinfo);
+	}
+	PG_CATCH();
+	{
+		rethrow_node_error(cxt);
+	}
+	PG_END_TRY();
+	if (fcinfo->isnull)
+		elog(ERROR, "ddb_router: a node answered null");
+	return DatumGetTextPP(result);
+}
+
+/*
+ * ddb_router.call(route, role, operation, request): ddb.execute_metered on
+ * the node of route, for the fan-out operations' SQL (a write takes the
+ * partition's writer lock first).
+ */
+Datum
+ddb_router_call(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the route, operation and request of ddb_router.call must not be null")));
+	PG_RETURN_TEXT_P(node_call(NODE_EXECUTE, PG_GETARG_INT32(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1),
+							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3)));
+}
+
+/*
+ * Has the node of partition 0 raise DynamoDB's error for a request the
+ * router could not route, which must be invalid: it runs it rolled back.
+ */
+void
+node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request)
+{
+	(void) node_call(NODE_EXECUTE_ROLLED_BACK, 0, role, role_null, operation, request);
+	elog(ERROR, "ddb_router: a request the router could not route succeeded on a node (rolled back there)");
+}
+
+/* ddb_router.call_rolled_back(route, role, operation, request): ddb.execute_rolled_back on the node of route. */
+Datum
+ddb_router_call_rolled_back(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the route, operation and request of ddb_router.call_rolled_back must not be null")));
+	PG_RETURN_TEXT_P(node_call(NODE_EXECUTE_ROLLED_BACK, PG_GETARG_INT32(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1),
+							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3)));
+}
+
+/* ddb_router.raise_invalid(role, operation, request): node_raise_invalid for the fan-out operations' SQL. */
+Datum
+ddb_router_raise_invalid(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the operation and request of ddb_router.raise_invalid must not be null")));
+	node_raise_invalid(PG_GETARG_DATUM(0), PG_ARGISNULL(0), PG_GETARG_TEXT_PP(1), PG_GETARG_JSONB_P(2));
+	PG_RETURN_NULL();
+}

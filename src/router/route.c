@@ -1,0 +1,165 @@
+/*
+ * route.c — where a request goes: the routing hash of its partition key
+ * (ddb.ddb_key_route_hash of the key's encoding), read from the request
+ * without raising.  A request whose key cannot be read is invalid; the
+ * router then lets a node raise DynamoDB's error for it
+ * (ddb.execute_rolled_back), so that errors come in the order a node's
+ * own checks give them.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/base64.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "../api/api.h"
+#include "../key/ddb_key.h"
+#include "../table/table_def.h"
+#include "router.h"
+
+PG_FUNCTION_INFO_V1(ddb_router_route_of);
+
+/* The string of a one-member AttributeValue object of type ({"S": "..."}); false for anything else. */
+static bool
+attribute_string(JsonbValue *av, char type, char **str, int *len)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (av->type != jbvBinary || !JsonContainerIsObject(av->val.binary.data) ||
+		JsonContainerSize(av->val.binary.data) != 1)
+		return false;
+	it = JsonbIteratorInit(av->val.binary.data);
+	(void) JsonbIteratorNext(&it, &k, false);	/* WJB_BEGIN_OBJECT */
+	tok = JsonbIteratorNext(&it, &k, true);
+	if (tok != WJB_KEY || k.val.string.len != 1 || k.val.string.val[0] != type)
+		return false;
+	tok = JsonbIteratorNext(&it, &v, true);
+	if (tok != WJB_VALUE || v.type != jbvString)
+		return false;
+	*str = v.val.string.val;
+	*len = v.val.string.len;
+	return true;
+}
+
+/* The routing hash of a key attribute's DynamoDB value in map; false when it is no valid key of type. */
+bool
+route_key_value(JsonbContainer *map, const char *attribute, char type, uint32 *hash)
+{
+	JsonbValue *av = getKeyJsonValueFromContainer(map, attribute, strlen(attribute), NULL);
+	uint8_t		enc[KEY_MAX_ENCODED];
+	size_t		enclen;
+	char	   *str;
+	int			len;
+	KeyStatus	status;
+
+	if (av == NULL || !attribute_string(av, type, &str, &len))
+		return false;
+	if (type == 'S')
+		status = key_encode_string(str, (size_t) len, enc, &enclen);
+	else if (type == 'N')
+		status = key_encode_number(str, (size_t) len, enc, &enclen);
+	else
+	{
+		int			max = pg_b64_dec_len(len);
+		char	   *bytes = palloc(max > 0 ? max : 1);
+		int			n = pg_b64_decode(str, len, bytes, max);
+
+		if (n < 0)
+			return false;
+		status = key_encode_binary((const uint8_t *) bytes, (size_t) n, enc, &enclen);
+	}
+	if (status != KEY_OK)
+		return false;
+	*hash = ddb_key_route_hash_encoded(enc, enclen);
+	return true;
+}
+
+/* The table a request names, or NULL when it names none that exists. */
+static TableDef *
+request_table(Jsonb *request)
+{
+	JsonbValue	name;
+
+	if (!api_field(request, "TableName", &name) || name.type != jbvString)
+		return NULL;
+	return table_def_find(pnstrdup(name.val.string.val, name.val.string.len));
+}
+
+/* The routing hash of an item operation by the partition key in its member ("Key", "Item"); false when the request is invalid. */
+bool
+route_item(Jsonb *request, const char *member, uint32 *hash)
+{
+	TableDef   *def = request_table(request);
+	JsonbValue	map;
+
+	if (def == NULL || !api_field(request, member, &map) || map.type != jbvBinary ||
+		!JsonContainerIsObject(map.val.binary.data))
+		return false;
+	return route_key_value(map.val.binary.data, def->keys.hash_key, def->keys.hash_type, hash);
+}
+
+/*
+ * The routing hash of a Query of a table or local index (global: it reads a
+ * global index, which every node holds a part of); false when the request
+ * is invalid.  The Query's own checks read it, in a subtransaction whose
+ * error is dropped: the node the request then goes to raises it.
+ */
+bool
+route_query(Jsonb *request, uint32 *hash, bool *global)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile Datum pk = (Datum) 0;
+	volatile bool valid = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		pk = api_query_partition_key(request);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		valid = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	if (!valid)
+		return false;
+	*global = pk == (Datum) 0;
+	if (!*global)
+	{
+		struct varlena *key = PG_DETOAST_DATUM_PACKED(pk);
+
+		*hash = ddb_key_route_hash_encoded(DDB_KEY_DATA(key), DDB_KEY_LEN(key));
+	}
+	return true;
+}
+
+/*
+ * ddb_router.route_of(table_name, key): the routing hash of the partition
+ * key in a Key or Item map (DynamoDB JSON) of a table, or null when the
+ * table does not exist or the map holds no valid partition key.
+ */
+Datum
+ddb_router_route_of(PG_FUNCTION_ARGS)
+{
+	TableDef   *def = table_def_find(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	Jsonb	   *key = PG_GETARG_JSONB_P(1);
+	uint32		hash;
+
+	if (def == NULL || !JsonContainerIsObject(&key->root) ||
+		!route_key_value(&key->root, def->keys.hash_key, def->keys.hash_type, &hash))
+		PG_RETURN_NULL();
+	PG_RETURN_INT32((int32) hash);
+}

@@ -1,0 +1,62 @@
+/*
+ * router.h — the router of a sharded deployment (docs/scale-out.md): the
+ * ddb_router extension's C side, in ddb_model's library.  Requests are
+ * routed to shard nodes with PL/Proxy by the routing hash of their partition
+ * key (ddb.ddb_key_route_hash); the fan-out operations are the SQL functions
+ * of sql/ddb_router--*.sql, which call back into route.c and node_call.c.
+ */
+#ifndef DDB_ROUTER_H
+#define DDB_ROUTER_H
+
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+/* The advisory lock class of a partition's writers (shared) and of its move (exclusive). */
+#define ROUTER_LOCK_CLASS 0x64646272	/* 'ddbr' */
+
+/* The map of logical partitions onto nodes, as of one cluster version (cluster_map.c). */
+typedef struct ClusterMap
+{
+	int64		version;
+	int			partition_count;	/* a power of two */
+	int			nnodes;			/* nodes holding partitions, in the order of their first one */
+	int		   *node_of;		/* partition -> node */
+	int32	   *node_route;		/* node -> its first partition: a route to it */
+	bool	   *moving;			/* partition -> writes refused while it moves */
+} ClusterMap;
+
+/* The current map, read again when its version changed. */
+extern ClusterMap *router_cluster_map(void);
+
+/* Refuses (503, retryable) a write to a moving partition; holds the partition's writer lock until the transaction ends. */
+extern void router_write_guard(uint32 hash);
+
+/* The routing hash of a key attribute's DynamoDB value in map; false when it is no valid key of type. */
+extern bool route_key_value(JsonbContainer *map, const char *attribute, char type, uint32 *hash);
+
+/* The routing hash of an item operation by the partition key in its member ("Key", "Item"); false when the request is invalid. */
+extern bool route_item(Jsonb *request, const char *member, uint32 *hash);
+
+/* The routing hash of a Query of a table or local index; global when it reads a global index; false when invalid. */
+extern bool route_query(Jsonb *request, uint32 *hash, bool *global);
+
+/* The PL/Proxy functions the router calls (node_call.c). */
+typedef enum NodeFunction
+{
+	NODE_EXECUTE,				/* ddb_router.node_execute: ddb.execute_metered */
+	NODE_EXECUTE_ROLLED_BACK,	/* ddb_router.node_execute_rolled_back: ddb.execute_rolled_back */
+	NODE_FUNCTION_COUNT
+} NodeFunction;
+
+/*
+ * Calls a node function on the node of route (a routing hash or a
+ * partition): the node's answer, or its error as the node raised it.
+ */
+extern text *node_call(NodeFunction function, int32 route, Datum role, bool role_null,
+					   text *operation, Jsonb *request);
+
+/* Has a node raise the error of a request the router found invalid (never returns). */
+extern void node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request) pg_attribute_noreturn();
+
+#endif							/* DDB_ROUTER_H */

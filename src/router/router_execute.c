@@ -1,0 +1,161 @@
+/*
+ * router_execute.c — ddb_router.execute_metered(role, operation, request),
+ * what ddb-gateway calls on a router: ddb.execute_metered's contract (the
+ * capacity by table on the first line, then the response), served by the
+ * shard nodes.  Item operations and a Query of a table or local index go to
+ * the node of their partition key; the operations that span nodes are the
+ * SQL functions ddb_router.<operation> (sql/ddb_router--*.sql); the
+ * catalog's read-only operations are the router's own (its catalog is the
+ * nodes'); PartiQL and streams are refused rather than served from the
+ * router's empty tables.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "../ddb_errors.h"
+#include "router.h"
+
+PG_FUNCTION_INFO_V1(ddb_router_execute_metered);
+
+/* How the router serves an operation. */
+typedef enum Routing
+{
+	ROUTE_ITEM_KEY,				/* the node of the Key's partition key */
+	ROUTE_ITEM_KEY_WRITE,		/* the same, a write */
+	ROUTE_ITEM_WRITE,			/* the node of the Item's partition key, a write */
+	ROUTE_QUERY,				/* the node of the key condition's partition key, or every node for a global index */
+	ROUTE_SQL,					/* ddb_router.<function>(role, request): spans nodes */
+	ROUTE_LOCAL					/* the router's catalog */
+} Routing;
+
+static const struct
+{
+	const char *operation;
+	Routing		routing;
+	const char *function;		/* ROUTE_SQL's, and ROUTE_QUERY's for a global index */
+}			routes[] = {
+	{"GetItem", ROUTE_ITEM_KEY, NULL},
+	{"DeleteItem", ROUTE_ITEM_KEY_WRITE, NULL},
+	{"UpdateItem", ROUTE_ITEM_KEY_WRITE, NULL},
+	{"PutItem", ROUTE_ITEM_WRITE, NULL},
+	{"Query", ROUTE_QUERY, "ddb_router.query_global_index"},
+	{"Scan", ROUTE_SQL, "ddb_router.scan"},
+	{"BatchGetItem", ROUTE_SQL, "ddb_router.batch_get_item"},
+	{"BatchWriteItem", ROUTE_SQL, "ddb_router.batch_write_item"},
+	{"TransactWriteItems", ROUTE_SQL, "ddb_router.transact_write_items"},
+	{"TransactGetItems", ROUTE_SQL, "ddb_router.transact_get_items"},
+	{"CreateTable", ROUTE_SQL, "ddb_router.change_table"},
+	{"DeleteTable", ROUTE_SQL, "ddb_router.change_table"},
+	{"UpdateTable", ROUTE_SQL, "ddb_router.change_table"},
+	{"UpdateTimeToLive", ROUTE_SQL, "ddb_router.change_table"},
+	{"TagResource", ROUTE_SQL, "ddb_router.change_table"},
+	{"UntagResource", ROUTE_SQL, "ddb_router.change_table"},
+	{"DescribeTable", ROUTE_SQL, "ddb_router.describe_table"},
+	{"ListTables", ROUTE_LOCAL, NULL},
+	{"DescribeTimeToLive", ROUTE_LOCAL, NULL},
+	{"ListTagsOfResource", ROUTE_LOCAL, NULL},
+};
+
+/* The operations a sharded deployment does not serve yet: PartiQL and streams. */
+static const char *const refused[] = {
+	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
+	"ListStreams", "DescribeStream", "GetShardIterator", "GetRecords",
+};
+
+/* Runs SELECT function($1 role, $2 operation, $3 request) on the router (SPI). */
+static text *
+run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb *request)
+{
+	Oid			argtypes[3] = {NAMEOID, TEXTOID, JSONBOID};
+	Datum		args[3] = {role, PointerGetDatum(operation), JsonbPGetDatum(request)};
+	char		nulls[3] = {role_null ? 'n' : ' ', ' ', ' '};
+	bool		isnull;
+	Datum		result;
+
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("SELECT %s($1, $2, $3)", function), 3, argtypes, args, nulls,
+							  false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "ddb_router: %s failed", function);
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		elog(ERROR, "ddb_router: %s answered null", function);
+	result = SPI_datumTransfer(result, false, -1);
+	SPI_finish();
+	return DatumGetTextPP(result);
+}
+
+/* Refuses an operation a sharded deployment does not serve (yet): DynamoDB's ValidationException. */
+static void
+refuse(const char *operation)
+{
+	char	   *message = psprintf("%s is not served by a sharded deployment of ddb_model (docs/scale-out.md)", operation);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_VALIDATION),
+			 errmsg("%s", message),
+			 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_VALIDATION), message, NULL, NULL))));
+}
+
+/* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed. */
+Datum
+ddb_router_execute_metered(PG_FUNCTION_ARGS)
+{
+	Datum		role = PG_GETARG_DATUM(0);
+	bool		role_null = PG_ARGISNULL(0);
+	text	   *operation;
+	char	   *op;
+	Jsonb	   *request;
+	uint32		hash = 0;
+	bool		global = false;
+	bool		routed = false;
+
+	/* a request that is no object, or no operation: the router's ddb.execute_metered raises DynamoDB's error */
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || !JsonContainerIsObject(&PG_GETARG_JSONB_P(2)->root))
+	{
+		text	   *none = cstring_to_text("");
+
+		PG_RETURN_TEXT_P(run_sql("ddb.execute_metered", role, role_null,
+								 PG_ARGISNULL(1) ? none : PG_GETARG_TEXT_PP(1),
+								 PG_ARGISNULL(2) ? DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("null"))) : PG_GETARG_JSONB_P(2)));
+	}
+	operation = PG_GETARG_TEXT_PP(1);
+	op = text_to_cstring(operation);
+	request = PG_GETARG_JSONB_P(2);
+
+	for (size_t i = 0; i < lengthof(routes); i++)
+	{
+		if (strcmp(op, routes[i].operation) != 0)
+			continue;
+		switch (routes[i].routing)
+		{
+			case ROUTE_ITEM_KEY:
+			case ROUTE_ITEM_KEY_WRITE:
+			case ROUTE_ITEM_WRITE:
+				routed = route_item(request, routes[i].routing == ROUTE_ITEM_WRITE ? "Item" : "Key", &hash);
+				break;
+			case ROUTE_QUERY:
+				routed = route_query(request, &hash, &global);
+				if (routed && global)
+					PG_RETURN_TEXT_P(run_sql(routes[i].function, role, role_null, operation, request));
+				break;
+			case ROUTE_SQL:
+				PG_RETURN_TEXT_P(run_sql(routes[i].function, role, role_null, operation, request));
+			case ROUTE_LOCAL:
+				PG_RETURN_TEXT_P(run_sql("ddb.execute_metered", role, role_null, operation, request));
+		}
+		if (!routed)
+			node_raise_invalid(role, role_null, operation, request);
+		if (routes[i].routing != ROUTE_ITEM_KEY && routes[i].routing != ROUTE_QUERY)
+			router_write_guard(hash);
+		PG_RETURN_TEXT_P(node_call(NODE_EXECUTE, (int32) hash, role, role_null, operation, request));
+	}
+	for (size_t i = 0; i < lengthof(refused); i++)
+		if (strcmp(op, refused[i]) == 0)
+			refuse(op);
+	/* an operation ddb_model does not know: its UnknownOperationException */
+	PG_RETURN_TEXT_P(run_sql("ddb.execute_metered", role, role_null, operation, request));
+}
