@@ -14,10 +14,9 @@ MODULE_big = ddb_model
 # each earlier release (sql/ddb_model--0.1.sql, frozen: a user may have installed it,
 # and upgrades start from it).
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" ddb_model.control)
-DATA_built = ddb_model--$(EXTVERSION).sql
+DATA_built = ddb_model--$(EXTVERSION).sql ddb_router--$(EXTVERSION).sql
 # (the script of the current version is the built one, never the frozen copy)
-DATA = $(filter-out sql/ddb_model--$(EXTVERSION).sql,$(wildcard sql/ddb_model--*.sql)) \
-	$(wildcard sql/ddb_router--*.sql)
+DATA = $(filter-out sql/ddb_model--$(EXTVERSION).sql,$(wildcard sql/ddb_model--*.sql))
 
 OBJS = \
 	src/ddb_model.o \
@@ -126,6 +125,20 @@ ddb_model--$(EXTVERSION).sql: $(INSTALL_SQL) ddb_model.control
 	{ printf '%s\n' '-- ddb_model $(EXTVERSION) — install script.' \
 	      '\echo Use "CREATE EXTENSION ddb_model" to load this file. \quit' ''; \
 	  cat $(INSTALL_SQL); } > $@
+
+# The router's install script (ddb_router, docs/scale-out.md), built the same way;
+# it has the version of ddb_model, whose library holds its C functions.
+ROUTER_SQL = \
+	sql/router/cluster.sql \
+	sql/router/calls.sql \
+	sql/router/fanout.sql \
+	sql/router/transactions.sql \
+	sql/router/execute.sql
+
+ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control
+	{ printf '%s\n' '-- ddb_router $(EXTVERSION) — install script.' \
+	      '\echo Use "CREATE EXTENSION ddb_router" to load this file. \quit' ''; \
+	  cat $(ROUTER_SQL); } > $@
 
 .PHONY: tools install-tools
 tools: $(TOOLS)

@@ -64,7 +64,8 @@ as_postgres() {
     (cd / && runuser -u postgres -- "$@")
 }
 
-# Creates (afresh) and starts the throwaway cluster.
+# Creates (afresh) and starts the throwaway cluster (with prepared transactions,
+# which a router's transactions across shard databases take: docs/scale-out.md).
 start_cluster() {
     stop_cluster
     rm -rf "$CLUSTER_DIR" "$SOCKET_DIR"
@@ -85,7 +86,7 @@ start_cluster() {
     as_postgres "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres -E UTF8 --locale=C.UTF-8 \
         --auth=trust >/dev/null
     as_postgres "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$CLUSTER_DIR/server.log" -w start \
-        -o "-p $PGPORT_NUM -k $SOCKET_DIR -c listen_addresses='' $SERVER_OPTS" >/dev/null
+        -o "-p $PGPORT_NUM -k $SOCKET_DIR -c listen_addresses='' -c max_prepared_transactions=64 $SERVER_OPTS" >/dev/null
 }
 
 # Stops the cluster this checkout started, if it runs.

@@ -1,0 +1,248 @@
+-- ---------------------------------------------------------------------------
+-- The operations that span nodes: (role, operation, request), answering as
+-- ddb.execute_metered does.
+-- ---------------------------------------------------------------------------
+
+-- BatchGetItem: the keys split by node, each node's part read there, the answers merged.
+CREATE FUNCTION ddb_router.batch_get_item(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    part record;
+    answer text;
+    response jsonb;
+    consumed jsonb := '{}';
+    responses jsonb := '{}';
+    unprocessed jsonb := '{}';
+    capacity jsonb;
+BEGIN
+    -- what the router cannot split is invalid: a node raises its error
+    IF jsonb_typeof(request->'RequestItems') IS DISTINCT FROM 'object'
+       OR EXISTS (SELECT FROM jsonb_each(request->'RequestItems') t(name, spec)
+                  WHERE jsonb_typeof(spec) <> 'object' OR jsonb_typeof(spec->'Keys') IS DISTINCT FROM 'array')
+       OR (SELECT sum(jsonb_array_length(spec->'Keys')) FROM jsonb_each(request->'RequestItems') t(name, spec)) > 100
+       OR NOT EXISTS (SELECT FROM jsonb_each(request->'RequestItems'))
+       OR EXISTS (SELECT FROM jsonb_each(request->'RequestItems') t(name, spec) WHERE jsonb_array_length(spec->'Keys') = 0)
+       OR EXISTS (SELECT FROM jsonb_each(request->'RequestItems') t(name, spec), jsonb_array_elements(spec->'Keys') k(key)
+                  WHERE ddb_router.route_of(t.name, k.key) IS NULL) THEN
+        RETURN ddb_router.raise_invalid(role_name, operation, request);
+    END IF;
+    FOR part IN
+        SELECT node, jsonb_object_agg(name, spec || jsonb_build_object('Keys', keys)) AS items
+        FROM (SELECT ddb_router.node_route(ddb_router.route_of(t.name, k.key)) AS node, t.name, t.spec,
+                     jsonb_agg(k.key ORDER BY k.n) AS keys
+              FROM jsonb_each(request->'RequestItems') t(name, spec),
+                   jsonb_array_elements(t.spec->'Keys') WITH ORDINALITY k(key, n)
+              GROUP BY 1, 2, 3) s
+        GROUP BY node ORDER BY node
+    LOOP
+        answer := ddb_router.call(part.node, role_name, operation,
+                                  jsonb_set(request, '{RequestItems}', part.items));
+        response := ddb_router.answer_response(answer);
+        consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
+        responses := ddb_router.add_table_lists(responses, response->'Responses');
+        unprocessed := unprocessed || coalesce((
+            SELECT jsonb_object_agg(name, CASE WHEN unprocessed ? name
+                                               THEN spec || jsonb_build_object('Keys', (unprocessed->name->'Keys') || (spec->'Keys'))
+                                               ELSE spec END)
+            FROM jsonb_each(response->'UnprocessedKeys') u(name, spec)), '{}');
+        capacity := ddb_router.add_capacity_lists(capacity, response->'ConsumedCapacity');
+    END LOOP;
+    RETURN ddb_router.answer(consumed,
+        jsonb_build_object('Responses', responses, 'UnprocessedKeys', unprocessed)
+        || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
+END
+$$;
+
+-- The route of each request of a BatchWriteItem, in order (null: one the router cannot route).
+CREATE FUNCTION ddb_router.batch_write_routes(request jsonb)
+RETURNS TABLE (table_name text, n bigint, write_request jsonb, route integer)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT t.name, w.n, w.r,
+           CASE WHEN jsonb_typeof(w.r) = 'object' THEN
+               coalesce(ddb_router.route_of(t.name, w.r->'PutRequest'->'Item'),
+                        ddb_router.route_of(t.name, w.r->'DeleteRequest'->'Key')) END
+    FROM jsonb_each(request->'RequestItems') t(name, list),
+         jsonb_array_elements(CASE WHEN jsonb_typeof(t.list) = 'array' THEN t.list ELSE '[null]' END)
+             WITH ORDINALITY w(r, n)
+$$;
+
+-- BatchWriteItem: the whole batch checked on one node (rolled back), then each node's part written there.
+CREATE FUNCTION ddb_router.batch_write_item(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nodes integer[];
+    part record;
+    answer text;
+    response jsonb;
+    consumed jsonb := '{}';
+    unprocessed jsonb := '{}';
+    metrics jsonb;
+    capacity jsonb;
+BEGIN
+    IF jsonb_typeof(request->'RequestItems') IS DISTINCT FROM 'object'
+       OR NOT EXISTS (SELECT FROM jsonb_each(request->'RequestItems'))
+       OR (SELECT count(*) FROM ddb_router.batch_write_routes(request)) > 25
+       OR EXISTS (SELECT FROM ddb_router.batch_write_routes(request) WHERE route IS NULL) THEN
+        RETURN ddb_router.raise_invalid(role_name, operation, request);
+    END IF;
+    PERFORM ddb_router.write_guard(route) FROM ddb_router.batch_write_routes(request)
+        GROUP BY route & ((SELECT count(*) FROM ddb_router.partitions)::integer - 1), route;
+    nodes := ARRAY(SELECT DISTINCT ddb_router.node_route(route) FROM ddb_router.batch_write_routes(request) ORDER BY 1);
+    IF cardinality(nodes) = 1 THEN
+        RETURN ddb_router.call(nodes[1], role_name, operation, request);
+    END IF;
+    -- DynamoDB refuses a batch with one invalid request whole: a node checks it whole first
+    PERFORM ddb_router.call_rolled_back(nodes[1], role_name, operation, request);
+    FOR part IN
+        SELECT node, jsonb_object_agg(table_name, writes) AS items
+        FROM (SELECT ddb_router.node_route(route) AS node, table_name, jsonb_agg(write_request ORDER BY n) AS writes
+              FROM ddb_router.batch_write_routes(request) GROUP BY 1, 2) s
+        GROUP BY node ORDER BY node
+    LOOP
+        answer := ddb_router.call(part.node, role_name, operation, jsonb_set(request, '{RequestItems}', part.items));
+        response := ddb_router.answer_response(answer);
+        consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
+        unprocessed := ddb_router.add_table_lists(unprocessed, response->'UnprocessedItems');
+        metrics := ddb_router.add_table_lists(metrics, response->'ItemCollectionMetrics');
+        capacity := ddb_router.add_capacity_lists(capacity, response->'ConsumedCapacity');
+    END LOOP;
+    RETURN ddb_router.answer(consumed,
+        jsonb_build_object('UnprocessedItems', unprocessed)
+        || CASE WHEN metrics IS NULL THEN '{}' ELSE jsonb_build_object('ItemCollectionMetrics', metrics) END
+        || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
+END
+$$;
+
+-- Scan: node after node in the order of their first partition, with Limit counted over
+-- them; a LastEvaluatedKey names a key of the node the next page starts on.
+CREATE FUNCTION ddb_router.scan(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    routes integer[] := ARRAY(SELECT ddb_router.node_routes());
+    k integer := 1;
+    lim bigint;
+    req jsonb := request;
+    answer text;
+    response jsonb;
+    consumed jsonb := '{}';
+    items jsonb;
+    counted bigint := 0;
+    scanned bigint := 0;
+    capacity jsonb;
+    last_key jsonb;
+BEGIN
+    IF jsonb_typeof(request->'Limit') = 'number' AND (request->>'Limit')::numeric BETWEEN 1 AND 2147483647
+       AND (request->>'Limit')::numeric = trunc((request->>'Limit')::numeric) THEN
+        lim := (request->>'Limit')::bigint;
+    END IF;
+    IF request ? 'ExclusiveStartKey' THEN
+        k := array_position(routes, ddb_router.node_route(
+                 ddb_router.route_of(request->>'TableName', request->'ExclusiveStartKey')));
+        IF k IS NULL THEN
+            RETURN ddb_router.raise_invalid(role_name, operation, request);
+        END IF;
+    END IF;
+    LOOP
+        IF lim IS NOT NULL THEN
+            req := jsonb_set(req, '{Limit}', to_jsonb(lim - scanned));
+        END IF;
+        answer := ddb_router.call(routes[k], role_name, operation, req);
+        response := ddb_router.answer_response(answer);
+        consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
+        IF response ? 'Items' THEN
+            items := coalesce(items, '[]') || (response->'Items');
+        END IF;
+        counted := counted + (response->>'Count')::bigint;
+        scanned := scanned + (response->>'ScannedCount')::bigint;
+        capacity := ddb_router.add_numbers(capacity, response->'ConsumedCapacity');
+        last_key := response->'LastEvaluatedKey';
+        -- a node that stopped early (Limit, 1 MB) ends the page; the next starts there
+        EXIT WHEN last_key IS NOT NULL OR k = cardinality(routes);
+        k := k + 1;
+        req := req - 'ExclusiveStartKey';
+    END LOOP;
+    RETURN ddb_router.answer(consumed,
+        jsonb_build_object('Count', counted, 'ScannedCount', scanned)
+        || CASE WHEN items IS NULL THEN '{}' ELSE jsonb_build_object('Items', items) END
+        || CASE WHEN last_key IS NULL THEN '{}' ELSE jsonb_build_object('LastEvaluatedKey', last_key) END
+        || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
+END
+$$;
+
+-- A change of a table's definition (CreateTable, UpdateTable, DeleteTable, UpdateTimeToLive,
+-- TagResource, UntagResource): made in the router's catalog first (which checks it), then on
+-- every node.
+CREATE FUNCTION ddb_router.change_table(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    answer text := ddb.execute_metered(role_name, operation, request);
+    route integer;
+BEGIN
+    FOR route IN SELECT ddb_router.node_routes() LOOP
+        PERFORM ddb_router.call(route, role_name, operation, request);
+    END LOOP;
+    RETURN answer;
+END
+$$;
+
+-- DescribeTable: the router's description, with the item counts and sizes of every node added up.
+CREATE FUNCTION ddb_router.describe_table(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    answer text := ddb.execute_metered(role_name, operation, request);
+    described jsonb := ddb_router.answer_response(answer)->'Table';
+    node jsonb;
+    route integer;
+    counts jsonb;
+BEGIN
+    FOR route IN SELECT ddb_router.node_routes() LOOP
+        node := ddb_router.answer_response(ddb_router.call(route, role_name, operation, request))->'Table';
+        counts := ddb_router.add_numbers(counts, jsonb_build_object(
+            'ItemCount', node->'ItemCount', 'TableSizeBytes', node->'TableSizeBytes',
+            'GlobalSecondaryIndexes', (SELECT jsonb_object_agg(i->>'IndexName', jsonb_build_object(
+                                          'ItemCount', i->'ItemCount', 'IndexSizeBytes', i->'IndexSizeBytes'))
+                                       FROM jsonb_array_elements(node->'GlobalSecondaryIndexes') i),
+            'LocalSecondaryIndexes', (SELECT jsonb_object_agg(i->>'IndexName', jsonb_build_object(
+                                          'ItemCount', i->'ItemCount', 'IndexSizeBytes', i->'IndexSizeBytes'))
+                                       FROM jsonb_array_elements(node->'LocalSecondaryIndexes') i)));
+    END LOOP;
+    described := described || jsonb_build_object('ItemCount', counts->'ItemCount', 'TableSizeBytes', counts->'TableSizeBytes');
+    FOR k IN 0 .. coalesce(jsonb_array_length(described->'GlobalSecondaryIndexes'), 0) - 1 LOOP
+        described := jsonb_set(described, ARRAY['GlobalSecondaryIndexes', k::text],
+            (described->'GlobalSecondaryIndexes'->k)
+            || coalesce(counts->'GlobalSecondaryIndexes'->(described->'GlobalSecondaryIndexes'->k->>'IndexName'), '{}'));
+    END LOOP;
+    FOR k IN 0 .. coalesce(jsonb_array_length(described->'LocalSecondaryIndexes'), 0) - 1 LOOP
+        described := jsonb_set(described, ARRAY['LocalSecondaryIndexes', k::text],
+            (described->'LocalSecondaryIndexes'->k)
+            || coalesce(counts->'LocalSecondaryIndexes'->(described->'LocalSecondaryIndexes'->k->>'IndexName'), '{}'));
+    END LOOP;
+    RETURN ddb_router.answer(ddb_router.answer_consumed(answer),
+                             ddb_router.answer_response(answer) || jsonb_build_object('Table', described));
+END
+$$;
+
+-- A Query of a global index: every node holds a part of it (merged in index order; not served yet).
+CREATE FUNCTION ddb_router.query_global_index(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'a Query of a global secondary index is not served yet'
+        USING ERRCODE = 'YD001',
+              DETAIL = jsonb_build_object('__type', 'com.amazon.coral.validate#ValidationException',
+                                          'message', 'a Query of a global secondary index is not served yet')::text;
+END
+$$;
