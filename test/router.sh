@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The router of a sharded deployment (ddb_router, docs/scale-out.md): a
+# router database and two node databases in the test cluster; requests go
+# through ddb_router.execute_metered, and the checks look at the nodes
+# directly.  Runs against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER
+# set); prints "<check> ... ok|FAILED" per check.
+set -uo pipefail
+status=0
+ROUTER=ddb_router_r
+NODES=(ddb_router_n0 ddb_router_n1)
+
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
+node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+check() {  # name, expected, actual
+    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
+}
+# call OPERATION REQUEST [EXPRESSION]: EXPRESSION (default r, the response) of the router's answer r
+call() { q -c "SELECT ${3:-r} FROM ddb_router.answer_response(ddb_router.execute_metered(NULL, '$1', \$r\$$2\$r\$)) r"; }
+# sum "A+B+...": the sum of the numbers
+sum() { echo $(( $1 )); }
+# error OPERATION REQUEST: "SQLSTATE|message|__type of the DETAIL" of the error the router raises
+error() {
+    q -c "DO \$d\$ BEGIN PERFORM ddb_router.execute_metered(NULL, '$1', \$r\$$2\$r\$);
+          RAISE NOTICE 'no error';
+          EXCEPTION WHEN OTHERS THEN DECLARE s text; m text; d text;
+          BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL;
+                RAISE NOTICE '%|%|%', s, m, split_part(d::jsonb->>'__type', '#', 2); END; END \$d\$" 2>&1 |
+        sed 's/^NOTICE:  //'
+}
+# on_nodes SQL: the answer of each node, joined by "+"
+on_nodes() { echo "$(node "${NODES[0]}" -c "$1")+$(node "${NODES[1]}" -c "$1")"; }
+
+for db in "$ROUTER" "${NODES[@]}"; do
+    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+done
+for db in "${NODES[@]}"; do node "$db" -c "CREATE EXTENSION ddb_model"; done
+q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
+socket=$(psql -X -At -d postgres -c "SHOW unix_socket_directories" | cut -d, -f1)
+port=$(psql -X -At -d postgres -c "SHOW port")
+for i in 0 1; do
+    q -c "SELECT ddb_router.add_node('n$i', 'host=$socket port=$port dbname=${NODES[$i]}')" >/dev/null
+done
+q -c "SELECT ddb_router.create_partitions(16)" >/dev/null
+
+# The routing hash is the one PostgreSQL's hash partitioning uses: a key of
+# partition hash & 3 satisfies that partition of a table hash-partitioned in 4.
+check "the routing hash agrees with PostgreSQL's hash partitioning" "200" "$(q -c "
+    CREATE TEMP TABLE hp (k ddb.ddb_key) PARTITION BY HASH (k);
+    SELECT count(*) FROM generate_series(1, 200) i, LATERAL (SELECT ddb.ddb_key('USER#' || i) AS k) key
+    WHERE satisfies_hash_partition('hp'::regclass, 4, ddb.ddb_key_route_hash(k) & 3, k)")"
+check "equal numbers route alike" "t" "$(q -c "SELECT ddb.ddb_key_route_hash(ddb.ddb_key(1.0)) = ddb.ddb_key_route_hash(ddb.ddb_key(1))")"
+check "the partitions are spread over the nodes in turn" "n0:8 n1:8" \
+    "$(q -c "SELECT string_agg(node_name || ':' || n, ' ' ORDER BY node_name) FROM (SELECT node_name, count(*) n FROM ddb_router.partitions GROUP BY 1) s")"
+
+call CreateTable '{"TableName": "Music", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "Artist", "KeyType": "HASH"}, {"AttributeName": "Song", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "Artist", "AttributeType": "S"}, {"AttributeName": "Song", "AttributeType": "S"},
+                           {"AttributeName": "Genre", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "ByGenre", "KeySchema": [{"AttributeName": "Genre", "KeyType": "HASH"}],
+                              "Projection": {"ProjectionType": "ALL"}}]}' >/dev/null
+check "CreateTable makes the table in the router's catalog and on every node" "1|1+1" \
+    "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.indexes WHERE table_name = 'Music'")"
+
+q -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', jsonb_build_object('TableName', 'Music', 'Item',
+        jsonb_build_object('Artist', jsonb_build_object('S', 'artist' || i), 'Song', jsonb_build_object('S', 'song' || i),
+                           'Genre', jsonb_build_object('S', 'g' || i % 3), 'n', jsonb_build_object('N', i::text))))
+      FROM generate_series(1, 100) i" >/dev/null
+counts=$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")
+check "PutItem: every item on one node, both nodes hold some" "100 true" \
+    "$(( ${counts%+*} + ${counts#*+} )) $([ "${counts%+*}" -gt 20 ] && [ "${counts#*+}" -gt 20 ] && echo true)"
+check "each item is on the node of its partition" "0" "$(sum "$(for i in 0 1; do node "${NODES[$i]}" -c "
+    SELECT count(*) FROM ddb.scan('Music') it WHERE ((ddb.ddb_key_route_hash(ddb.ddb_key(it->>'Artist')) & 15) % 2) <> $i"; done | paste -sd+)")"
+check "GetItem reads from the item's node" '{"S": "song42"}' \
+    "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'GetItem',
+        '{\"TableName\": \"Music\", \"Key\": {\"Artist\": {\"S\": \"artist42\"}, \"Song\": {\"S\": \"song42\"}}}'))->'Item'->'Song'")"
+check "the answer starts with the capacity by table" '{"Music": [0.5, 0]}' \
+    "$(q -c "SELECT ddb_router.answer_consumed(ddb_router.execute_metered(NULL, 'GetItem',
+        '{\"TableName\": \"Music\", \"Key\": {\"Artist\": {\"S\": \"artist42\"}, \"Song\": {\"S\": \"song42\"}}}'))")"
+check "Query of the table reads the partition key's node" "1" \
+    "$(call Query '{"TableName": "Music", "KeyConditionExpression": "Artist = :a", "ExpressionAttributeValues": {":a": {"S": "artist7"}}}' "r->>'Count'")"
+
+check "a node's error comes back as the node raised it" \
+    "YD002|The conditional request failed|ConditionalCheckFailedException" \
+    "$(error PutItem '{"TableName": "Music", "Item": {"Artist": {"S": "artist1"}, "Song": {"S": "song1"}}, "ConditionExpression": "attribute_not_exists(Artist)"}')"
+check "a request without its partition key gets the node's ValidationException" \
+    "YD001|One or more parameter values were invalid: Missing the key Artist in the item|ValidationException" \
+    "$(error PutItem '{"TableName": "Music", "Item": {"Song": {"S": "x"}}}')"
+check "a key of the wrong type too" \
+    "YD001|The provided key element does not match the schema|ValidationException" \
+    "$(error GetItem '{"TableName": "Music", "Key": {"Artist": {"N": "1"}, "Song": {"S": "x"}}}')"
+check "an unknown table is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
+    "$(error GetItem '{"TableName": "Nope", "Key": {"Artist": {"S": "a"}}}' | cut -d'|' -f1,3)"
+check "and the invalid requests wrote nothing" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"
+
+# Scan with Limit, page after page: every item once, across both nodes.
+pages=0; seen=""; start=""
+while :; do
+    request="{\"TableName\": \"Music\", \"Limit\": 7, \"ProjectionExpression\": \"Artist\"${start:+, \"ExclusiveStartKey\": $start}}"
+    seen="$seen $(call Scan "$request" "(SELECT string_agg(i->'Artist'->>'S', ' ') FROM jsonb_array_elements(r->'Items') i)")"
+    start=$(call Scan "$request" "coalesce(r->>'LastEvaluatedKey', '')")
+    pages=$((pages + 1))
+    [ -n "$start" ] && [ "$pages" -lt 40 ] || break
+done
+check "Scan pages over both nodes with Limit: each item once" "100 100 true" \
+    "$(echo $seen | wc -w) $(echo $seen | tr ' ' '\n' | sort -u | wc -l) $([ "$pages" -ge 15 ] && echo true)"
+check "Scan Select COUNT adds the nodes' counts" "100" "$(call Scan '{"TableName": "Music", "Select": "COUNT"}' "r->>'Count'")"
+
+check "DescribeTable adds up the nodes' items" "100" "$(call DescribeTable '{"TableName": "Music"}' "r->'Table'->>'ItemCount'")"
+
+batch='{"RequestItems": {"Music": ['
+for i in $(seq 101 120); do
+    batch="$batch{\"PutRequest\": {\"Item\": {\"Artist\": {\"S\": \"artist$i\"}, \"Song\": {\"S\": \"song$i\"}}}},"
+done
+bad_batch="${batch}{\"PutRequest\": {\"Item\": {\"Artist\": {\"S\": \"artist121\"}}}}]}}"
+check "a BatchWriteItem over both nodes with one invalid request is refused whole" "YD001" \
+    "$(error BatchWriteItem "$bad_batch" | cut -d'|' -f1)"
+check "and wrote nothing on either node" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"
+check "BatchWriteItem over both nodes writes each part on its node" "{}" \
+    "$(call BatchWriteItem "${batch%,}]}, \"ReturnConsumedCapacity\": \"TOTAL\"}" "r->'UnprocessedItems'")"
+check "BatchGetItem over both nodes merges their answers" "20 20" \
+    "$(call BatchGetItem "{\"RequestItems\": {\"Music\": {\"Keys\": [$(for i in $(seq 101 120); do printf '{"Artist": {"S": "artist%s"}, "Song": {"S": "song%s"}},' $i $i; done | sed 's/,$//')]}}, \"ReturnConsumedCapacity\": \"TOTAL\"}" \
+       "concat(jsonb_array_length(r->'Responses'->'Music'), ' ', ((r->'ConsumedCapacity'->0->>'CapacityUnits')::numeric * 2)::integer)")"
+
+# A partition marked moving refuses writes, retryably; reads go on.
+part=$(q -c "SELECT ddb.ddb_key_route_hash(ddb.ddb_key('artist5')) & 15")
+q -c "UPDATE ddb_router.partitions SET moving = true WHERE partition = $part"
+check "a write to a moving partition is refused with ServiceUnavailable (503, retryable)" "YD013|ServiceUnavailable" \
+    "$(error PutItem '{"TableName": "Music", "Item": {"Artist": {"S": "artist5"}, "Song": {"S": "song5"}}}' | cut -d'|' -f1,3)"
+check "its reads go on" '{"S": "song5"}' \
+    "$(call GetItem '{"TableName": "Music", "Key": {"Artist": {"S": "artist5"}, "Song": {"S": "song5"}}}' "r->'Item'->'Song'")"
+q -c "UPDATE ddb_router.partitions SET moving = false WHERE partition = $part"
+
+check "PartiQL is refused rather than served from the router's empty tables" "YD001|ValidationException" \
+    "$(error ExecuteStatement '{"Statement": "SELECT * FROM Music"}' | cut -d'|' -f1,3)"
+call DeleteTable '{"TableName": "Music"}' >/dev/null
+check "DeleteTable removes the table from the router and every node" "0|0+0" \
+    "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"
+
+for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
+exit $status
