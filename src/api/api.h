@@ -143,6 +143,9 @@ extern void api_start_key(ReadRequest *req, JsonbContainer *start);
 
 extern Jsonb *api_query(Jsonb *request);
 
+/* Query whose response also has EvaluatedKeys, [[key, ordinal], ...] per row read (ddb.execute_for_merge). */
+extern Jsonb *api_query_for_merge(Jsonb *request);
+
 /* The partition key a valid Query reads by, or (Datum) 0 for a global index (a router's question). */
 extern Datum api_query_partition_key(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);

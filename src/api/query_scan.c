@@ -1,7 +1,8 @@
 /*
  * query_scan.c — Query and Scan: 1 MB pages with LastEvaluatedKey, filters
  * (Limit counted before them), projections, Select COUNT and parallel
- * segments.  The key condition and the start key are read_keys.c's.
+ * segments; for ddb.execute_for_merge, the keys of every row a Query read.
+ * The key condition and the start key are read_keys.c's.
  */
 #include "postgres.h"
 
@@ -16,6 +17,13 @@
 
 /* DynamoDB's page: a Query or Scan stops once it has read 1 MB. */
 #define PAGE_MAX_BYTES (1024 * 1024)
+
+/* A row a page read, for EvaluatedKeys: its keys, and its index among the rows kept (-1: filtered out). */
+typedef struct EvaluatedRow
+{
+	RowKeys		keys;
+	int64		ordinal;
+} EvaluatedRow;
 
 /* A Query or Scan response in the making. */
 typedef struct PageBuilder
@@ -35,6 +43,9 @@ typedef struct PageBuilder
 	bool		filter_table_items; /* the filter reads a local index row's whole item */
 	bool		more;			/* stopped early: LastEvaluatedKey is due */
 	RowKeys		last;
+	EvaluatedRow *evaluated;	/* every row read (ddb.execute_for_merge), or NULL */
+	int			nevaluated;
+	int			evaluated_size;
 	MemoryContext cxt;
 } PageBuilder;
 
@@ -55,12 +66,27 @@ copy_key(Datum key, MemoryContext cxt)
 	return copy;
 }
 
+/* Notes the row just read (page->last) for EvaluatedKeys, in the page's context. */
+static void
+note_evaluated(PageBuilder *page, int64 ordinal)
+{
+	if (page->nevaluated == page->evaluated_size)
+	{
+		page->evaluated_size *= 2;
+		/* repalloc keeps the array in the page's context */
+		page->evaluated = repalloc(page->evaluated, page->evaluated_size * sizeof(EvaluatedRow));
+	}
+	page->evaluated[page->nevaluated].keys = page->last;
+	page->evaluated[page->nevaluated++].ordinal = ordinal;
+}
+
 /* RowCallback of Query and Scan: adds a row unless the page is full. */
 static bool
 page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 {
 	PageBuilder *page = (PageBuilder *) arg;
 	MemoryContext old;
+	bool		kept;
 
 	/* the page has read Limit rows, or 1 MB: stop before this row */
 	if ((page->limit >= 0 && page->scanned >= page->limit) ||
@@ -81,7 +107,8 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 		if (whole != NULL && page->table_items)
 			item = whole;
 	}
-	if (page->filter == NULL || expr_eval_condition(page->filter, &page->host))
+	kept = page->filter == NULL || expr_eval_condition(page->filter, &page->host);
+	if (kept)
 	{
 		/* the tree holds pointers into the item, so it must outlive the SPI row */
 		old = MemoryContextSwitchTo(page->cxt);
@@ -96,7 +123,29 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	page->last.sk = copy_key(keys->sk, page->cxt);
 	page->last.gpk = copy_key(keys->gpk, page->cxt);
 	page->last.gsk = copy_key(keys->gsk, page->cxt);
+	if (page->evaluated)
+		note_evaluated(page, kept ? page->count - 1 : -1);
 	return true;
+}
+
+/* Pushes EvaluatedKeys: per row read, [its LastEvaluatedKey, its ordinal]. */
+static void
+push_evaluated_keys(PageBuilder *page)
+{
+	JsonbValue	v;
+
+	ddb_push_key(&page->state, "EvaluatedKeys");
+	pushJsonbValue(&page->state, WJB_BEGIN_ARRAY, NULL);
+	v.type = jbvNumeric;
+	for (int i = 0; i < page->nevaluated; i++)
+	{
+		pushJsonbValue(&page->state, WJB_BEGIN_ARRAY, NULL);
+		api_push_row_key(&page->state, page->req->def, page->req->index, &page->evaluated[i].keys);
+		v.val.numeric = int64_to_numeric(page->evaluated[i].ordinal);
+		pushJsonbValue(&page->state, WJB_ELEM, &v);
+		pushJsonbValue(&page->state, WJB_END_ARRAY, NULL);
+	}
+	pushJsonbValue(&page->state, WJB_END_ARRAY, NULL);
 }
 
 /*
@@ -150,11 +199,13 @@ check_select_index(Jsonb *request, IndexDef *index)
 /*
  * Runs a read (filtered when filter is set) and builds DynamoDB's Query/Scan
  * response; table_items: a local index's rows stand for the table's whole
- * items; filter_table_items: only the filter reads them.
+ * items; filter_table_items: only the filter reads them; evaluated_keys:
+ * the response also has EvaluatedKeys (ddb.execute_for_merge).
  */
 static Jsonb *
 read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filter,
-			  ProjectionNode *projection, bool table_items, bool filter_table_items)
+			  ProjectionNode *projection, bool table_items, bool filter_table_items,
+			  bool evaluated_keys)
 {
 	PageBuilder page = {0};
 	char	   *select = api_string(request, "Select");
@@ -168,6 +219,11 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 	page.projection = projection;
 	page.table_items = table_items;
 	page.filter_table_items = filter_table_items;
+	if (evaluated_keys)
+	{
+		page.evaluated_size = 64;
+		page.evaluated = palloc(page.evaluated_size * sizeof(EvaluatedRow));
+	}
 	if (filter)
 		itemexpr_host(&page.host_ctx, ph, "FilterExpression", &page.host);
 	page.limit = api_int(request, "Limit", 1, PG_INT32_MAX);
@@ -206,6 +262,8 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 		ddb_push_key(&page.state, "LastEvaluatedKey");
 		api_push_row_key(&page.state, req->def, req->index, &page.last);
 	}
+	if (page.evaluated)
+		push_evaluated_keys(&page);
 	return JsonbValueToJsonb(pushJsonbValue(&page.state, WJB_END_OBJECT, NULL));
 }
 
@@ -402,7 +460,17 @@ api_query(Jsonb *request)
 	QueryPlan	plan = {0};
 
 	query_prepare(request, &plan);
-	return read_response(plan.request, &plan.req, &plan.ctx, plan.filter, plan.projection, plan.table_items, false);
+	return read_response(plan.request, &plan.req, &plan.ctx, plan.filter, plan.projection, plan.table_items, false, false);
+}
+
+/* Query with EvaluatedKeys, the key and ordinal of every row read (ddb.execute_for_merge). */
+Jsonb *
+api_query_for_merge(Jsonb *request)
+{
+	QueryPlan	plan = {0};
+
+	query_prepare(request, &plan);
+	return read_response(plan.request, &plan.req, &plan.ctx, plan.filter, plan.projection, plan.table_items, false, true);
 }
 
 /*
@@ -474,5 +542,5 @@ api_scan(Jsonb *request)
 	}
 	table_items = check_index_projection(&req, NIL, projection);
 	table_items |= check_select_index(request, req.index);
-	return read_response(request, &req, &ctx, filter, projection, table_items, filter_table_items);
+	return read_response(request, &req, &ctx, filter, projection, table_items, filter_table_items, false);
 }
