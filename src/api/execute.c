@@ -29,6 +29,7 @@ PG_FUNCTION_INFO_V1(ddb_execute);
 PG_FUNCTION_INFO_V1(ddb_execute_as);
 PG_FUNCTION_INFO_V1(ddb_execute_metered);
 PG_FUNCTION_INFO_V1(ddb_execute_rolled_back);
+PG_FUNCTION_INFO_V1(ddb_execute_for_merge);
 
 /*
  * Where an operation builds its response.  A response tree of a few hundred
@@ -106,9 +107,12 @@ run_sql_operation(const char *function, Jsonb *request)
 	return result;
 }
 
-/* Runs one operation; metered records its capacity whether or not it asks. */
+/*
+ * Runs one operation; metered records its capacity whether or not it asks;
+ * for_merge runs a Query as api_query_for_merge (ddb.execute_for_merge).
+ */
 static Jsonb *
-dispatch(const char *operation, Jsonb *request, bool metered)
+dispatch(const char *operation, Jsonb *request, bool metered, bool for_merge)
 {
 	for (size_t i = 0; i < lengthof(item_operations); i++)
 		if (strcmp(operation, item_operations[i].name) == 0)
@@ -116,10 +120,11 @@ dispatch(const char *operation, Jsonb *request, bool metered)
 			/* the batch and transaction operations report ConsumedCapacity per table, in a list */
 			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0 ||
 				strcmp(operation, "ExecuteTransaction") == 0;
+			Operation	run = for_merge ? api_query_for_merge : item_operations[i].run;
 
 			api_check_request_members(request, operation);
 			api_capacity_start(request, metered);
-			return api_capacity_response(request, item_operations[i].run(request), per_table);
+			return api_capacity_response(request, run(request), per_table);
 		}
 	for (size_t i = 0; i < lengthof(table_operations); i++)
 		if (strcmp(operation, table_operations[i].name) == 0)
@@ -149,12 +154,13 @@ privilege_refusal(const char *operation, Jsonb *request)
 
 /*
  * Runs the operation of argument n on the request of argument n + 1 as the
- * current user: ddb.execute, ddb.execute_as and ddb.execute_metered.  With
- * usage, the capacity it used by table (api_capacity_usage) is recorded
- * whatever the request asks, and returned there.
+ * current user: ddb.execute, ddb.execute_as, ddb.execute_metered and
+ * ddb.execute_for_merge (for_merge: the caller checked that it is a Query).
+ * With usage, the capacity it used by table (api_capacity_usage) is
+ * recorded whatever the request asks, and returned there.
  */
 static Jsonb *
-execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage)
+execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage, bool for_merge)
 {
 	char	   *operation;
 	Jsonb	   *request;
@@ -193,7 +199,7 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage)
 			ereport(ERROR,
 					(errcode(ERRCODE_DDB_SERIALIZATION),
 					 errmsg("The request body must be a JSON object")));
-		response = dispatch(operation, request, usage != NULL);
+		response = dispatch(operation, request, usage != NULL, for_merge);
 		MemoryContextSwitchTo(cxt);
 		response = DatumGetJsonbPCopy(JsonbPGetDatum(response));
 		if (usage)
@@ -250,15 +256,16 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage)
 Datum
 ddb_execute(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_JSONB_P(execute_request(fcinfo, 0, NULL));
+	PG_RETURN_JSONB_P(execute_request(fcinfo, 0, NULL, false));
 }
 
 /*
  * Runs the request of arguments 1 and 2 as the role of argument 0, which
- * the caller must be able to SET ROLE to (with usage: as execute_request).
+ * the caller must be able to SET ROLE to (usage and for_merge: as
+ * execute_request).
  */
 static Jsonb *
-execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage)
+execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage, bool for_merge)
 {
 	const char *role_name = NameStr(*PG_GETARG_NAME(0));
 	Oid			role = get_role_oid(role_name, true);
@@ -283,7 +290,7 @@ execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage)
 	SetUserIdAndSecContext(role, sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
-		result = execute_request(fcinfo, 1, usage);
+		result = execute_request(fcinfo, 1, usage, for_merge);
 	}
 	PG_FINALLY();
 	{
@@ -305,7 +312,27 @@ ddb_execute_as(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the role of ddb.execute_as must not be null")));
-	PG_RETURN_JSONB_P(execute_as_role(fcinfo, NULL));
+	PG_RETURN_JSONB_P(execute_as_role(fcinfo, NULL, false));
+}
+
+/*
+ * ddb.execute_metered's text (for_merge: ddb.execute_for_merge's): the
+ * request of arguments 1 and 2 run as the role of argument 0 (as the
+ * current user when it is null), the capacity it used on the first line.
+ */
+static text *
+metered_text(FunctionCallInfo fcinfo, bool for_merge)
+{
+	Jsonb	   *usage = NULL;
+	Jsonb	   *response = PG_ARGISNULL(0) ? execute_request(fcinfo, 1, &usage, for_merge) :
+		execute_as_role(fcinfo, &usage, for_merge);
+	StringInfoData out;
+
+	initStringInfo(&out);
+	JsonbToCString(&out, &usage->root, VARSIZE(usage));
+	appendStringInfoChar(&out, '\n');
+	JsonbToCString(&out, &response->root, VARSIZE(response));
+	return cstring_to_text_with_len(out.data, out.len);
 }
 
 /*
@@ -320,15 +347,33 @@ ddb_execute_as(PG_FUNCTION_ARGS)
 Datum
 ddb_execute_metered(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *usage = NULL;
-	Jsonb	   *response = PG_ARGISNULL(0) ? execute_request(fcinfo, 1, &usage) : execute_as_role(fcinfo, &usage);
-	StringInfoData out;
+	PG_RETURN_TEXT_P(metered_text(fcinfo, false));
+}
 
-	initStringInfo(&out);
-	JsonbToCString(&out, &usage->root, VARSIZE(usage));
-	appendStringInfoChar(&out, '\n');
-	JsonbToCString(&out, &response->root, VARSIZE(response));
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+/*
+ * ddb.execute_for_merge(role, operation, request): ddb.execute_metered of a
+ * Query whose response also has EvaluatedKeys, [[key, ordinal], ...]: for
+ * every row the page read, in the order read, the LastEvaluatedKey a page
+ * ending after it would carry, and its index among the rows the filter kept
+ * (counted under Select COUNT too), or -1.  A router merges its shards'
+ * pages of a GSI Query by them, in the order item_store.c's order_columns
+ * reads; it is no DynamoDB operation, and serves Query only.
+ */
+Datum
+ddb_execute_for_merge(PG_FUNCTION_ARGS)
+{
+	/* a null operation is UnknownOperationException, as in ddb.execute_metered */
+	if (!PG_ARGISNULL(1))
+	{
+		char	   *operation = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+		if (strcmp(operation, "Query") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("ddb.execute_for_merge runs Query only, not %s", operation),
+					 errhint("Run other operations with ddb.execute_metered.")));
+	}
+	PG_RETURN_TEXT_P(metered_text(fcinfo, true));
 }
 
 /*
@@ -343,14 +388,13 @@ Datum
 ddb_execute_rolled_back(PG_FUNCTION_ARGS)
 {
 	Subtransaction sub;
-	Jsonb	   *usage = NULL;
-	Jsonb	   *response = NULL;
-	StringInfoData out;
+	text	   *result = NULL;
 
 	api_subtransaction_begin(&sub);
 	PG_TRY();
 	{
-		response = PG_ARGISNULL(0) ? execute_request(fcinfo, 1, &usage) : execute_as_role(fcinfo, &usage);
+		/* in the caller's context, which the rollback keeps */
+		result = metered_text(fcinfo, false);
 	}
 	PG_CATCH();
 	{
@@ -364,9 +408,5 @@ ddb_execute_rolled_back(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	api_subtransaction_rollback(&sub);
-	initStringInfo(&out);
-	JsonbToCString(&out, &usage->root, VARSIZE(usage));
-	appendStringInfoChar(&out, '\n');
-	JsonbToCString(&out, &response->root, VARSIZE(response));
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+	PG_RETURN_TEXT_P(result);
 }
