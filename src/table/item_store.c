@@ -666,7 +666,17 @@ sort_condition(SortOp op, const char *c)
 	return "";
 }
 
-/* The key columns of the relation a read scans, in key order. */
+/*
+ * The key columns of the relation a read scans, in key order: its ORDER BY,
+ * all ascending (ScanIndexForward true) or all descending, ties included.
+ * So a Query of an index reads by the index sort key (a multi-attribute one
+ * element by element), and rows of equal index sort key, or all rows of an
+ * index without one, by the table's partition key, then its sort key: the
+ * order of the index relation's primary key (gpk, gsk, pk, sk), in ddb_key
+ * order (numbers by value, strings and binaries by their bytes).  A router
+ * merging its shards' pages of a GSI Query (ddb.execute_for_merge) relies
+ * on this order.
+ */
 static List *
 order_columns(ReadRequest *req)
 {
