@@ -107,6 +107,37 @@ check "Scan Select COUNT adds the nodes' counts" "100" "$(call Scan '{"TableName
 
 check "DescribeTable adds up the nodes' items" "100" "$(call DescribeTable '{"TableName": "Music"}' "r->'Table'->>'ItemCount'")"
 
+# A Query of a global index: every node's entries, merged in the index's
+# order (no sort key: the table's keys), paged with Limit across the nodes.
+gsi='"TableName": "Music", "IndexName": "ByGenre", "KeyConditionExpression": "Genre = :g"'
+g1='"ExpressionAttributeValues": {":g": {"S": "g1"}}'
+artists="(SELECT string_agg(i->'Artist'->>'S', ' ') FROM jsonb_array_elements(r->'Items') i)"
+whole=$(call Query "{$gsi, $g1}" "$artists")
+check "a Query of a global index reads every node's entries, in the index's order" \
+    "$(q -c "SELECT string_agg('artist' || i, ' ' ORDER BY convert_to('artist' || i, 'UTF8')) FROM generate_series(1, 100) i WHERE i % 3 = 1")" "$whole"
+check "backwards with ScanIndexForward false" "$(echo $whole | tr ' ' '\n' | tac | paste -sd' ')" \
+    "$(call Query "{$gsi, $g1, \"ScanIndexForward\": false}" "$artists")"
+# pages ARGS: every page of the Query with ARGS added: the artists in order, then the pages' Count and ScannedCount sums
+pages() {
+    local start="" seen="" counted=0 scanned=0 n=0 request
+    while :; do
+        request="{$gsi, $1${start:+, \"ExclusiveStartKey\": $start}}"
+        seen="$seen $(call Query "$request" "$artists")"
+        counted=$((counted + $(call Query "$request" "r->>'Count'")))
+        scanned=$((scanned + $(call Query "$request" "r->>'ScannedCount'")))
+        start=$(call Query "$request" "coalesce(r->>'LastEvaluatedKey', '')")
+        n=$((n + 1))
+        [ -n "$start" ] && [ "$n" -lt 50 ] || break
+    done
+    echo "$(echo $seen) | $counted $scanned $n"
+}
+check "paged with Limit 5: every entry once, in order, Limit rows a page" "$(echo $whole) | 34 34 7" "$(pages "$g1, \"Limit\": 5")"
+check "Limit counts the rows read before the filter, across nodes" \
+    "$(q -c "SELECT string_agg('artist' || i, ' ' ORDER BY convert_to('artist' || i, 'UTF8')) FROM generate_series(51, 100) i WHERE i % 3 = 1") | 17 34 7" \
+    "$(pages '"Limit": 5, "FilterExpression": "n > :fifty", "ExpressionAttributeValues": {":g": {"S": "g1"}, ":fifty": {"N": "50"}}')"
+check "Select COUNT of a global index adds up the nodes" "34 f" \
+    "$(call Query "{$gsi, $g1, \"Select\": \"COUNT\"}" "concat(r->>'Count', ' ', r ? 'Items')")"
+
 batch='{"RequestItems": {"Music": ['
 for i in $(seq 101 120); do
     batch="$batch{\"PutRequest\": {\"Item\": {\"Artist\": {\"S\": \"artist$i\"}, \"Song\": {\"S\": \"song$i\"}}}},"

@@ -20,6 +20,14 @@ LANGUAGE plproxy AS $$
     SELECT ddb.execute_rolled_back(role_name, operation, request);
 $$;
 
+-- ddb.execute_for_merge (a Query whose answer has the key of every row read) on the node of a routing hash.
+CREATE FUNCTION ddb_router.node_execute_for_merge(route integer, role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plproxy AS $$
+    CLUSTER 'ddb';
+    RUN ON route;
+    SELECT ddb.execute_for_merge(role_name, operation, request);
+$$;
+
 -- ddb.execute_metered on every node, once each.
 CREATE FUNCTION ddb_router.nodes_execute(role_name name, operation text, request jsonb) RETURNS SETOF text
 LANGUAGE plproxy AS $$
@@ -39,6 +47,10 @@ CREATE FUNCTION ddb_router.call(route integer, role_name name, operation text, r
 -- ddb.execute_rolled_back on the node of a route: the answer of a request whose writes are undone, or its error.
 CREATE FUNCTION ddb_router.call_rolled_back(route integer, role_name name, operation text, request jsonb) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_router_call_rolled_back' LANGUAGE C VOLATILE;
+
+-- ddb.execute_for_merge on the node of a route: a Query's page with the key of every row it read.
+CREATE FUNCTION ddb_router.call_for_merge(route integer, role_name name, operation text, request jsonb) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_router_call_for_merge' LANGUAGE C VOLATILE;
 
 -- Has a node raise DynamoDB's error for a request the router found invalid.
 CREATE FUNCTION ddb_router.raise_invalid(role_name name, operation text, request jsonb) RETURNS text
@@ -61,6 +73,14 @@ AS $$
     WHERE p.node_name = (SELECT q.node_name FROM ddb_router.partitions q
                          WHERE q.partition = route & ((SELECT count(*) FROM ddb_router.partitions)::integer - 1))
 $$;
+
+-- The key value of a DynamoDB AttributeValue of a key ({"S": ...}, {"N": ...}, {"B": ...}).
+CREATE FUNCTION ddb_router.key_of(av jsonb) RETURNS ddb.ddb_key
+LANGUAGE sql IMMUTABLE STRICT
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN av ? 'S' THEN ddb.ddb_key(av->>'S')
+            WHEN av ? 'N' THEN ddb.ddb_key((av->>'N')::numeric)
+            WHEN av ? 'B' THEN ddb.ddb_key(decode(av->>'B', 'base64')) END;
 
 -- The two parts of a node's answer: the capacity by table, and the response.
 CREATE FUNCTION ddb_router.answer_consumed(answer text) RETURNS jsonb

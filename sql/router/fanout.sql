@@ -234,15 +234,85 @@ BEGIN
 END
 $$;
 
--- A Query of a global index: every node holds a part of it (merged in index order; not served yet).
+-- A Query of a global index: every node holds the entries of its own items.
+-- Each node reads the page the request asks for (the same Limit and
+-- ExclusiveStartKey) and gives the key of every row it read
+-- (ddb.execute_for_merge); the rows are merged in the index's order (its
+-- sort key, then the table's keys: docs/api.md), cut where the first node
+-- that stopped early stopped (no node has read past that point), and to
+-- Limit; LastEvaluatedKey is the last row taken.  A row of a partition its
+-- node does not hold (left behind by a move in progress) is dropped.
 CREATE FUNCTION ddb_router.query_global_index(role_name name, operation text, request jsonb) RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    routes integer[] := ARRAY(SELECT ddb_router.node_routes());
+    partition_count integer := (SELECT count(*) FROM ddb_router.partitions);
+    owner integer[];
+    attributes text[];
+    table_hash text;
+    forward boolean := coalesce((request->'ScanIndexForward')::boolean, true);
+    lim bigint := (request->>'Limit')::bigint;
+    answer text;
+    response jsonb;
+    consumed jsonb := '{}';
+    capacity jsonb;
+    has_items boolean := false;
+    rows jsonb := '[]';
+    merged record;
 BEGIN
-    RAISE EXCEPTION 'a Query of a global secondary index is not served yet'
-        USING ERRCODE = 'YD001',
-              DETAIL = jsonb_build_object('__type', 'com.amazon.coral.validate#ValidationException',
-                                          'message', 'a Query of a global secondary index is not served yet')::text;
+    IF cardinality(routes) = 1 THEN
+        RETURN ddb_router.call(routes[1], role_name, operation, request);
+    END IF;
+    -- the order: the index's sort key attributes, then the table's keys
+    SELECT coalesce(ARRAY[i.range_key] || coalesce(i.extra_range_keys, '{}'), '{}') || ARRAY[t.hash_key]
+           || coalesce(ARRAY[t.range_key], '{}'), t.hash_key
+    INTO attributes, table_hash
+    FROM ddb.tables t JOIN ddb.indexes i USING (table_name)
+    WHERE t.table_name = request->>'TableName' AND i.index_name = request->>'IndexName';
+    attributes := array_remove(attributes, NULL);
+    -- the node (its place in routes) of each partition
+    owner := ARRAY(SELECT array_position(routes, ddb_router.node_route(p))
+                   FROM generate_series(0, partition_count - 1) p ORDER BY p);
+    FOR k IN 1 .. cardinality(routes) LOOP
+        answer := ddb_router.call_for_merge(routes[k], role_name, operation, request);
+        response := ddb_router.answer_response(answer);
+        consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
+        capacity := ddb_router.add_numbers(capacity, response->'ConsumedCapacity');
+        has_items := has_items OR response ? 'Items';
+        rows := rows || (
+            SELECT coalesce(jsonb_agg(jsonb_build_object(
+                       'node', k, 'key', e->0, 'kept', (e->>1)::integer >= 0,
+                       'item', response->'Items'->((e->>1)::integer),
+                       'cut', response ? 'LastEvaluatedKey' AND n = jsonb_array_length(response->'EvaluatedKeys'))
+                   ORDER BY n), '[]')
+            FROM jsonb_array_elements(response->'EvaluatedKeys') WITH ORDINALITY x(e, n));
+    END LOOP;
+    WITH read AS (
+        SELECT x, ARRAY(SELECT ddb_router.key_of(x->'key'->a) FROM unnest(attributes) WITH ORDINALITY u(a, i) ORDER BY i) AS sort
+        FROM jsonb_array_elements(rows) x
+        WHERE owner[(ddb.ddb_key_route_hash(ddb_router.key_of(x->'key'->table_hash)) & (partition_count - 1)) + 1]
+              = (x->>'node')::integer),
+    cut AS (
+        SELECT CASE WHEN forward THEN min(sort) ELSE max(sort) END AS sort FROM read WHERE (x->>'cut')::boolean),
+    ordered AS (
+        SELECT read.x, row_number() OVER (ORDER BY CASE WHEN forward THEN read.sort END,
+                                                   CASE WHEN NOT forward THEN read.sort END DESC) AS pos
+        FROM read, cut
+        WHERE cut.sort IS NULL OR (forward AND read.sort <= cut.sort) OR (NOT forward AND read.sort >= cut.sort)),
+    taken AS (
+        SELECT * FROM ordered WHERE lim IS NULL OR pos <= lim)
+    SELECT coalesce((SELECT jsonb_agg(x->'item' ORDER BY pos) FILTER (WHERE (x->>'kept')::boolean) FROM taken), '[]') AS items,
+           (SELECT count(*) FILTER (WHERE (x->>'kept')::boolean) FROM taken) AS counted,
+           (SELECT count(*) FROM taken) AS scanned,
+           CASE WHEN (SELECT count(*) FROM read) > (SELECT count(*) FROM taken) OR (SELECT sort FROM cut) IS NOT NULL
+                THEN (SELECT x->'key' FROM taken ORDER BY pos DESC LIMIT 1) END AS last_key
+    INTO merged;
+    RETURN ddb_router.answer(consumed,
+        jsonb_build_object('Count', merged.counted, 'ScannedCount', merged.scanned)
+        || CASE WHEN has_items THEN jsonb_build_object('Items', merged.items) ELSE '{}' END
+        || CASE WHEN merged.last_key IS NULL THEN '{}' ELSE jsonb_build_object('LastEvaluatedKey', merged.last_key) END
+        || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
 END
 $$;

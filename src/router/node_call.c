@@ -22,12 +22,14 @@
 
 PG_FUNCTION_INFO_V1(ddb_router_call);
 PG_FUNCTION_INFO_V1(ddb_router_call_rolled_back);
+PG_FUNCTION_INFO_V1(ddb_router_call_for_merge);
 PG_FUNCTION_INFO_V1(ddb_router_raise_invalid);
 
 /* The node functions by signature, looked up once per backend (again after a change of pg_proc). */
 static const char *const node_function_signatures[NODE_FUNCTION_COUNT] = {
 	"ddb_router.node_execute(integer,name,text,jsonb)",
 	"ddb_router.node_execute_rolled_back(integer,name,text,jsonb)",
+	"ddb_router.node_execute_for_merge(integer,name,text,jsonb)",
 };
 static FmgrInfo node_functions[NODE_FUNCTION_COUNT];
 static bool node_functions_valid = false;
@@ -140,6 +142,18 @@ node_call(NodeFunction function, int32 route, Datum role, bool role_null, text *
 	return DatumGetTextPP(result);
 }
 
+/* A node function called from SQL (ddb_router.call_rolled_back, ddb_router.call_for_merge). */
+static Datum
+call_from_sql(FunctionCallInfo fcinfo, NodeFunction function)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the route, operation and request of a node call must not be null")));
+	PG_RETURN_TEXT_P(node_call(function, PG_GETARG_INT32(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1),
+							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3)));
+}
+
 /*
  * ddb_router.call(route, role, operation, request): ddb.execute_metered on
  * the node of route, for the fan-out operations' SQL (a write takes the
@@ -148,12 +162,7 @@ node_call(NodeFunction function, int32 route, Datum role, bool role_null, text *
 Datum
 ddb_router_call(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the route, operation and request of ddb_router.call must not be null")));
-	PG_RETURN_TEXT_P(node_call(NODE_EXECUTE, PG_GETARG_INT32(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1),
-							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3)));
+	return call_from_sql(fcinfo, NODE_EXECUTE);
 }
 
 /*
@@ -171,12 +180,14 @@ node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request)
 Datum
 ddb_router_call_rolled_back(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the route, operation and request of ddb_router.call_rolled_back must not be null")));
-	PG_RETURN_TEXT_P(node_call(NODE_EXECUTE_ROLLED_BACK, PG_GETARG_INT32(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1),
-							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3)));
+	return call_from_sql(fcinfo, NODE_EXECUTE_ROLLED_BACK);
+}
+
+/* ddb_router.call_for_merge(route, role, operation, request): ddb.execute_for_merge on the node of route. */
+Datum
+ddb_router_call_for_merge(PG_FUNCTION_ARGS)
+{
+	return call_from_sql(fcinfo, NODE_EXECUTE_FOR_MERGE);
 }
 
 /* ddb_router.raise_invalid(role, operation, request): node_raise_invalid for the fan-out operations' SQL. */

@@ -46,6 +46,7 @@ typedef enum NodeFunction
 {
 	NODE_EXECUTE,				/* ddb_router.node_execute: ddb.execute_metered */
 	NODE_EXECUTE_ROLLED_BACK,	/* ddb_router.node_execute_rolled_back: ddb.execute_rolled_back */
+	NODE_EXECUTE_FOR_MERGE,		/* ddb_router.node_execute_for_merge: ddb.execute_for_merge */
 	NODE_FUNCTION_COUNT
 } NodeFunction;
 
