@@ -161,8 +161,41 @@ check "its reads go on" '{"S": "song5"}' \
     "$(call GetItem '{"TableName": "Music", "Key": {"Artist": {"S": "artist5"}, "Song": {"S": "song5"}}}' "r->'Item'->'Song'")"
 q -c "UPDATE ddb_router.partitions SET moving = false WHERE partition = $part"
 
-check "PartiQL is refused rather than served from the router's empty tables" "YD001|ValidationException" \
-    "$(error ExecuteStatement '{"Statement": "SELECT * FROM Music"}' | cut -d'|' -f1,3)"
+# PartiQL: a statement goes where the operation it stands for goes.
+check "ExecuteStatement SELECT of one item reads its node" '[{"n": {"N": "42"}}]' \
+    "$(call ExecuteStatement '{"Statement": "SELECT n FROM Music WHERE Artist = ? AND Song = ?", "Parameters": [{"S": "artist42"}, {"S": "song42"}]}' "r->'Items'")"
+call ExecuteStatement '{"Statement": "INSERT INTO Music VALUE {'"'"'Artist'"'"': '"'"'artist200'"'"', '"'"'Song'"'"': '"'"'song200'"'"'}"}' >/dev/null
+check "an INSERT lands on the node of its partition" "1" \
+    "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music') it WHERE it->>'Artist' = 'artist200'")")"
+check "an INSERT of a key that exists is the node's DuplicateItemException" "YD011|DuplicateItemException" \
+    "$(error ExecuteStatement '{"Statement": "INSERT INTO Music VALUE {'"'"'Artist'"'"': '"'"'artist200'"'"', '"'"'Song'"'"': '"'"'song200'"'"'}"}' | cut -d'|' -f1,3)"
+# a SELECT of every item pages node after node with the router's NextToken
+start=""; seen=""; pages=0
+while :; do
+    request="{\"Statement\": \"SELECT Artist FROM Music\", \"Limit\": 30${start:+, \"NextToken\": \"$start\"}}"
+    seen="$seen $(call ExecuteStatement "$request" "(SELECT string_agg(i->'Artist'->>'S', ' ') FROM jsonb_array_elements(r->'Items') i)")"
+    start=$(call ExecuteStatement "$request" "coalesce(r->>'NextToken', '')")
+    pages=$((pages + 1))
+    [ -n "$start" ] && [ "$pages" -lt 30 ] || break
+done
+check "a SELECT of every item pages over both nodes: each item once" "121 121" \
+    "$(echo $seen | wc -w) $(echo $seen | tr ' ' '\n' | sort -u | wc -l)"
+check "a NextToken that was edited is refused" "YD001|The provided NextToken is not valid|ValidationException" \
+    "$(error ExecuteStatement '{"Statement": "SELECT Artist FROM Music", "NextToken": "eyJub2RlIjogMn0=.AAAA"}')"
+check "BatchExecuteStatement: each statement on its node, answers in order, an error in its place" \
+    "song1 song2 ValidationError song3" \
+    "$(call BatchExecuteStatement '{"Statements": [
+        {"Statement": "SELECT Song FROM Music WHERE Artist = '"'"'artist1'"'"' AND Song = '"'"'song1'"'"'"},
+        {"Statement": "SELECT Song FROM Music WHERE Artist = '"'"'artist2'"'"' AND Song = '"'"'song2'"'"'"},
+        {"Statement": "SELEKT nothing"},
+        {"Statement": "SELECT Song FROM Music WHERE Artist = '"'"'artist3'"'"' AND Song = '"'"'song3'"'"'"}]}' \
+       "(SELECT string_agg(coalesce(x->'Item'->'Song'->>'S', x->'Error'->>'Code'), ' ') FROM jsonb_array_elements(r->'Responses') x)")"
+check "ExecuteTransaction on one node" '{}' \
+    "$(call ExecuteTransaction '{"TransactStatements": [
+        {"Statement": "UPDATE Music SET n = 1 WHERE Artist = '"'"'artist9'"'"' AND Song = '"'"'song9'"'"'"},
+        {"Statement": "INSERT INTO Music VALUE {'"'"'Artist'"'"': '"'"'artist9'"'"', '"'"'Song'"'"': '"'"'song9b'"'"'}"}]}')"
+check "streams are refused rather than served from the router's empty tables" "YD001|ValidationException" \
+    "$(error ListStreams '{}' | cut -d'|' -f1,3)"
 call DeleteTable '{"TableName": "Music"}' >/dev/null
 check "DeleteTable removes the table from the router and every node" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"

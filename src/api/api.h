@@ -157,6 +157,9 @@ extern Jsonb *api_execute_statement(Jsonb *request);
 extern Jsonb *api_batch_execute_statement(Jsonb *request);
 extern Jsonb *api_execute_transaction(Jsonb *request);
 
+/* The operation a statement ({"Statement", "Parameters"}) stands for, and its request (a router's question). */
+extern const char *api_statement_operation(Jsonb *element, Jsonb **request);
+
 /* A token given to clients, sealed with the server's secret for a purpose (tokens.c). */
 extern char *api_token_seal(const char *purpose, const char *payload);
 

@@ -228,6 +228,35 @@ run_statement(Jsonb *request, List **items, JsonbValue *next, const char **table
 	}
 }
 
+/*
+ * The operation a statement ({"Statement", "Parameters"}) stands for, and
+ * its request in *request: where a router of a sharded deployment sends the
+ * statement (src/router/).  Raises DynamoDB's error for an invalid statement.
+ */
+const char *
+api_statement_operation(Jsonb *element, Jsonb **request)
+{
+	Statement	st;
+	Rewritten	rw;
+
+	partiql_parse(&st, statement_text(element), statement_params(element));
+	partiql_rewrite(&st, &rw, false);
+	*request = text_to_jsonb(rw.request);
+	if (rw.run == api_query)
+		return "Query";
+	if (rw.run == api_scan)
+		return "Scan";
+	if (rw.run == api_put_item)
+		return "PutItem";
+	if (rw.run == api_get_item)
+		return "GetItem";
+	if (rw.run == api_update_item)
+		return "UpdateItem";
+	if (rw.run == api_delete_item)
+		return "DeleteItem";
+	return "ConditionCheck";
+}
+
 /* Pushes "Items": [...] of a response. */
 static void
 push_items(JsonbParseState **state, List *items)

@@ -1,7 +1,8 @@
 /*
  * route.c — where a request goes: the routing hash of its partition key
  * (ddb.ddb_key_route_hash of the key's encoding), read from the request
- * without raising.  A request whose key cannot be read is invalid; the
+ * without raising (a Query's and a PartiQL statement's by their own checks,
+ * in a subtransaction).  A request whose key cannot be read is invalid; the
  * router then lets a node raise DynamoDB's error for it
  * (ddb.execute_rolled_back), so that errors come in the order a node's
  * own checks give them.
@@ -10,6 +11,8 @@
 
 #include "access/xact.h"
 #include "common/base64.h"
+#include "access/htup_details.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -20,6 +23,7 @@
 #include "router.h"
 
 PG_FUNCTION_INFO_V1(ddb_router_route_of);
+PG_FUNCTION_INFO_V1(ddb_router_statement_route);
 
 /* The string of a one-member AttributeValue object of type ({"S": "..."}); false for anything else. */
 static bool
@@ -103,25 +107,64 @@ route_item(Jsonb *request, const char *member, uint32 *hash)
 	return route_key_value(map.val.binary.data, def->keys.hash_key, def->keys.hash_type, hash);
 }
 
+/* Where a read request goes: the result of one of the routing questions below. */
+typedef enum Destination
+{
+	DESTINATION_INVALID,		/* the request is invalid: a node raises its error */
+	DESTINATION_NODE,			/* the node of a routing hash */
+	DESTINATION_EVERY_NODE		/* every node holds a part of what it reads */
+} Destination;
+
+/* A Query's destination: the node of its partition key, or every node for a global index. */
+static Destination
+query_destination(Jsonb *request, uint32 *hash)
+{
+	Datum		pk = api_query_partition_key(request);
+	struct varlena *key;
+
+	if (pk == (Datum) 0)
+		return DESTINATION_EVERY_NODE;
+	key = PG_DETOAST_DATUM_PACKED(pk);
+	*hash = ddb_key_route_hash_encoded(DDB_KEY_DATA(key), DDB_KEY_LEN(key));
+	return DESTINATION_NODE;
+}
+
+/* The operation of the statement statement_destination last read. */
+static const char *statement_operation = NULL;
+
+/* A PartiQL statement's destination: that of the operation it stands for. */
+static Destination
+statement_destination(Jsonb *element, uint32 *hash)
+{
+	Jsonb	   *request;
+	const char *operation = api_statement_operation(element, &request);
+
+	statement_operation = operation;
+	if (strcmp(operation, "Query") == 0)
+		return query_destination(request, hash);
+	if (strcmp(operation, "Scan") == 0)
+		return DESTINATION_EVERY_NODE;
+	return route_item(request, strcmp(operation, "PutItem") == 0 ? "Item" : "Key", hash) ?
+		DESTINATION_NODE : DESTINATION_INVALID;
+}
+
 /*
- * The routing hash of a Query of a table or local index (global: it reads a
- * global index, which every node holds a part of); false when the request
- * is invalid.  The Query's own checks read it, in a subtransaction whose
- * error is dropped: the node the request then goes to raises it.
+ * Asks a routing question that runs a request's own checks (which raise
+ * for an invalid request), in a subtransaction whose error is dropped: the
+ * node the request then goes to raises it.
  */
-bool
-route_query(Jsonb *request, uint32 *hash, bool *global)
+static Destination
+ask_destination(Destination (*question) (Jsonb *, uint32 *), Jsonb *request, uint32 *hash)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	volatile Datum pk = (Datum) 0;
-	volatile bool valid = true;
+	volatile Destination destination = DESTINATION_INVALID;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		pk = api_query_partition_key(request);
+		destination = question(request, hash);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -129,21 +172,54 @@ route_query(Jsonb *request, uint32 *hash, bool *global)
 		MemoryContextSwitchTo(cxt);
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		valid = false;
+		destination = DESTINATION_INVALID;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
-	if (!valid)
-		return false;
-	*global = pk == (Datum) 0;
-	if (!*global)
-	{
-		struct varlena *key = PG_DETOAST_DATUM_PACKED(pk);
+	return destination;
+}
 
-		*hash = ddb_key_route_hash_encoded(DDB_KEY_DATA(key), DDB_KEY_LEN(key));
-	}
-	return true;
+/*
+ * The routing hash of a Query of a table or local index (global: it reads a
+ * global index, which every node holds a part of); false when the request
+ * is invalid.
+ */
+bool
+route_query(Jsonb *request, uint32 *hash, bool *global)
+{
+	Destination destination = ask_destination(query_destination, request, hash);
+
+	*global = destination == DESTINATION_EVERY_NODE;
+	return destination != DESTINATION_INVALID;
+}
+
+/*
+ * ddb_router.statement_route(element, OUT route, OUT spans, OUT operation):
+ * where a PartiQL statement ({"Statement", "Parameters"}) goes: the routing
+ * hash of the item or partition it addresses, or spans when it reads every
+ * node (a Scan, a global index); null and false for an invalid statement;
+ * and the operation it stands for (GetItem, PutItem, Query, ...).
+ */
+Datum
+ddb_router_statement_route(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	uint32		hash = 0;
+	Destination destination;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "ddb_router: statement_route must return a row");
+	statement_operation = NULL;
+	destination = ask_destination(statement_destination, PG_GETARG_JSONB_P(0), &hash);
+	values[0] = Int32GetDatum((int32) hash);
+	values[2] = statement_operation ? CStringGetTextDatum(statement_operation) : (Datum) 0;
+	nulls[2] = statement_operation == NULL || destination == DESTINATION_INVALID;
+	nulls[0] = destination != DESTINATION_NODE;
+	values[1] = BoolGetDatum(destination == DESTINATION_EVERY_NODE);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
 /*

@@ -6,8 +6,8 @@
  * the node of their partition key; the operations that span nodes are the
  * SQL functions ddb_router.<operation> (sql/ddb_router--*.sql); the
  * catalog's read-only operations are the router's own (its catalog is the
- * nodes'); PartiQL and streams are refused rather than served from the
- * router's empty tables.
+ * nodes'); streams are refused rather than served from the router's empty
+ * tables.
  */
 #include "postgres.h"
 
@@ -55,14 +55,16 @@ static const struct
 	{"TagResource", ROUTE_SQL, "ddb_router.change_table"},
 	{"UntagResource", ROUTE_SQL, "ddb_router.change_table"},
 	{"DescribeTable", ROUTE_SQL, "ddb_router.describe_table"},
+	{"ExecuteStatement", ROUTE_SQL, "ddb_router.execute_statement"},
+	{"BatchExecuteStatement", ROUTE_SQL, "ddb_router.batch_execute_statement"},
+	{"ExecuteTransaction", ROUTE_SQL, "ddb_router.execute_transaction"},
 	{"ListTables", ROUTE_LOCAL, NULL},
 	{"DescribeTimeToLive", ROUTE_LOCAL, NULL},
 	{"ListTagsOfResource", ROUTE_LOCAL, NULL},
 };
 
-/* The operations a sharded deployment does not serve yet: PartiQL and streams. */
+/* The operations a sharded deployment does not serve yet: streams. */
 static const char *const refused[] = {
-	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 	"ListStreams", "DescribeStream", "GetShardIterator", "GetRecords",
 };
 

@@ -1,0 +1,141 @@
+-- ---------------------------------------------------------------------------
+-- PartiQL through the router: a statement goes where the operation it stands
+-- for goes (src/router/route.c reads it with the node's own parser).
+-- ---------------------------------------------------------------------------
+
+-- Where a PartiQL statement ({"Statement", "Parameters"}) goes: the routing hash of what
+-- it addresses, or spans (a Scan, a global index); null and false when it is invalid.
+CREATE FUNCTION ddb_router.statement_route(element jsonb, OUT route integer, OUT spans boolean, OUT operation text)
+    AS 'MODULE_PATHNAME', 'ddb_router_statement_route' LANGUAGE C STABLE STRICT;
+
+-- True for the operations that write.
+CREATE FUNCTION ddb_router.writes(operation text) RETURNS boolean
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+RETURN operation IN ('PutItem', 'UpdateItem', 'DeleteItem');
+
+-- ExecuteStatement: on the node of what the statement addresses.  A SELECT that reads
+-- every node goes node after node, a page per node at most, with a NextToken of the
+-- router's (sealed, naming the node and the node's own NextToken).
+CREATE FUNCTION ddb_router.execute_statement(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    destination record := ddb_router.statement_route(request);
+    routes integer[] := ARRAY(SELECT ddb_router.node_routes());
+    purpose text := 'router NextToken ' || (request->>'Statement');
+    position jsonb := '{"node": 1}';
+    answer text;
+    response jsonb;
+    next jsonb;
+BEGIN
+    IF destination.route IS NOT NULL THEN
+        IF ddb_router.writes(destination.operation) THEN
+            PERFORM ddb_router.write_guard(destination.route);
+        END IF;
+        RETURN ddb_router.call(destination.route, role_name, operation, request);
+    END IF;
+    IF NOT destination.spans THEN
+        RETURN ddb_router.raise_invalid(role_name, operation, request);
+    END IF;
+    IF request ? 'NextToken' THEN
+        position := ddb.open_token(purpose, request->>'NextToken')::jsonb;
+        IF position IS NULL OR (position->>'node')::integer > cardinality(routes) THEN
+            RAISE EXCEPTION 'The provided NextToken is not valid' USING ERRCODE = 'YD001',
+                DETAIL = jsonb_build_object('__type', 'com.amazon.coral.validate#ValidationException',
+                                            'message', 'The provided NextToken is not valid')::text;
+        END IF;
+    END IF;
+    answer := ddb_router.call(routes[(position->>'node')::integer], role_name, operation,
+                              (request - 'NextToken') || jsonb_strip_nulls(jsonb_build_object('NextToken', position->'token')));
+    response := ddb_router.answer_response(answer);
+    next := CASE WHEN response ? 'NextToken' THEN jsonb_build_object('node', position->'node', 'token', response->'NextToken')
+                 WHEN (position->>'node')::integer < cardinality(routes) THEN jsonb_build_object('node', (position->>'node')::integer + 1)
+            END;
+    RETURN ddb_router.answer(ddb_router.answer_consumed(answer),
+        (response - 'NextToken')
+        || CASE WHEN next IS NULL THEN '{}' ELSE jsonb_build_object('NextToken', ddb.seal_token(purpose, next::text)) END);
+END
+$$;
+
+-- Each statement of a list with where it goes (route 0 for one that cannot be routed) and its operation.
+CREATE FUNCTION ddb_router.statement_routes(statements jsonb)
+RETURNS TABLE (n bigint, element jsonb, route integer, operation text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.n, s.element, coalesce(d.route, 0), d.operation
+    FROM jsonb_array_elements(statements) WITH ORDINALITY s(element, n)
+         LEFT JOIN LATERAL ddb_router.statement_route(s.element) d ON true
+$$;
+
+-- BatchExecuteStatement: each statement on the node of the item it addresses (one that
+-- cannot be routed on the first node, which reports its error in its place), the nodes'
+-- responses put back in the statements' order.
+CREATE FUNCTION ddb_router.batch_execute_statement(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    routed jsonb;
+    part record;
+    answer text;
+    response jsonb;
+    consumed jsonb := '{}';
+    capacity jsonb;
+    responses jsonb[];
+BEGIN
+    IF jsonb_typeof(request->'Statements') IS DISTINCT FROM 'array'
+       OR jsonb_array_length(request->'Statements') NOT BETWEEN 1 AND 25 THEN
+        RETURN ddb_router.raise_invalid(role_name, operation, request);
+    END IF;
+    routed := (SELECT jsonb_agg(to_jsonb(r) ORDER BY r.n) FROM ddb_router.statement_routes(request->'Statements') r);
+    PERFORM ddb_router.write_guard((r->>'route')::integer) FROM jsonb_array_elements(routed) r
+    WHERE ddb_router.writes(r->>'operation');
+    responses := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(routed)]);
+    FOR part IN
+        SELECT ddb_router.node_route((r->>'route')::integer) AS node,
+               array_agg((r->>'n')::integer ORDER BY (r->>'n')::integer) AS positions,
+               jsonb_agg(r->'element' ORDER BY (r->>'n')::integer) AS statements
+        FROM jsonb_array_elements(routed) r GROUP BY 1 ORDER BY 1
+    LOOP
+        answer := ddb_router.call(part.node, role_name, operation, jsonb_set(request, '{Statements}', part.statements));
+        response := ddb_router.answer_response(answer);
+        consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
+        capacity := ddb_router.add_capacity_lists(capacity, response->'ConsumedCapacity');
+        FOR i IN 1 .. cardinality(part.positions) LOOP
+            responses[part.positions[i]] := response->'Responses'->(i - 1);
+        END LOOP;
+    END LOOP;
+    RETURN ddb_router.answer(consumed, jsonb_build_object('Responses', to_jsonb(responses))
+        || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
+END
+$$;
+
+-- ExecuteTransaction: on the node of every statement's item, or across nodes.
+CREATE FUNCTION ddb_router.execute_transaction(role_name name, operation text, request jsonb) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    routed jsonb;
+    nodes integer[];
+BEGIN
+    IF jsonb_typeof(request->'TransactStatements') IS DISTINCT FROM 'array'
+       OR jsonb_array_length(request->'TransactStatements') NOT BETWEEN 1 AND 100 THEN
+        RETURN ddb_router.raise_invalid(role_name, operation, request);
+    END IF;
+    routed := (SELECT jsonb_agg(to_jsonb(r)) FROM ddb_router.statement_routes(request->'TransactStatements') r);
+    IF EXISTS (SELECT FROM jsonb_array_elements(routed) r WHERE r->>'operation' IS NULL) THEN
+        RETURN ddb_router.raise_invalid(role_name, operation, request);
+    END IF;
+    PERFORM ddb_router.write_guard((r->>'route')::integer) FROM jsonb_array_elements(routed) r
+    WHERE ddb_router.writes(r->>'operation');
+    nodes := ARRAY(SELECT DISTINCT ddb_router.node_route((r->>'route')::integer) FROM jsonb_array_elements(routed) r);
+    IF cardinality(nodes) > 1 THEN
+        RETURN ddb_router.transact_across_nodes(role_name, operation, request);
+    END IF;
+    RETURN ddb_router.call(nodes[1], role_name, operation, request);
+END
+$$;
