@@ -134,6 +134,7 @@ ROUTER_SQL = \
 	sql/router/fanout.sql \
 	sql/router/transactions.sql \
 	sql/router/partiql.sql \
+	sql/router/streams.sql \
 	sql/router/execute.sql
 
 ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control

@@ -194,8 +194,26 @@ check "ExecuteTransaction on one node" '{}' \
     "$(call ExecuteTransaction '{"TransactStatements": [
         {"Statement": "UPDATE Music SET n = 1 WHERE Artist = '"'"'artist9'"'"' AND Song = '"'"'song9'"'"'"},
         {"Statement": "INSERT INTO Music VALUE {'"'"'Artist'"'"': '"'"'artist9'"'"', '"'"'Song'"'"': '"'"'song9b'"'"'}"}]}')"
-check "streams are refused rather than served from the router's empty tables" "YD001|ValidationException" \
-    "$(error ListStreams '{}' | cut -d'|' -f1,3)"
+# Streams: the router's stream, a shard per node.
+call CreateTable '{"TableName": "Events", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"}}' >/dev/null
+q -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', jsonb_build_object('TableName', 'Events',
+        'Item', jsonb_build_object('id', jsonb_build_object('S', 'event' || i)))) FROM generate_series(1, 20) i" >/dev/null
+arn=$(call ListStreams '{"TableName": "Events"}' "r->'Streams'->0->>'StreamArn'")
+check "ListStreams gives the router's stream" "$(call DescribeTable '{"TableName": "Events"}' "r->'Table'->>'LatestStreamArn'")" "$arn"
+shards=$(call DescribeStream "{\"StreamArn\": \"$arn\"}" "(SELECT string_agg(s->>'ShardId', ' ') FROM jsonb_array_elements(r->'StreamDescription'->'Shards') s)")
+check "DescribeStream has a shard per node" "2" "$(echo $shards | wc -w)"
+events=""
+for shard in $shards; do
+    iterator=$(call GetShardIterator "{\"StreamArn\": \"$arn\", \"ShardId\": \"$shard\", \"ShardIteratorType\": \"TRIM_HORIZON\"}" "r->>'ShardIterator'")
+    events="$events $(call GetRecords "{\"ShardIterator\": \"$iterator\"}" "(SELECT string_agg(e->'dynamodb'->'Keys'->'id'->>'S', ' ') FROM jsonb_array_elements(r->'Records') e)")"
+done
+check "reading every shard gives every item's record once" "20 20" "$(echo $events | wc -w) $(echo $events | tr ' ' '\n' | sort -u | wc -l)"
+check "a shard that is no node's is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
+    "$(error GetShardIterator "{\"StreamArn\": \"$arn\", \"ShardId\": \"shardId-00000009-1\", \"ShardIteratorType\": \"LATEST\"}" | cut -d'|' -f1,3)"
+check "an iterator the router did not seal is the node's ValidationException" "YD001|Invalid ShardIterator|ValidationException" \
+    "$(error GetRecords '{"ShardIterator": "WzEsICJ4Il0=.AAAA"}')"
 call DeleteTable '{"TableName": "Music"}' >/dev/null
 check "DeleteTable removes the table from the router and every node" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"

@@ -6,8 +6,7 @@
  * the node of their partition key; the operations that span nodes are the
  * SQL functions ddb_router.<operation> (sql/ddb_router--*.sql); the
  * catalog's read-only operations are the router's own (its catalog is the
- * nodes'); streams are refused rather than served from the router's empty
- * tables.
+ * nodes'), and so is ListStreams (a stream's ARN is the router's).
  */
 #include "postgres.h"
 
@@ -58,14 +57,13 @@ static const struct
 	{"ExecuteStatement", ROUTE_SQL, "ddb_router.execute_statement"},
 	{"BatchExecuteStatement", ROUTE_SQL, "ddb_router.batch_execute_statement"},
 	{"ExecuteTransaction", ROUTE_SQL, "ddb_router.execute_transaction"},
+	{"DescribeStream", ROUTE_SQL, "ddb_router.describe_stream"},
+	{"GetShardIterator", ROUTE_SQL, "ddb_router.get_shard_iterator"},
+	{"GetRecords", ROUTE_SQL, "ddb_router.get_records"},
+	{"ListStreams", ROUTE_LOCAL, NULL},
 	{"ListTables", ROUTE_LOCAL, NULL},
 	{"DescribeTimeToLive", ROUTE_LOCAL, NULL},
 	{"ListTagsOfResource", ROUTE_LOCAL, NULL},
-};
-
-/* The operations a sharded deployment does not serve yet: streams. */
-static const char *const refused[] = {
-	"ListStreams", "DescribeStream", "GetShardIterator", "GetRecords",
 };
 
 /* Runs SELECT function($1 role, $2 operation, $3 request) on the router (SPI). */
@@ -88,18 +86,6 @@ run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb
 	result = SPI_datumTransfer(result, false, -1);
 	SPI_finish();
 	return DatumGetTextPP(result);
-}
-
-/* Refuses an operation a sharded deployment does not serve (yet): DynamoDB's ValidationException. */
-static void
-refuse(const char *operation)
-{
-	char	   *message = psprintf("%s is not served by a sharded deployment of ddb_model (docs/scale-out.md)", operation);
-
-	ereport(ERROR,
-			(errcode(ERRCODE_DDB_VALIDATION),
-			 errmsg("%s", message),
-			 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_VALIDATION), message, NULL, NULL))));
 }
 
 /* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed. */
@@ -155,9 +141,6 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 			router_write_guard(hash);
 		PG_RETURN_TEXT_P(node_call(NODE_EXECUTE, (int32) hash, role, role_null, operation, request));
 	}
-	for (size_t i = 0; i < lengthof(refused); i++)
-		if (strcmp(op, refused[i]) == 0)
-			refuse(op);
 	/* an operation ddb_model does not know: its UnknownOperationException */
 	PG_RETURN_TEXT_P(run_sql("ddb.execute_metered", role, role_null, operation, request));
 }
