@@ -135,6 +135,7 @@ ROUTER_SQL = \
 	sql/router/transactions.sql \
 	sql/router/partiql.sql \
 	sql/router/streams.sql \
+	sql/router/grants.sql \
 	sql/router/execute.sql
 
 ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control

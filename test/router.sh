@@ -214,9 +214,38 @@ check "a shard that is no node's is ResourceNotFoundException" "YD004|ResourceNo
     "$(error GetShardIterator "{\"StreamArn\": \"$arn\", \"ShardId\": \"shardId-00000009-1\", \"ShardIteratorType\": \"LATEST\"}" | cut -d'|' -f1,3)"
 check "an iterator the router did not seal is the node's ValidationException" "YD001|Invalid ShardIterator|ValidationException" \
     "$(error GetRecords '{"ShardIterator": "WzEsICJ4Il0=.AAAA"}')"
+# Authorization: each node checks the request as its role; a grant is made everywhere.
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_router_reader" -c "CREATE ROLE ddb_router_reader NOLOGIN"
+q -c "SELECT ddb_router.grant_tables('ddb_router_reader', 'Music', read_only => true)" >/dev/null
+check "a grant is made on the router and every node" "1|1+1" \
+    "$(q -c "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")|$(on_nodes "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")"
+check "a read-only role reads through the router" '{"S": "song42"}' \
+    "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered('ddb_router_reader', 'GetItem',
+        '{\"TableName\": \"Music\", \"Key\": {\"Artist\": {\"S\": \"artist42\"}, \"Song\": {\"S\": \"song42\"}}}'))->'Item'->'Song'")"
+check "and is refused a write by the item's node" "YD010|AccessDeniedException" \
+    "$(q -c "DO \$d\$ BEGIN PERFORM ddb_router.execute_metered('ddb_router_reader', 'PutItem', '{\"TableName\": \"Music\", \"Item\": {\"Artist\": {\"S\": \"x\"}, \"Song\": {\"S\": \"y\"}}}');
+          EXCEPTION WHEN OTHERS THEN DECLARE s text; d text;
+          BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, d = PG_EXCEPTION_DETAIL;
+                RAISE NOTICE '%|%', s, split_part(d::jsonb->>'__type', '#', 2); END; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
+check "and refused a table it was not granted" "YD010" \
+    "$(q -c "DO \$d\$ BEGIN PERFORM ddb_router.execute_metered('ddb_router_reader', 'Scan', '{\"TableName\": \"Events\"}');
+          EXCEPTION WHEN OTHERS THEN DECLARE s text; BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE; RAISE NOTICE '%', s; END; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_router_other" -c "CREATE ROLE ddb_router_other NOLOGIN"
+q -c "GRANT USAGE ON SCHEMA ddb_router TO ddb_router_other"
+check "a caller who may not act as a role cannot have the router act as it" "42501" \
+    "$(q -c "SET ROLE ddb_router_other" -c "DO \$d\$ BEGIN PERFORM ddb_router.execute_metered('ddb_router_reader', 'Scan', '{\"TableName\": \"Music\"}');
+          EXCEPTION WHEN OTHERS THEN DECLARE s text; BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE; RAISE NOTICE '%', s; END; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
+check "nor call the router's way to the nodes itself" "42501" \
+    "$(q -c "SET ROLE ddb_router_other" -c "DO \$d\$ BEGIN PERFORM ddb_router.node_execute(0, 'ddb_router_reader', 'Scan', '{\"TableName\": \"Music\"}');
+          EXCEPTION WHEN OTHERS THEN DECLARE s text; BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE; RAISE NOTICE '%', s; END; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
+q -c "SELECT ddb_router.revoke_tables('ddb_router_reader', 'Music')" >/dev/null
+check "a revoke is made everywhere" "0|0+0" \
+    "$(q -c "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")|$(on_nodes "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")"
+
 call DeleteTable '{"TableName": "Music"}' >/dev/null
 check "DeleteTable removes the table from the router and every node" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"
 
 for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
+psql -X -q -d postgres -c "DROP ROLE ddb_router_reader" -c "DROP ROLE ddb_router_other"
 exit $status

@@ -28,14 +28,6 @@ LANGUAGE plproxy AS $$
     SELECT ddb.execute_for_merge(role_name, operation, request);
 $$;
 
--- ddb.execute_metered on every node, once each.
-CREATE FUNCTION ddb_router.nodes_execute(role_name name, operation text, request jsonb) RETURNS SETOF text
-LANGUAGE plproxy AS $$
-    CLUSTER 'ddb';
-    RUN ON ddb_router.node_routes();
-    SELECT ddb.execute_metered(role_name, operation, request);
-$$;
-
 -- ---------------------------------------------------------------------------
 -- C helpers of the fan-out operations below (src/router/).
 -- ---------------------------------------------------------------------------

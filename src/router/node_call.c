@@ -10,6 +10,8 @@
 #include "postgres.h"
 
 #include "catalog/pg_proc.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
@@ -142,6 +144,33 @@ node_call(NodeFunction function, int32 route, Datum role, bool role_null, text *
 	return DatumGetTextPP(result);
 }
 
+/*
+ * Refuses a role the caller may not act as, as ddb.execute_as does: the
+ * nodes trust the router's connection to act as any role it names.
+ */
+void
+router_check_role(Datum role, bool role_null)
+{
+	const char *role_name;
+	Oid			oid;
+
+	if (role_null)
+		return;
+	role_name = NameStr(*DatumGetName(role));
+	oid = get_role_oid(role_name, true);
+	if (!OidIsValid(oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_ACCESS_DENIED),
+				 errmsg("The role \"%s\" this request acts as does not exist", role_name),
+				 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_ACCESS_DENIED),
+												"The role this request acts as does not exist", NULL, NULL))));
+	if (!is_member_of_role(GetUserId(), oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to act as role \"%s\"", role_name),
+				 errhint("ddb_router.execute_metered takes a role the caller may SET ROLE to.")));
+}
+
 /* A node function called from SQL (ddb_router.call_rolled_back, ddb_router.call_for_merge). */
 static Datum
 call_from_sql(FunctionCallInfo fcinfo, NodeFunction function)
@@ -150,6 +179,7 @@ call_from_sql(FunctionCallInfo fcinfo, NodeFunction function)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the route, operation and request of a node call must not be null")));
+	router_check_role(PG_GETARG_DATUM(1), PG_ARGISNULL(1));
 	PG_RETURN_TEXT_P(node_call(function, PG_GETARG_INT32(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1),
 							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3)));
 }
@@ -198,6 +228,7 @@ ddb_router_raise_invalid(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the operation and request of ddb_router.raise_invalid must not be null")));
+	router_check_role(PG_GETARG_DATUM(0), PG_ARGISNULL(0));
 	node_raise_invalid(PG_GETARG_DATUM(0), PG_ARGISNULL(0), PG_GETARG_TEXT_PP(1), PG_GETARG_JSONB_P(2));
 	PG_RETURN_NULL();
 }

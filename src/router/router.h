@@ -57,6 +57,9 @@ typedef enum NodeFunction
 extern text *node_call(NodeFunction function, int32 route, Datum role, bool role_null,
 					   text *operation, Jsonb *request);
 
+/* Refuses a role the caller may not act as (as ddb.execute_as does). */
+extern void router_check_role(Datum role, bool role_null);
+
 /* Has a node raise the error of a request the router found invalid (never returns). */
 extern void node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request) pg_attribute_noreturn();
 

@@ -101,6 +101,7 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	bool		global = false;
 	bool		routed = false;
 
+	router_check_role(role, role_null);
 	/* a request that is no object, or no operation: the router's ddb.execute_metered raises DynamoDB's error */
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || !JsonContainerIsObject(&PG_GETARG_JSONB_P(2)->root))
 	{
