@@ -3,8 +3,8 @@
 -- fixed number of logical partitions (a power of two) mapped onto them.  An
 -- item lives in partition ddb.ddb_key_route_hash(partition key) & (count - 1),
 -- which is the hash partition PostgreSQL's own hash partitioning of that
--- count would put it in.  PL/Proxy reads the map through the plproxy.*
--- functions below (cluster 'ddb'); the version makes it reload.
+-- count would put it in.  PL/Proxy reads the map as the options of the
+-- SQL/MED server ddb (its cluster 'ddb'), which the map's triggers keep.
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE ddb_router.nodes (
@@ -25,48 +25,58 @@ SELECT pg_catalog.pg_extension_config_dump('ddb_router.partitions', '');
 CREATE SEQUENCE ddb_router.cluster_version;
 SELECT pg_catalog.pg_extension_config_dump('ddb_router.cluster_version', '');
 
--- Any change of the map makes PL/Proxy (and the router's cache) read it again.
-CREATE FUNCTION ddb_router.bump_cluster_version() RETURNS trigger
+-- PL/Proxy's cluster 'ddb': a SQL/MED server whose options p0, p1, ... are the
+-- connection strings of the partitions' nodes.  PL/Proxy learns of a change of
+-- them at once, and asks nothing on each call (a configuration function would
+-- be a query per call).  Its users reach it only through the router's C code
+-- (src/router/node_call.c), which calls the PL/Proxy functions directly.
+-- (PL/Proxy takes no server without partitions: until ddb_router.create_partitions, its one
+-- partition names a database that is not there, and a call finds no node.)
+CREATE SERVER ddb FOREIGN DATA WRAPPER plproxy
+    OPTIONS (connection_lifetime '3600', p0 'dbname=ddb_router_without_partitions');
+CREATE USER MAPPING FOR PUBLIC SERVER ddb;
+GRANT USAGE ON FOREIGN SERVER ddb TO PUBLIC;
+
+-- Makes the server's options the map's: a partition's option its node's connection string.
+CREATE FUNCTION ddb_router.sync_server() RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    current text[] := (SELECT srvoptions FROM pg_foreign_server WHERE srvname = 'ddb');
+    changes text;
+BEGIN
+    SELECT string_agg(change, ', ') INTO changes FROM (
+        SELECT format('%s p%s %L', CASE WHEN EXISTS (SELECT FROM unnest(current) o WHERE o LIKE 'p' || p.partition || '=%')
+                                        THEN 'SET' ELSE 'ADD' END, p.partition, n.connstr) AS change
+        FROM ddb_router.partitions p JOIN ddb_router.nodes n USING (node_name)
+        UNION ALL
+        SELECT format('DROP %I', split_part(o, '=', 1))
+        FROM unnest(current) o
+        WHERE o ~ '^p[0-9]+=' AND NOT EXISTS (SELECT FROM ddb_router.partitions p WHERE o LIKE 'p' || p.partition || '=%')) c;
+    IF changes IS NOT NULL AND EXISTS (SELECT FROM ddb_router.partitions) THEN
+        EXECUTE 'ALTER SERVER ddb OPTIONS (' || changes || ')';
+    END IF;
+END
+$$;
+
+-- Any change of the map goes to PL/Proxy's server, and makes the router's cache read it again.
+CREATE FUNCTION ddb_router.map_changed() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    PERFORM ddb_router.sync_server();
     PERFORM nextval('ddb_router.cluster_version');
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER bump_cluster_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.nodes
-    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.bump_cluster_version();
-CREATE TRIGGER bump_cluster_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.partitions
-    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.bump_cluster_version();
-
--- PL/Proxy's configuration API, for the cluster 'ddb' only (the router's database is the router's).
-CREATE SCHEMA plproxy;
-
-CREATE FUNCTION plproxy.get_cluster_version(cluster_name text) RETURNS integer
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT CASE WHEN cluster_name = 'ddb'
-                THEN (SELECT last_value::integer + CASE WHEN is_called THEN 1 ELSE 0 END FROM ddb_router.cluster_version)
-           END
-$$;
-
-CREATE FUNCTION plproxy.get_cluster_partitions(cluster_name text) RETURNS SETOF text
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT n.connstr FROM ddb_router.partitions p JOIN ddb_router.nodes n USING (node_name)
-    WHERE cluster_name = 'ddb' ORDER BY p.partition
-$$;
-
-CREATE FUNCTION plproxy.get_cluster_config(IN cluster_name text, OUT key text, OUT val text) RETURNS SETOF record
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    -- a broken connection is noticed and replaced by PL/Proxy; none lives forever
-    SELECT 'connection_lifetime'::text, '3600'::text WHERE cluster_name = 'ddb'
-$$;
+CREATE TRIGGER map_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.map_changed();
+CREATE TRIGGER map_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.partitions
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.map_changed();
+-- (the router's cache reads the version, the sequence's last value, which needs SELECT on it)
+GRANT SELECT ON ddb_router.cluster_version TO PUBLIC;
 
 -- Adds a shard node: an ordinary ddb_model database of the same version.
 CREATE FUNCTION ddb_router.add_node(node_name text, connstr text) RETURNS void

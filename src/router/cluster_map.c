@@ -8,7 +8,10 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "storage/lock.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -19,8 +22,29 @@
 PG_FUNCTION_INFO_V1(ddb_router_write_guard);
 
 static ClusterMap *cached_map = NULL;
-static SPIPlanPtr version_plan = NULL;
 static SPIPlanPtr map_plan = NULL;
+
+/*
+ * The cluster's version: the last value of ddb_router.cluster_version (0
+ * before its first change), read without SPI: writes ask for it on every
+ * request.
+ */
+static int64
+cluster_version(void)
+{
+	Oid			schema = get_namespace_oid("ddb_router", false);
+	Oid			sequence = get_relname_relid("cluster_version", schema);
+	LOCAL_FCINFO(fcinfo, 1);
+	Datum		value;
+
+	if (!OidIsValid(sequence))
+		elog(ERROR, "ddb_router: the sequence ddb_router.cluster_version is missing");
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = ObjectIdGetDatum(sequence);
+	fcinfo->args[0].isnull = false;
+	value = pg_sequence_last_value(fcinfo);
+	return fcinfo->isnull ? 0 : DatumGetInt64(value);
+}
 
 /* A kept plan of a statement without parameters. */
 static SPIPlanPtr
@@ -93,24 +117,19 @@ load_map(int64 version)
 ClusterMap *
 router_cluster_map(void)
 {
-	int64		version;
-	bool		isnull;
+	int64		version = cluster_version();
 
-	SPI_connect();
-	if (SPI_execute_plan(kept_plan(&version_plan,
-								   "SELECT last_value + is_called::integer FROM ddb_router.cluster_version"),
-						 NULL, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "ddb_router: reading ddb_router.cluster_version failed");
-	version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	if (cached_map == NULL || cached_map->version != version)
 	{
-		ClusterMap *map = load_map(version);
+		ClusterMap *map;
 
+		SPI_connect();
+		map = load_map(version);
+		SPI_finish();
 		if (cached_map)
 			MemoryContextDelete(GetMemoryChunkContext(cached_map));
 		cached_map = map;
 	}
-	SPI_finish();
 	return cached_map;
 }
 
@@ -145,3 +164,4 @@ ddb_router_write_guard(PG_FUNCTION_ARGS)
 	router_write_guard((uint32) PG_GETARG_INT32(0));
 	PG_RETURN_VOID();
 }
+
