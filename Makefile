@@ -133,6 +133,7 @@ ROUTER_SQL = \
 	sql/router/calls.sql \
 	sql/router/fanout.sql \
 	sql/router/transactions.sql \
+	sql/router/move.sql \
 	sql/router/execute.sql
 
 ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control
