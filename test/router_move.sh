@@ -123,6 +123,12 @@ check "the partition's own node is refused" "22023: partition $P is already on n
 q -c "SELECT ddb_router.add_node('plain', '$(connstr $PLAIN)')" >/dev/null
 check "a node without ddb_model is refused" "55000: node plain has no extension ddb_model" \
     "$(fails "CALL ddb_router.move_partition($P, 'plain')")"
+# a table defined otherwise on the target: refused when it holds items (made again when empty, below)
+node "$PLAIN" -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Accounts', 'customer', 'N')" \
+    -c "SELECT ddb.put_item('Accounts', '{\"customer\": 1}')" >/dev/null
+check "a node whose table is defined otherwise and holds items is refused" \
+    "55000: table Accounts on node plain is not defined as the cluster's is, and holds items" \
+    "$(fails "CALL ddb_router.move_partition($P, 'plain')")"
 q -c "DELETE FROM ddb_router.nodes WHERE node_name = 'plain'"
 check "inside a transaction block, the move refuses before doing anything" "2D000: invalid transaction termination" \
     "$(fails "BEGIN; CALL ddb_router.move_partition($P, 'n0')")"
@@ -131,7 +137,9 @@ check "and after them nothing moves or is marked" "0|0|no error" \
 check "recover_move refuses a partition without an unfinished move" "55000: partition $P has no unfinished move" \
     "$(fails "CALL ddb_router.recover_move($P)")"
 
-# The third node, empty: the move makes the tables there.
+# The third node: the move makes the tables there (Orders, which it lacks, and Accounts, which it
+# has with another key type and no item).
+node "${NODES[2]}" -c "SELECT ddb.create_table('Accounts', 'customer', 'N')" >/dev/null
 q -c "SELECT ddb_router.add_node('n2', '$(connstr "${NODES[2]}")')" >/dev/null
 P_BASE=$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P)")
 P_TTL=$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P) AND expires_at IS NOT NULL")
@@ -215,7 +223,7 @@ move_status=$?
 elapsed=$(( $(date +%s%3N) - started ))
 wait $held_pid
 check "the move ends well, after the write in flight (3 s)" "0 true" "$move_status $([ "$elapsed" -ge 2000 ] && echo true)"
-check "it says what it did" "4" "$(grep -cE 'marked moving|items copied from node n1 to node n2|is on node n2 and takes writes there|items removed from node n1' "$WORK/move.log")"
+check "it says what it did" "5" "$(grep -cE 'made on node n2 the tables it lacked or defined otherwise: Accounts, Orders|marked moving|items copied from node n1 to node n2|is on node n2 and takes writes there|items removed from node n1' "$WORK/move.log")"
 sleep 0.3
 q -c "UPDATE public.writer_state SET stop = true"
 wait $writer_pid

@@ -484,7 +484,7 @@ BEGIN
     END IF;
     made := ddb_router.prepare_node_tables('ddb_move_target', node_name);
     IF cardinality(made) > 0 THEN
-        RAISE NOTICE 'made on node % the tables it lacked: %', node_name, array_to_string(made, ', ');
+        RAISE NOTICE 'made on node % the tables it lacked or defined otherwise: %', node_name, array_to_string(made, ', ');
     END IF;
 
     INSERT INTO ddb_router.moves (partition, source_node, target_node, step)
