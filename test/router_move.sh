@@ -201,9 +201,9 @@ writer_pid=$!
 wait_for "SELECT rounds >= 3 FROM public.writer_state" t >/dev/null
 V0=$(q -c "SELECT min(v) FROM public.acks WHERE customer IN ('${P_KEYS[0]}', '${P_KEYS[1]}', '${P_KEYS[2]}')")
 
-# A write in flight: a router transaction that wrote to P and holds P's writer lock 3 s.
+# A write in flight: a router transaction that wrote to P and holds P's writer lock 4 s.
 PGAPPNAME=held q -c "BEGIN" -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', '$(put_request "${P_KEYS[3]:-${P_KEYS[0]}}" held 7)')" \
-    -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1 &
+    -c "SELECT pg_sleep(4)" -c "COMMIT" >/dev/null 2>&1 &
 held_pid=$!
 check "a write through the router holds its partition's writer lock, shared (advisory: class, partition, objsubid 2)" "t" \
     "$(wait_for "$(lock_of held $P 2 ShareLock true)" t)"
@@ -222,7 +222,7 @@ wait $move_pid
 move_status=$?
 elapsed=$(( $(date +%s%3N) - started ))
 wait $held_pid
-check "the move ends well, after the write in flight (3 s)" "0 true" "$move_status $([ "$elapsed" -ge 2000 ] && echo true)"
+check "the move ends well, after the write in flight (4 s)" "0 true" "$move_status $([ "$elapsed" -ge 3000 ] && echo true)"
 check "it says what it did" "5" "$(grep -cE 'made on node n2 the tables it lacked or defined otherwise: Accounts, Orders|marked moving|items copied from node n1 to node n2|is on node n2 and takes writes there|items removed from node n1' "$WORK/move.log")"
 sleep 0.3
 q -c "UPDATE public.writer_state SET stop = true"
@@ -291,7 +291,7 @@ node "${NODES[2]}" -c "DROP TRIGGER refuse ON public.\"Orders\""
 # moving, recover_move undoes the move, and the move can then be made.
 R_KEY=$(keys_of $R | cut -d' ' -f1)
 PGAPPNAME=held2 q -c "BEGIN" -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', '$(put_request "$R_KEY" held2 8)')" \
-    -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>&1 &
+    -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1 &
 held_pid=$!
 wait_for "$(lock_of held2 $R 2 ShareLock true)" t >/dev/null
 PGAPPNAME=mover2 q -c "CALL ddb_router.move_partition($R, 'n2')" >"$WORK/move2.log" 2>&1 &
@@ -318,7 +318,7 @@ check "then the move goes through" "no error|n2|0" \
 S=13
 S_KEY=$(keys_of $S | cut -d' ' -f1)
 S_BASE=$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")
-PGAPPNAME=old q -c "BEGIN" -c "SELECT 1" -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1 &
+PGAPPNAME=old q -c "BEGIN" -c "SELECT 1" -c "SELECT pg_sleep(4)" -c "COMMIT" >/dev/null 2>&1 &
 old_pid=$!
 wait_for "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'old' AND xact_start IS NOT NULL" 1 >/dev/null
 PGAPPNAME=mover3 q -c "CALL ddb_router.move_partition($S, 'n2')" >"$WORK/move3.log" 2>&1 &
