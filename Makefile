@@ -70,7 +70,7 @@ OBJS = \
 	src/api/tokens.o \
 	src/api/execute.o \
 	src/router/route.o \
-	src/router/cluster_map.o \
+	src/router/write_guard.o \
 	src/router/node_call.o \
 	src/router/router_execute.o
 
@@ -136,6 +136,7 @@ ROUTER_SQL = \
 	sql/router/partiql.sql \
 	sql/router/streams.sql \
 	sql/router/grants.sql \
+	sql/router/move.sql \
 	sql/router/execute.sql
 
 ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control

@@ -1466,3 +1466,27 @@ CREATE FUNCTION ddb.execute_for_merge(role_name name, operation text, request js
     AS 'MODULE_PATHNAME', 'ddb_execute_for_merge' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION ddb.execute_for_merge(name, text, jsonb) IS
     'ddb.execute_metered of a Query whose response also lists the key and ordinal of every row read (a router''s merge)';
+
+-- What the nodes of a sharded deployment must agree on about a table
+-- (docs/scale-out.md): its key schema, the types of its key attributes, its
+-- indexes, TTL attribute and stream; NULL when there is no such table.  A
+-- router compares it with a node's before moving a partition there.
+CREATE FUNCTION ddb.table_definition(table_name text) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT jsonb_build_object(
+            'hash_key', t.hash_key, 'range_key', t.range_key,
+            'ttl_attribute', t.ttl_attribute, 'stream_view_type', t.stream_view_type,
+            'key_types', (SELECT jsonb_object_agg(k, t.attribute_types->k)
+                          FROM unnest(ARRAY[t.hash_key, t.range_key]
+                                      || ARRAY(SELECT unnest(ARRAY[i.hash_key, i.range_key] || i.extra_hash_keys || i.extra_range_keys)
+                                               FROM ddb.indexes i WHERE i.table_name = t.table_name)) k
+                          WHERE k IS NOT NULL),
+            'indexes', coalesce((SELECT jsonb_agg(jsonb_build_object(
+                                     'index_name', i.index_name, 'local', i.local,
+                                     'hash_key', i.hash_key, 'range_key', i.range_key,
+                                     'extra_hash_keys', i.extra_hash_keys, 'extra_range_keys', i.extra_range_keys,
+                                     'projection_type', i.projection_type, 'non_key_attributes', i.non_key_attributes)
+                                 ORDER BY i.index_name)
+                                 FROM ddb.indexes i WHERE i.table_name = t.table_name), '[]'))
+        FROM ddb.tables t WHERE t.table_name = table_definition.table_name);

@@ -28,16 +28,18 @@ BEGIN
                   WHERE ddb_router.route_of(t.name, k.key) IS NULL) THEN
         RETURN ddb_router.raise_invalid(role_name, operation, request);
     END IF;
+    -- each node's part goes through the route of one of its keys: a node's first partition may be
+    -- moved away between this statement and the call (ddb_router.move_partition)
     FOR part IN
-        SELECT node, jsonb_object_agg(name, spec || jsonb_build_object('Keys', keys)) AS items
+        SELECT node, min(via) AS via, jsonb_object_agg(name, spec || jsonb_build_object('Keys', keys)) AS items
         FROM (SELECT ddb_router.node_route(ddb_router.route_of(t.name, k.key)) AS node, t.name, t.spec,
-                     jsonb_agg(k.key ORDER BY k.n) AS keys
+                     min(ddb_router.route_of(t.name, k.key)) AS via, jsonb_agg(k.key ORDER BY k.n) AS keys
               FROM jsonb_each(request->'RequestItems') t(name, spec),
                    jsonb_array_elements(t.spec->'Keys') WITH ORDINALITY k(key, n)
               GROUP BY 1, 2, 3) s
         GROUP BY node ORDER BY node
     LOOP
-        answer := ddb_router.call(part.node, role_name, operation,
+        answer := ddb_router.call(part.via, role_name, operation,
                                   jsonb_set(request, '{RequestItems}', part.items));
         response := ddb_router.answer_response(answer);
         consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
@@ -93,19 +95,23 @@ BEGIN
     END IF;
     PERFORM ddb_router.write_guard(route) FROM ddb_router.batch_write_routes(request)
         GROUP BY route & ((SELECT count(*) FROM ddb_router.partitions)::integer - 1), route;
-    nodes := ARRAY(SELECT DISTINCT ddb_router.node_route(route) FROM ddb_router.batch_write_routes(request) ORDER BY 1);
+    -- a route of one item of each node: a node's first partition may be moved away between a
+    -- statement and the call (ddb_router.move_partition); an item's own route follows it
+    nodes := ARRAY(SELECT min(route) FROM ddb_router.batch_write_routes(request)
+                   GROUP BY ddb_router.node_route(route) ORDER BY ddb_router.node_route(route));
     IF cardinality(nodes) = 1 THEN
         RETURN ddb_router.call(nodes[1], role_name, operation, request);
     END IF;
     -- DynamoDB refuses a batch with one invalid request whole: a node checks it whole first
     PERFORM ddb_router.call_rolled_back(nodes[1], role_name, operation, request);
     FOR part IN
-        SELECT node, jsonb_object_agg(table_name, writes) AS items
-        FROM (SELECT ddb_router.node_route(route) AS node, table_name, jsonb_agg(write_request ORDER BY n) AS writes
+        SELECT node, min(via) AS via, jsonb_object_agg(table_name, writes) AS items
+        FROM (SELECT ddb_router.node_route(route) AS node, table_name, min(route) AS via,
+                     jsonb_agg(write_request ORDER BY n) AS writes
               FROM ddb_router.batch_write_routes(request) GROUP BY 1, 2) s
         GROUP BY node ORDER BY node
     LOOP
-        answer := ddb_router.call(part.node, role_name, operation, jsonb_set(request, '{RequestItems}', part.items));
+        answer := ddb_router.call(part.via, role_name, operation, jsonb_set(request, '{RequestItems}', part.items));
         response := ddb_router.answer_response(answer);
         consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
         unprocessed := ddb_router.add_table_lists(unprocessed, response->'UnprocessedItems');

@@ -95,12 +95,13 @@ BEGIN
     WHERE ddb_router.writes(r->>'operation');
     responses := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(routed)]);
     FOR part IN
-        SELECT ddb_router.node_route((r->>'route')::integer) AS node,
+        SELECT ddb_router.node_route((r->>'route')::integer) AS node, min((r->>'route')::integer) AS via,
                array_agg((r->>'n')::integer ORDER BY (r->>'n')::integer) AS positions,
                jsonb_agg(r->'element' ORDER BY (r->>'n')::integer) AS statements
         FROM jsonb_array_elements(routed) r GROUP BY 1 ORDER BY 1
     LOOP
-        answer := ddb_router.call(part.node, role_name, operation, jsonb_set(request, '{Statements}', part.statements));
+        -- through a route of one of its statements, which follows a move of its partition
+        answer := ddb_router.call(part.via, role_name, operation, jsonb_set(request, '{Statements}', part.statements));
         response := ddb_router.answer_response(answer);
         consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
         capacity := ddb_router.add_capacity_lists(capacity, response->'ConsumedCapacity');
@@ -132,7 +133,9 @@ BEGIN
     END IF;
     PERFORM ddb_router.write_guard((r->>'route')::integer) FROM jsonb_array_elements(routed) r
     WHERE ddb_router.writes(r->>'operation');
-    nodes := ARRAY(SELECT DISTINCT ddb_router.node_route((r->>'route')::integer) FROM jsonb_array_elements(routed) r);
+    -- a route of one statement of each node (it follows a move of its partition)
+    nodes := ARRAY(SELECT min((r->>'route')::integer) FROM jsonb_array_elements(routed) r
+                   GROUP BY ddb_router.node_route((r->>'route')::integer));
     IF cardinality(nodes) > 1 THEN
         RETURN ddb_router.transact_across_nodes(role_name, operation, request);
     END IF;

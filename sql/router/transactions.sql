@@ -28,7 +28,8 @@ BEGIN
         RETURN ddb_router.raise_invalid(role_name, operation, request);
     END IF;
     PERFORM ddb_router.write_guard(route) FROM ddb_router.transaction_routes(request);
-    nodes := ARRAY(SELECT DISTINCT ddb_router.node_route(route) FROM ddb_router.transaction_routes(request));
+    -- a route of one item of each node (an item's own route follows a move of its partition)
+    nodes := ARRAY(SELECT min(route) FROM ddb_router.transaction_routes(request) GROUP BY ddb_router.node_route(route));
     IF cardinality(nodes) > 1 THEN
         RETURN ddb_router.transact_across_nodes(role_name, operation, request);
     END IF;
@@ -48,7 +49,8 @@ BEGIN
        OR EXISTS (SELECT FROM ddb_router.transaction_routes(request) WHERE route IS NULL) THEN
         RETURN ddb_router.raise_invalid(role_name, operation, request);
     END IF;
-    nodes := ARRAY(SELECT DISTINCT ddb_router.node_route(route) FROM ddb_router.transaction_routes(request));
+    -- a route of one item of each node (an item's own route follows a move of its partition)
+    nodes := ARRAY(SELECT min(route) FROM ddb_router.transaction_routes(request) GROUP BY ddb_router.node_route(route));
     IF cardinality(nodes) > 1 THEN
         RETURN ddb_router.transact_across_nodes(role_name, operation, request);
     END IF;

@@ -15,19 +15,8 @@
 /* The advisory lock class of a partition's writers (shared) and of its move (exclusive). */
 #define ROUTER_LOCK_CLASS 0x64646272	/* 'ddbr' */
 
-/* The map of logical partitions onto nodes, as of one cluster version (cluster_map.c). */
-typedef struct ClusterMap
-{
-	int64		version;
-	int			partition_count;	/* a power of two */
-	int			nnodes;			/* nodes holding partitions, in the order of their first one */
-	int		   *node_of;		/* partition -> node */
-	int32	   *node_route;		/* node -> its first partition: a route to it */
-	bool	   *moving;			/* partition -> writes refused while it moves */
-} ClusterMap;
-
-/* The current map, read again when its version changed. */
-extern ClusterMap *router_cluster_map(void);
+/* The number of logical partitions (a power of two), read again when the cluster's version moved. */
+extern int	router_partition_count(void);
 
 /* Refuses (503, retryable) a write to a moving partition; holds the partition's writer lock until the transaction ends. */
 extern void router_write_guard(uint32 hash);
