@@ -71,6 +71,7 @@ OBJS = \
 	src/api/execute.o \
 	src/router/route.o \
 	src/router/write_guard.o \
+	src/router/unique_guard.o \
 	src/router/node_call.o \
 	src/router/router_execute.o
 
@@ -136,6 +137,7 @@ ROUTER_SQL = \
 	sql/router/partiql.sql \
 	sql/router/streams.sql \
 	sql/router/grants.sql \
+	sql/router/unique.sql \
 	sql/router/move.sql \
 	sql/router/execute.sql
 

@@ -4,8 +4,10 @@
 -- ---------------------------------------------------------------------------
 
 -- Where a PartiQL statement ({"Statement", "Parameters"}) goes: the routing hash of what
--- it addresses, or spans (a Scan, a global index); null and false when it is invalid.
-CREATE FUNCTION ddb_router.statement_route(element jsonb, OUT route integer, OUT spans boolean, OUT operation text)
+-- it addresses, or spans (a Scan, a global index); null and false when it is invalid;
+-- and the operation it stands for, with its request.
+CREATE FUNCTION ddb_router.statement_route(element jsonb, OUT route integer, OUT spans boolean, OUT operation text,
+                                           OUT request jsonb)
     AS 'MODULE_PATHNAME', 'ddb_router_statement_route' LANGUAGE C STABLE STRICT;
 
 -- True for the operations that write.
@@ -59,13 +61,13 @@ BEGIN
 END
 $$;
 
--- Each statement of a list with where it goes (route 0 for one that cannot be routed) and its operation.
+-- Each statement of a list with where it goes (route 0 for one that cannot be routed), its operation and request.
 CREATE FUNCTION ddb_router.statement_routes(statements jsonb)
-RETURNS TABLE (n bigint, element jsonb, route integer, operation text)
+RETURNS TABLE (n bigint, element jsonb, route integer, operation text, request jsonb)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT s.n, s.element, coalesce(d.route, 0), d.operation
+    SELECT s.n, s.element, coalesce(d.route, 0), d.operation, d.request
     FROM jsonb_array_elements(statements) WITH ORDINALITY s(element, n)
          LEFT JOIN LATERAL ddb_router.statement_route(s.element) d ON true
 $$;

@@ -129,8 +129,9 @@ query_destination(Jsonb *request, uint32 *hash)
 	return DESTINATION_NODE;
 }
 
-/* The operation of the statement statement_destination last read. */
+/* The operation of the statement statement_destination last read, and its request. */
 static const char *statement_operation = NULL;
+static Jsonb *statement_request = NULL;
 
 /* A PartiQL statement's destination: that of the operation it stands for. */
 static Destination
@@ -140,6 +141,7 @@ statement_destination(Jsonb *element, uint32 *hash)
 	const char *operation = api_statement_operation(element, &request);
 
 	statement_operation = operation;
+	statement_request = request;
 	if (strcmp(operation, "Query") == 0)
 		return query_destination(request, hash);
 	if (strcmp(operation, "Scan") == 0)
@@ -199,24 +201,28 @@ route_query(Jsonb *request, uint32 *hash, bool *global)
  * where a PartiQL statement ({"Statement", "Parameters"}) goes: the routing
  * hash of the item or partition it addresses, or spans when it reads every
  * node (a Scan, a global index); null and false for an invalid statement;
- * and the operation it stands for (GetItem, PutItem, Query, ...).
+ * and the operation it stands for (GetItem, PutItem, Query, ...) with its
+ * request.
  */
 Datum
 ddb_router_statement_route(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
 	uint32		hash = 0;
 	Destination destination;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "ddb_router: statement_route must return a row");
 	statement_operation = NULL;
+	statement_request = NULL;
 	destination = ask_destination(statement_destination, PG_GETARG_JSONB_P(0), &hash);
 	values[0] = Int32GetDatum((int32) hash);
 	values[2] = statement_operation ? CStringGetTextDatum(statement_operation) : (Datum) 0;
 	nulls[2] = statement_operation == NULL || destination == DESTINATION_INVALID;
+	values[3] = statement_request ? JsonbPGetDatum(statement_request) : (Datum) 0;
+	nulls[3] = nulls[2];
 	nulls[0] = destination != DESTINATION_NODE;
 	values[1] = BoolGetDatum(destination == DESTINATION_EVERY_NODE);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));

@@ -49,6 +49,9 @@ extern text *node_call(NodeFunction function, int32 route, Datum role, bool role
 /* Refuses a role the caller may not act as (as ddb.execute_as does). */
 extern void router_check_role(Datum role, bool role_null);
 
+/* True when a write request may set an attribute kept unique across the nodes (unique_guard.c). */
+extern bool router_may_write_unique(Jsonb *request);
+
 /* Has a node raise the error of a request the router found invalid (never returns). */
 extern void node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request) pg_attribute_noreturn();
 

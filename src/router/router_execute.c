@@ -66,6 +66,12 @@ static const struct
 	{"ListTagsOfResource", ROUTE_LOCAL, NULL},
 };
 
+/* The operations that may set an attribute (PutItem's item, an update, a PartiQL INSERT or UPDATE). */
+static const char *const unique_writers[] = {
+	"PutItem", "UpdateItem", "BatchWriteItem", "TransactWriteItems",
+	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
+};
+
 /* Runs SELECT function($1 role, $2 operation, $3 request) on the router (SPI). */
 static text *
 run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb *request)
@@ -114,6 +120,11 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	operation = PG_GETARG_TEXT_PP(1);
 	op = text_to_cstring(operation);
 	request = PG_GETARG_JSONB_P(2);
+
+	/* an attribute a node keeps unique is kept so across the nodes */
+	for (size_t i = 0; i < lengthof(unique_writers); i++)
+		if (strcmp(op, unique_writers[i]) == 0 && router_may_write_unique(request))
+			(void) run_sql("ddb_router.guard_unique", role, role_null, operation, request);
 
 	for (size_t i = 0; i < lengthof(routes); i++)
 	{

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The models on a sharded deployment (docs/scale-out.md): user_service's S7,
+# one user per email address, spans partitions (a user's email items live
+# under USER#<id>), so the router keeps it across the nodes.  A router and
+# two node databases in the test cluster of tools/test.sh (PGHOST/PGPORT/
+# PGUSER set); prints "<check> ... ok|FAILED" per check.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK="$ROOT/build/router-models"
+rm -rf "$WORK" && mkdir -p "$WORK"
+status=0
+ROUTER=ddb_router_models_r
+NODES=(ddb_router_models_n0 ddb_router_models_n1)
+
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
+check() {  # name, expected, actual
+    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
+}
+# on_nodes SQL: the sum of the nodes' answers
+on_nodes() { echo $(( $(psql -X -At -d "${NODES[0]}" -c "$1") + $(psql -X -At -d "${NODES[1]}" -c "$1") )); }
+# error OPERATION REQUEST: "SQLSTATE|__type of the DETAIL" of the router's error, or "ok"
+error() {
+    q -c "DO \$d\$ BEGIN PERFORM ddb_router.execute_metered(NULL, '$1', \$r\$$2\$r\$); RAISE NOTICE 'ok';
+          EXCEPTION WHEN OTHERS THEN DECLARE s text; d text;
+          BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, d = PG_EXCEPTION_DETAIL;
+                RAISE NOTICE '%|%', s, CASE WHEN d LIKE '{%' THEN split_part(d::jsonb->>'__type', '#', 2) ELSE d END; END; END \$d\$" 2>&1 |
+        sed 's/^NOTICE:  //'
+}
+# uuid N: a user id of its own for each N
+uuid() { printf '%08d-0000-4000-8000-000000000000' "$1"; }
+# node_of USER: the place (0, 1) of the node that holds a user's items
+node_of() { q -c "SELECT ddb_router.node_route(ddb.ddb_key_route_hash(ddb.ddb_key('USER#$1')))"; }
+# register USER ADDRESS: S-model TransactWriteItems creating a user with its first (verified, primary) email
+register() {
+    local u=$1 a=$2 ts=2026-11-27T00:00:00.000Z
+    printf '%s' "{\"TransactItems\": [
+      {\"Put\": {\"TableName\": \"UserServiceTable\", \"ConditionExpression\": \"attribute_not_exists(PK)\", \"Item\": {
+        \"PK\": {\"S\": \"USER#$u\"}, \"SK\": {\"S\": \"PROFILE\"}, \"userId\": {\"S\": \"$u\"}, \"email\": {\"S\": \"$a\"},
+        \"firstName\": {\"S\": \"Ann\"}, \"lastName\": {\"S\": \"Lee\"}, \"status\": {\"S\": \"active\"}, \"version\": {\"N\": \"1\"},
+        \"createdAt\": {\"S\": \"$ts\"}, \"updatedAt\": {\"S\": \"$ts\"}}}},
+      {\"Put\": {\"TableName\": \"UserServiceTable\", \"ConditionExpression\": \"attribute_not_exists(PK)\", \"Item\": {
+        \"PK\": {\"S\": \"USER#$u\"}, \"SK\": {\"S\": \"EMAIL#$u\"}, \"GSI1PK\": {\"S\": \"EMAIL#$a\"}, \"GSI1SK\": {\"S\": \"USER#$u\"},
+        \"emailId\": {\"S\": \"$u\"}, \"userId\": {\"S\": \"$u\"}, \"email\": {\"S\": \"$a\"}, \"isPrimary\": {\"BOOL\": true},
+        \"isVerified\": {\"BOOL\": true}, \"verifiedAt\": {\"S\": \"$ts\"}, \"createdAt\": {\"S\": \"$ts\"}}}}]}"
+}
+
+for db in "$ROUTER" "${NODES[@]}"; do
+    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+done
+for db in "${NODES[@]}"; do psql -X -q -d "$db" -c "CREATE EXTENSION ddb_model"; done
+q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
+socket=$(psql -X -At -d postgres -c "SHOW unix_socket_directories" | cut -d, -f1)
+port=$(psql -X -At -d postgres -c "SHOW port")
+for i in 0 1; do q -c "SELECT ddb_router.add_node('n$i', 'host=$socket port=$port dbname=${NODES[$i]}')" >/dev/null; done
+q -c "SELECT ddb_router.create_partitions(16)" >/dev/null
+
+check "the attributes the nodes keep unique are found in the catalog" "UserServiceTable.GSI1PK sourcesTable.writeKeyHash" \
+    "$(q -c "SELECT string_agg(table_name || '.' || attribute, ' ' ORDER BY table_name) FROM ddb_router.unique_attributes")"
+
+# Users on different nodes: pairs of ids whose items live on different nodes.
+first=(); second=()
+for n in $(seq 1 200); do
+    [ "$(node_of "$(uuid "$n")")" = 0 ] && first+=("$(uuid "$n")") || second+=("$(uuid "$n")")
+done
+check "a user registers through the router" "ok" "$(error TransactWriteItems "$(register "${first[0]}" ann@example.com)")"
+check "another user on the other node cannot take the address: the holder's node refuses it as its unique index does" \
+    "23505|ConditionalCheckFailedException" "$(error TransactWriteItems "$(register "${second[0]}" ann@example.com)")"
+check "S3 login lookup through the router finds the one user" "USER#${first[0]}" \
+    "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'Query', '{\"TableName\": \"UserServiceTable\", \"IndexName\": \"GSI1\",
+        \"KeyConditionExpression\": \"GSI1PK = :e\", \"ExpressionAttributeValues\": {\":e\": {\"S\": \"EMAIL#ann@example.com\"}}}'))->'Items'->0->'PK'->>'S'")"
+
+# Concurrent registrations of one address by users on both nodes: one wins, per address.
+for i in $(seq 1 10); do
+    q -c "SELECT ddb_router.execute_metered(NULL, 'TransactWriteItems', \$r\$$(register "${first[$i]}" "race$i@example.com")\$r\$)" >"$WORK/a$i" 2>&1 &
+    q -c "SELECT ddb_router.execute_metered(NULL, 'TransactWriteItems', \$r\$$(register "${second[$i]}" "race$i@example.com")\$r\$)" >"$WORK/b$i" 2>&1 &
+done
+wait
+won=0
+for i in $(seq 1 10); do
+    grep -q ERROR "$WORK/a$i" || won=$((won + 1))
+    grep -q ERROR "$WORK/b$i" || won=$((won + 1))
+done
+check "20 concurrent registrations of 10 addresses from both nodes: 10 won" "10" "$won"
+check "S7 holds across the nodes: one email item per address" "0" \
+    "$(on_nodes "SELECT count(*) FROM (SELECT email FROM user_service.emails GROUP BY email HAVING count(*) > 1) d")"
+check "and the address holders are spread over both nodes" "true" \
+    "$([ "$(psql -X -At -d "${NODES[0]}" -c "SELECT count(*) FROM user_service.emails")" -gt 0 ] &&
+       [ "$(psql -X -At -d "${NODES[1]}" -c "SELECT count(*) FROM user_service.emails")" -gt 0 ] && echo true)"
+
+# An update that moves a (secondary, unverified) email item to another address is checked the same way.
+q -c "SELECT ddb_router.execute_metered(NULL, 'TransactWriteItems', \$r\$$(register "${second[0]}" bob@example.com)\$r\$)" >/dev/null
+q -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', \$r\${\"TableName\": \"UserServiceTable\", \"Item\": {
+        \"PK\": {\"S\": \"USER#${second[0]}\"}, \"SK\": {\"S\": \"EMAIL#${second[50]}\"}, \"GSI1PK\": {\"S\": \"EMAIL#bob2@example.com\"},
+        \"GSI1SK\": {\"S\": \"USER#${second[0]}\"}, \"emailId\": {\"S\": \"${second[50]}\"}, \"userId\": {\"S\": \"${second[0]}\"},
+        \"email\": {\"S\": \"bob2@example.com\"}, \"isPrimary\": {\"BOOL\": false}, \"isVerified\": {\"BOOL\": false},
+        \"createdAt\": {\"S\": \"2026-11-27T00:00:00.000Z\"}}}\$r\$)" >/dev/null
+update='{"TableName": "UserServiceTable", "Key": {"PK": {"S": "USER#%s"}, "SK": {"S": "EMAIL#%s"}},
+         "UpdateExpression": "SET #g = :g, email = :e", "ExpressionAttributeNames": {"#g": "GSI1PK"},
+         "ExpressionAttributeValues": {":g": {"S": "EMAIL#%s"}, ":e": {"S": "%s"}}}'
+check "an update to an address an item on the other node holds is refused" "23505|ConditionalCheckFailedException" \
+    "$(error UpdateItem "$(printf "$update" "${second[0]}" "${second[50]}" ann@example.com ann@example.com)")"
+check "to a free one it is made" "ok" \
+    "$(error UpdateItem "$(printf "$update" "${second[0]}" "${second[50]}" bo@example.com bo@example.com)")"
+check "an update that sets the attribute any other way is refused on a sharded deployment" "YD001|ValidationException" \
+    "$(error UpdateItem "{\"TableName\": \"UserServiceTable\", \"Key\": {\"PK\": {\"S\": \"USER#${second[0]}\"}, \"SK\": {\"S\": \"EMAIL#${second[50]}\"}},
+        \"UpdateExpression\": \"SET GSI1PK = if_not_exists(GSI1PK, :g)\", \"ExpressionAttributeValues\": {\":g\": {\"S\": \"EMAIL#x@example.com\"}}}")"
+check "a PartiQL INSERT of a taken address is refused too" "23505|ConditionalCheckFailedException" \
+    "$(error ExecuteStatement "{\"Statement\": \"INSERT INTO UserServiceTable VALUE {'PK': 'USER#${second[60]}', 'SK': 'EMAIL#${second[60]}', 'GSI1PK': 'EMAIL#ann@example.com', 'GSI1SK': 'USER#${second[60]}', 'emailId': '${second[60]}', 'userId': '${second[60]}', 'email': 'ann@example.com', 'isPrimary': false, 'isVerified': false, 'createdAt': '2026-11-27T00:00:00.000Z'}\"}")"
+
+for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
+exit $status
