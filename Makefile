@@ -72,6 +72,7 @@ OBJS = \
 	src/router/route.o \
 	src/router/write_guard.o \
 	src/router/node_call.o \
+	src/router/coordinator.o \
 	src/router/router_execute.o
 
 WERROR ?=
