@@ -132,6 +132,7 @@ ddb_model--$(EXTVERSION).sql: $(INSTALL_SQL) ddb_model.control
 ROUTER_SQL = \
 	sql/router/cluster.sql \
 	sql/router/calls.sql \
+	sql/router/two_phase.sql \
 	sql/router/fanout.sql \
 	sql/router/transactions.sql \
 	sql/router/partiql.sql \
