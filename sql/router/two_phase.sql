@@ -202,7 +202,8 @@ END
 $$;
 
 -- Ends the parts of a transaction across nodes that was not decided: the open ones rolled back (their
--- connection closed when that fails), the prepared ones rolled back prepared (left, with a warning, to
+-- connection closed when that fails, even by a cancel, so that no later request of this backend finds
+-- a remote transaction open), the prepared ones rolled back prepared (left, with a warning, to
 -- ddb_router.recover_in_doubt() when that fails).
 CREATE FUNCTION ddb_router.abandon(gid text, opened text[], prepared text[]) RETURNS void
 LANGUAGE plpgsql
@@ -214,14 +215,14 @@ BEGIN
     FOREACH participant IN ARRAY opened LOOP
         BEGIN
             PERFORM ddb_router.remote(participant, 'ROLLBACK');
-        EXCEPTION WHEN OTHERS THEN
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
             PERFORM ddb_router.disconnect(participant);
         END;
     END LOOP;
     FOREACH participant IN ARRAY prepared LOOP
         BEGIN
             PERFORM ddb_router.remote(participant, format('ROLLBACK PREPARED %L', gid || '_' || participant), true);
-        EXCEPTION WHEN OTHERS THEN
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
             RAISE WARNING 'the part on % of cancelled transaction % across shard nodes stays prepared: %',
                 participant, gid, SQLERRM
                 USING HINT = 'ddb_router.recover_in_doubt() rolls it back.';
