@@ -73,6 +73,7 @@ OBJS = \
 	src/router/write_guard.o \
 	src/router/unique_guard.o \
 	src/router/node_call.o \
+	src/router/coordinator.o \
 	src/router/router_execute.o
 
 WERROR ?=
@@ -132,6 +133,7 @@ ddb_model--$(EXTVERSION).sql: $(INSTALL_SQL) ddb_model.control
 ROUTER_SQL = \
 	sql/router/cluster.sql \
 	sql/router/calls.sql \
+	sql/router/two_phase.sql \
 	sql/router/fanout.sql \
 	sql/router/transactions.sql \
 	sql/router/partiql.sql \

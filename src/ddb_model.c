@@ -1,8 +1,20 @@
 /*
- * ddb_model.c — the shared library's module block.
+ * ddb_model.c — the shared library's module block, and its settings (the
+ * router's, src/router/).
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 
+#include "router/router.h"
+
 PG_MODULE_MAGIC;
+
+/* The library's settings, defined when it is loaded (PostgreSQL 15's fmgr.h declares no _PG_init). */
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	router_define_settings();
+}

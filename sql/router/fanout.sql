@@ -184,20 +184,24 @@ END
 $$;
 
 -- A change of a table's definition (CreateTable, UpdateTable, DeleteTable, UpdateTimeToLive,
--- TagResource, UntagResource): made in the router's catalog first (which checks it), then on
--- every node.
+-- TagResource, UntagResource): made in the router's catalog first (which checks it: its error is the
+-- answer), then on every node that holds partitions, all of it with two-phase commit
+-- (sql/router/two_phase.sql): every catalog changes, or none.  It commits on its own, not with the
+-- caller's transaction.
 CREATE FUNCTION ddb_router.change_table(role_name name, operation text, request jsonb) RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    answer text := ddb.execute_metered(role_name, operation, request);
-    route integer;
+    outcome jsonb := ddb_router.two_phase_commit(role_name, operation,
+        format('SELECT ddb.execute_metered(%L, %L, %L)', role_name, operation, request),
+        (SELECT jsonb_object_agg(p.node_name, request) FROM (SELECT DISTINCT q.node_name FROM ddb_router.partitions q) p));
 BEGIN
-    FOR route IN SELECT ddb_router.node_routes() LOOP
-        PERFORM ddb_router.call(route, role_name, operation, request);
-    END LOOP;
-    RETURN answer;
+    IF outcome ? 'failed' THEN
+        PERFORM ddb_router.raise_error(outcome->'error'->>'sqlstate', outcome->'error'->>'message',
+                                       outcome->'error'->>'detail', outcome->'error'->>'hint');
+    END IF;
+    RETURN outcome->>'@router';
 END
 $$;
 

@@ -160,6 +160,9 @@ extern Jsonb *api_execute_transaction(Jsonb *request);
 /* The operation a statement ({"Statement", "Parameters"}) stands for, and its request (a router's question). */
 extern const char *api_statement_operation(Jsonb *element, Jsonb **request);
 
+/* The Get ({"TableName", "Key"}) a read statement of an ExecuteTransaction stands for (a router's question). */
+extern Jsonb *api_statement_get(Jsonb *element);
+
 /* A token given to clients, sealed with the server's secret for a purpose (tokens.c). */
 extern char *api_token_seal(const char *purpose, const char *payload);
 

@@ -402,6 +402,43 @@ api_batch_execute_statement(Jsonb *request)
 }
 
 /*
+ * The Get a read statement of a transaction stands for: {"TableName",
+ * "Key"} of the one item it reads.
+ */
+static char *
+transaction_get(Statement *st)
+{
+	List	   *taken = NIL;
+	char	   *key = partiql_single_item_key(st, &taken);
+	StringInfoData get;
+
+	if (partiql_remaining_condition(st->conjuncts, taken) != NULL)
+		ddb_validation_error("Where clause of a read in a transaction may only name the key attributes");
+	initStringInfo(&get);
+	appendStringInfoString(&get, "{\"TableName\": ");
+	escape_json(&get, st->table);
+	appendStringInfo(&get, ", \"Key\": %s}", key);
+	return get.data;
+}
+
+/*
+ * The Get ({"TableName", "Key"}) a read statement of an ExecuteTransaction
+ * stands for: the item a router of a sharded deployment claims before it
+ * reads it (src/router/).  Raises DynamoDB's error for a statement that
+ * reads no single item.
+ */
+Jsonb *
+api_statement_get(Jsonb *element)
+{
+	Statement	st;
+
+	partiql_parse(&st, statement_text(element), statement_params(element));
+	if (st.kind != 'S')
+		ddb_validation_error("Transactions must contain only read statements or only write statements");
+	return text_to_jsonb(transaction_get(&st));
+}
+
+/*
  * ExecuteTransaction: up to 100 statements, all reads (a TransactGetItems)
  * or all writes and EXISTS checks (a TransactWriteItems), each addressing
  * one item by its key; an INSERT that finds its item cancels with the
@@ -433,17 +470,7 @@ api_execute_transaction(Jsonb *request)
 		kind = st.kind;
 		if (st.kind == 'S')
 		{
-			List	   *taken = NIL;
-			char	   *key = partiql_single_item_key(&st, &taken);
-			StringInfoData get;
-
-			if (partiql_remaining_condition(st.conjuncts, taken) != NULL)
-				ddb_validation_error("Where clause of a read in a transaction may only name the key attributes");
-			initStringInfo(&get);
-			appendStringInfoString(&get, "{\"TableName\": ");
-			escape_json(&get, st.table);
-			appendStringInfo(&get, ", \"Key\": %s}", key);
-			appendStringInfo(&actions, "%s{\"Get\": %s}", i ? ", " : "", get.data);
+			appendStringInfo(&actions, "%s{\"Get\": %s}", i ? ", " : "", transaction_get(&st));
 			projections = lappend(projections, st.projection);
 			continue;
 		}

@@ -106,7 +106,7 @@ rethrow_node_error(MemoryContext cxt)
 		/* PostgreSQL's words stay in the log as the hint */
 		edata->hint = edata->message;
 		edata->sqlerrcode = ERRCODE_DDB_SERVICE_UNAVAILABLE;
-		edata->message = "A shard node of this table cannot be reached; retry the request";
+		edata->message = ROUTER_UNREACHABLE_MESSAGE;
 		edata->detail = ddb_error_body(ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE), edata->message, NULL, NULL);
 		edata->context = NULL;
 	}

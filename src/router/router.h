@@ -12,6 +12,9 @@
 
 #include "utils/jsonb.h"
 
+/* What a client reads when a node (or the router's own database) cannot be reached: ServiceUnavailable. */
+#define ROUTER_UNREACHABLE_MESSAGE "A shard node of this table cannot be reached; retry the request"
+
 /* The advisory lock class of a partition's writers (shared) and of its move (exclusive). */
 #define ROUTER_LOCK_CLASS 0x64646272	/* 'ddbr' */
 
@@ -54,5 +57,8 @@ extern bool router_may_write_unique(Jsonb *request);
 
 /* Has a node raise the error of a request the router found invalid (never returns). */
 extern void node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request) pg_attribute_noreturn();
+
+/* Defines the settings ddb_router.* (coordinator.c), from the library's _PG_init. */
+extern void router_define_settings(void);
 
 #endif							/* DDB_ROUTER_H */

@@ -383,12 +383,14 @@ set_item_args(TableDef *def, Jsonb *item, Datum *args, char *nulls)
  * holds it (ITEM_LOCK_CLASS, a hash of the table's name and the item's
  * key).  A transaction takes it exclusively and keeps it to its end; a
  * single write takes it shared only for a moment, to see that no
- * transaction holds the item.  Neither waits more than a few milliseconds,
+ * transaction holds the item; a router's TransactGetItems across shard
+ * nodes holds it shared on each node until it has read every node
+ * (src/router/coordinator.c).  None waits more than a few milliseconds,
  * so transactions writing the same items in opposite orders cancel rather
  * than deadlock.
  */
-static void
-item_lock_tag(TableDef *def, Datum pk, Datum sk, LOCKTAG *tag)
+void
+store_item_lock_tag(TableDef *def, Datum pk, Datum sk, LOCKTAG *tag)
 {
 	struct varlena *p = PG_DETOAST_DATUM_PACKED(pk);
 	uint32		hash = hash_bytes((const unsigned char *) def->name, (int) strlen(def->name));
@@ -430,7 +432,7 @@ store_claim_item(TableDef *def, Datum pk, Datum sk)
 	LOCKTAG		tag;
 
 	check_access(def, pk, TABLE_WRITE);
-	item_lock_tag(def, pk, sk, &tag);
+	store_item_lock_tag(def, pk, sk, &tag);
 	return acquire_briefly(&tag, ExclusiveLock);
 }
 
@@ -445,7 +447,7 @@ check_no_transaction(TableDef *def, Datum pk, Datum sk)
 {
 	LOCKTAG		tag;
 
-	item_lock_tag(def, pk, sk, &tag);
+	store_item_lock_tag(def, pk, sk, &tag);
 	if (!acquire_briefly(&tag, ShareLock))
 		ereport(ERROR,
 				(errcode(ERRCODE_DDB_TRANSACTION_CONFLICT),

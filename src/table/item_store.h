@@ -6,6 +6,7 @@
 
 #include "postgres.h"
 
+#include "storage/lock.h"
 #include "utils/jsonb.h"
 
 #include "table_def.h"
@@ -121,6 +122,13 @@ extern bool store_key_has_type(Datum key, char type);
  * single write to it is under way.
  */
 extern bool store_claim_item(TableDef *def, Datum pk, Datum sk);
+
+/*
+ * The advisory lock that stands for an item while a TransactWriteItems
+ * holds it: pg_advisory_xact_lock(field2, field3) in SQL, on the item's
+ * database.
+ */
+extern void store_item_lock_tag(TableDef *def, Datum pk, Datum sk, LOCKTAG *tag);
 
 /* The TTL epoch seconds of an item under the table's TTL setting, or -1. */
 extern int64 store_item_expiry(TableDef *def, JsonbContainer *item);
