@@ -71,7 +71,8 @@ OBJS = \
 	src/api/execute.o \
 	src/router/route.o \
 	src/router/write_guard.o \
-	src/router/unique_guard.o \
+	src/router/table_lists.o \
+	src/router/placements.o \
 	src/router/node_call.o \
 	src/router/coordinator.o \
 	src/router/router_execute.o
@@ -140,6 +141,8 @@ ROUTER_SQL = \
 	sql/router/streams.sql \
 	sql/router/grants.sql \
 	sql/router/unique.sql \
+	sql/router/placements.sql \
+	sql/router/reference.sql \
 	sql/router/move.sql \
 	sql/router/execute.sql
 

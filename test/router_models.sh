@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The models on a sharded deployment (docs/scale-out.md): user_service's S7,
 # one user per email address, spans partitions (a user's email items live
-# under USER#<id>), so the router keeps it across the nodes.  A router and
+# under USER#<id>), so the router keeps it across the nodes; underwriting's
+# W17 audit items are placed with the rulebooks they audit.  A router and
 # two node databases in the test cluster of tools/test.sh (PGHOST/PGPORT/
 # PGUSER set); prints "<check> ... ok|FAILED" per check.
 set -uo pipefail
@@ -106,6 +107,57 @@ check "an update that sets the attribute any other way is refused on a sharded d
         \"UpdateExpression\": \"SET GSI1PK = if_not_exists(GSI1PK, :g)\", \"ExpressionAttributeValues\": {\":g\": {\"S\": \"EMAIL#x@example.com\"}}}")"
 check "a PartiQL INSERT of a taken address is refused too" "23505|ConditionalCheckFailedException" \
     "$(error ExecuteStatement "{\"Statement\": \"INSERT INTO UserServiceTable VALUE {'PK': 'USER#${second[60]}', 'SK': 'EMAIL#${second[60]}', 'GSI1PK': 'EMAIL#ann@example.com', 'GSI1SK': 'USER#${second[60]}', 'emailId': '${second[60]}', 'userId': '${second[60]}', 'email': 'ann@example.com', 'isPrimary': false, 'isVerified': false, 'createdAt': '2026-11-27T00:00:00.000Z'}\"}")"
+
+# underwriting's W17: a rulebook change writes its audit item (RULEBOOKCONFIGUPDATE) on the
+# rulebook's node, in the same transaction; the router reads the audit trail (W14) there.
+for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d "$db" -c "SELECT underwriting.create_environment('shard')" >/dev/null; done
+rulebook=$(q -c "SELECT ddb_router.node_route(ddb.ddb_key_route_hash('RULEBOOK'))")
+audit=$(q -c "SELECT ddb.ddb_key_route_hash('RULEBOOKCONFIGUPDATE') & 15")
+# the audit key's own partition goes to the other node than the rulebooks' (the map is empty of items yet)
+q -c "UPDATE ddb_router.partitions SET node_name = (SELECT node_name FROM ddb_router.partitions WHERE partition <> $rulebook
+                                                     AND node_name <> (SELECT node_name FROM ddb_router.partitions WHERE partition = $rulebook) LIMIT 1)
+      WHERE partition = $audit"
+check "the audit key's own partition lives on the other node than the rulebooks'" "t" \
+    "$(q -c "SELECT (SELECT node_name FROM ddb_router.partitions WHERE partition = $rulebook) <> (SELECT node_name FROM ddb_router.partitions WHERE partition = $audit)")"
+check "it is placed with the rulebooks" "t" \
+    "$(q -c "SELECT ddb_router.node_route(ddb_router.route_hash('shard-underwriting', 'RULEBOOKCONFIGUPDATE')) = $rulebook")"
+check "a rulebook written through the router" "ok" "$(error PutItem '{"TableName": "shard-underwriting", "Item": {
+    "PK": {"S": "RULEBOOK"}, "SK": {"S": "RULEBOOK#core"}, "GSI1PK": {"S": "RULEBOOK_TYPE#floats"}, "GSI1SK": {"S": "RULEBOOK#core"},
+    "item_type": {"S": "rulebook"}, "rulebook_id": {"S": "core"}, "rulebook_name": {"S": "Core"}, "type": {"S": "floats"},
+    "rules": {"L": []}, "priority": {"N": "1"}, "apply_to": {"N": "100"}}}')"
+check "W14 through the router reads the audit item its node wrote with it" "1 RULEBOOK#core" \
+    "$(q -c "SELECT concat(r->>'Count', ' ', r->'Items'->0->'rulebooks'->'L'->0->'M'->'SK'->>'S')
+             FROM ddb_router.answer_response(ddb_router.execute_metered(NULL, 'Query', '{\"TableName\": \"shard-underwriting\",
+                  \"KeyConditionExpression\": \"PK = :p\", \"ExpressionAttributeValues\": {\":p\": {\"S\": \"RULEBOOKCONFIGUPDATE\"}}}')) r")"
+
+# uds: a node's checks of app data read the app (it exists, its quota: D3, D7), so apps is a
+# reference table, whose items every node holds; the usage figure lives with the data (appUser).
+app_put() {  # NAME QUOTA
+    error PutItem "{\"TableName\": \"apps\", \"Item\": {\"appName\": {\"S\": \"$1\"}, \"quotaBytes\": {\"N\": \"$2\"}}}"
+}
+data_put() {  # APP USER VALUE
+    error PutItem "{\"TableName\": \"appDataJson\", \"Item\": {\"appUser\": {\"S\": \"$1#$2\"}, \"key\": {\"S\": \"k1\"},
+        \"appName\": {\"S\": \"$1\"}, \"user\": {\"S\": \"$2\"}, \"appKey\": {\"S\": \"$1#k1\"}, \"value\": {\"S\": \"$3\"}}}"
+}
+check "an app is written on every node" "ok 1 1" \
+    "$(app_put notes 100000) $(psql -X -At -d "${NODES[0]}" -c "SELECT count(*) FROM ddb.scan('apps')") $(psql -X -At -d "${NODES[1]}" -c "SELECT count(*) FROM ddb.scan('apps')")"
+users=(); declare -A seen_node
+for n in $(seq 1 40); do
+    node=$(q -c "SELECT ddb_router.node_route(ddb.ddb_key_route_hash('notes#user$n'))")
+    [ -z "${seen_node[$node]:-}" ] && { seen_node[$node]=1; users+=("user$n"); }
+done
+check "app data of users on both nodes is accepted (each node has the app)" "ok ok" \
+    "$(data_put notes "${users[0]}" hello) $(data_put notes "${users[1]}" hello)"
+check "D7: each user's usage figure is read through the router" "2" \
+    "$(for u in "${users[@]}"; do q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'GetItem',
+        '{\"TableName\": \"appUsage\", \"Key\": {\"appUser\": {\"S\": \"notes#$u\"}}}')) ? 'Item'"; done | grep -c t)"
+app_put tiny 10 >/dev/null
+check "D7: the app's quota holds on every node" "23514|23514" \
+    "$(data_put tiny "${users[0]}" "far more than ten bytes" | cut -d'|' -f1)|$(data_put tiny "${users[1]}" "far more than ten bytes" | cut -d'|' -f1)"
+check "a Scan of a reference table reads one node: each app once" "2" \
+    "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'Scan', '{\"TableName\": \"apps\"}'))->>'Count'")"
+check "a batch write of a reference table is refused, saying how to write it" "YD001|ValidationException" \
+    "$(error BatchWriteItem '{"RequestItems": {"apps": [{"PutRequest": {"Item": {"appName": {"S": "x"}}}}]}}')"
 
 for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
 exit $status

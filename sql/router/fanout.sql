@@ -302,7 +302,7 @@ BEGIN
     WITH read AS (
         SELECT x, ARRAY(SELECT ddb_router.key_of(x->'key'->a) FROM unnest(attributes) WITH ORDINALITY u(a, i) ORDER BY i) AS sort
         FROM jsonb_array_elements(rows) x
-        WHERE owner[(ddb.ddb_key_route_hash(ddb_router.key_of(x->'key'->table_hash)) & (partition_count - 1)) + 1]
+        WHERE owner[(ddb_router.route_hash(request->>'TableName', ddb_router.key_of(x->'key'->table_hash)) & (partition_count - 1)) + 1]
               = (x->>'node')::integer),
     cut AS (
         SELECT CASE WHEN forward THEN min(sort) ELSE max(sort) END AS sort FROM read WHERE (x->>'cut')::boolean),

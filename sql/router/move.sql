@@ -295,8 +295,9 @@ BEGIN
     RETURN made;
 END $$;
 
--- The models' tables that hold items of a partition on the node of connection conn.  Their items do
--- not move: the models' triggers keep rules across items, which a copy item by item would break.
+-- The models' tables (and those with placed keys) that hold items of a partition on the node of
+-- connection conn.  Their items do not move: the models' triggers keep rules across items, which a
+-- copy item by item would break.
 CREATE FUNCTION ddb_router.model_tables_with_items(conn text, partition integer) RETURNS text[]
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -306,7 +307,11 @@ DECLARE
     relation text;
     found_in text[] := '{}';
 BEGIN
-    FOR t IN SELECT table_name FROM ddb.tables WHERE model IS NOT NULL ORDER BY table_name LOOP
+    FOR t IN SELECT tables.table_name FROM ddb.tables
+             WHERE model IS NOT NULL
+                -- a placed key's items go with another partition's (ddb_router.placements)
+                OR EXISTS (SELECT FROM ddb_router.placements p WHERE ddb.table_pattern_matches(tables.table_name, p.table_pattern))
+             ORDER BY tables.table_name LOOP
         relation := ddb_router.node_table(conn, t.table_name)->>'relation';
         CONTINUE WHEN relation IS NULL;
         IF ddb_router.node_value(conn, format('SELECT to_jsonb(EXISTS (SELECT FROM %s WHERE %s))',

@@ -50,9 +50,9 @@ attribute_string(JsonbValue *av, char type, char **str, int *len)
 	return true;
 }
 
-/* The routing hash of a key attribute's DynamoDB value in map; false when it is no valid key of type. */
+/* The routing hash of a table's partition key attribute's DynamoDB value in map; false when it is no valid key of type. */
 bool
-route_key_value(JsonbContainer *map, const char *attribute, char type, uint32 *hash)
+route_key_value(const char *table_name, JsonbContainer *map, const char *attribute, char type, uint32 *hash)
 {
 	JsonbValue *av = getKeyJsonValueFromContainer(map, attribute, strlen(attribute), NULL);
 	uint8_t		enc[KEY_MAX_ENCODED];
@@ -79,7 +79,7 @@ route_key_value(JsonbContainer *map, const char *attribute, char type, uint32 *h
 	}
 	if (status != KEY_OK)
 		return false;
-	*hash = ddb_key_route_hash_encoded(enc, enclen);
+	*hash = router_route_hash(table_name, enc, enclen);
 	return true;
 }
 
@@ -104,7 +104,7 @@ route_item(Jsonb *request, const char *member, uint32 *hash)
 	if (def == NULL || !api_field(request, member, &map) || map.type != jbvBinary ||
 		!JsonContainerIsObject(map.val.binary.data))
 		return false;
-	return route_key_value(map.val.binary.data, def->keys.hash_key, def->keys.hash_type, hash);
+	return route_key_value(def->name, map.val.binary.data, def->keys.hash_key, def->keys.hash_type, hash);
 }
 
 /* Where a read request goes: the result of one of the routing questions below. */
@@ -125,7 +125,8 @@ query_destination(Jsonb *request, uint32 *hash)
 	if (pk == (Datum) 0)
 		return DESTINATION_EVERY_NODE;
 	key = PG_DETOAST_DATUM_PACKED(pk);
-	*hash = ddb_key_route_hash_encoded(DDB_KEY_DATA(key), DDB_KEY_LEN(key));
+	/* the Query was read: its TableName names a table */
+	*hash = router_route_hash(api_string(request, "TableName"), DDB_KEY_DATA(key), DDB_KEY_LEN(key));
 	return DESTINATION_NODE;
 }
 
@@ -241,7 +242,7 @@ ddb_router_route_of(PG_FUNCTION_ARGS)
 	uint32		hash;
 
 	if (def == NULL || !JsonContainerIsObject(&key->root) ||
-		!route_key_value(&key->root, def->keys.hash_key, def->keys.hash_type, &hash))
+		!route_key_value(def->name, &key->root, def->keys.hash_key, def->keys.hash_type, &hash))
 		PG_RETURN_NULL();
 	PG_RETURN_INT32((int32) hash);
 }

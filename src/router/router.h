@@ -24,8 +24,11 @@ extern int	router_partition_count(void);
 /* Refuses (503, retryable) a write to a moving partition; holds the partition's writer lock until the transaction ends. */
 extern void router_write_guard(uint32 hash);
 
-/* The routing hash of a key attribute's DynamoDB value in map; false when it is no valid key of type. */
-extern bool route_key_value(JsonbContainer *map, const char *attribute, char type, uint32 *hash);
+/* The routing hash of a table's partition key attribute's DynamoDB value in map; false when it is no valid key of type. */
+extern bool route_key_value(const char *table_name, JsonbContainer *map, const char *attribute, char type, uint32 *hash);
+
+/* The routing hash of a table's encoded partition key: its own, or that of the key it is placed with (placements.c). */
+extern uint32 router_route_hash(const char *table_name, const uint8_t *enc, size_t len);
 
 /* The routing hash of an item operation by the partition key in its member ("Key", "Item"); false when the request is invalid. */
 extern bool route_item(Jsonb *request, const char *member, uint32 *hash);
@@ -52,8 +55,19 @@ extern text *node_call(NodeFunction function, int32 route, Datum role, bool role
 /* Refuses a role the caller may not act as (as ddb.execute_as does). */
 extern void router_check_role(Datum role, bool role_null);
 
-/* True when a write request may set an attribute kept unique across the nodes (unique_guard.c). */
-extern bool router_may_write_unique(Jsonb *request);
+/* The tables the router treats apart (table_lists.c). */
+typedef enum RouterTableList
+{
+	TABLES_WITH_UNIQUE,			/* an attribute kept unique across the nodes */
+	REFERENCE_TABLES,			/* every node holds their items */
+	ROUTER_TABLE_LISTS
+} RouterTableList;
+
+/* True when a table is in a list. */
+extern bool router_table_listed(RouterTableList list, const char *table_name);
+
+/* True when a request may concern a table of a list (it names one anywhere). */
+extern bool router_request_names_listed(RouterTableList list, Jsonb *request);
 
 /* Has a node raise the error of a request the router found invalid (never returns). */
 extern void node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request) pg_attribute_noreturn();

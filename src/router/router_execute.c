@@ -72,9 +72,9 @@ static const char *const unique_writers[] = {
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 };
 
-/* Runs SELECT function($1 role, $2 operation, $3 request) on the router (SPI). */
+/* Runs SELECT function($1 role, $2 operation, $3 request) on the router (SPI): its answer, or NULL. */
 static text *
-run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb *request)
+run_sql_or_null(const char *function, Datum role, bool role_null, text *operation, Jsonb *request)
 {
 	Oid			argtypes[3] = {NAMEOID, TEXTOID, JSONBOID};
 	Datum		args[3] = {role, PointerGetDatum(operation), JsonbPGetDatum(request)};
@@ -87,11 +87,21 @@ run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb
 							  false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "ddb_router: %s failed", function);
 	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		elog(ERROR, "ddb_router: %s answered null", function);
-	result = SPI_datumTransfer(result, false, -1);
+	if (!isnull)
+		result = SPI_datumTransfer(result, false, -1);
 	SPI_finish();
-	return DatumGetTextPP(result);
+	return isnull ? NULL : DatumGetTextPP(result);
+}
+
+/* run_sql_or_null of a function that always answers. */
+static text *
+run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb *request)
+{
+	text	   *answer = run_sql_or_null(function, role, role_null, operation, request);
+
+	if (answer == NULL)
+		elog(ERROR, "ddb_router: %s answered null", function);
+	return answer;
 }
 
 /* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed. */
@@ -121,9 +131,17 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	op = text_to_cstring(operation);
 	request = PG_GETARG_JSONB_P(2);
 
+	/* a reference table's items are on every node (sql/router/reference.sql) */
+	if (router_request_names_listed(REFERENCE_TABLES, request))
+	{
+		text	   *answer = run_sql_or_null("ddb_router.reference_request", role, role_null, operation, request);
+
+		if (answer)
+			PG_RETURN_TEXT_P(answer);
+	}
 	/* an attribute a node keeps unique is kept so across the nodes */
 	for (size_t i = 0; i < lengthof(unique_writers); i++)
-		if (strcmp(op, unique_writers[i]) == 0 && router_may_write_unique(request))
+		if (strcmp(op, unique_writers[i]) == 0 && router_request_names_listed(TABLES_WITH_UNIQUE, request))
 			(void) run_sql("ddb_router.guard_unique", role, role_null, operation, request);
 
 	for (size_t i = 0; i < lengthof(routes); i++)
