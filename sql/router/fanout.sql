@@ -125,30 +125,27 @@ BEGIN
 END
 $$;
 
--- Scan: node after node in the order of their first partition, with Limit counted over
--- them; a LastEvaluatedKey names a key of the node the next page starts on.
+-- Scan: node after node in the order of their first partition.  A page ends where a node's
+-- ends (1 MB and Limit hold as on one server; a node that read nothing is passed over), its
+-- LastEvaluatedKey the key of the last row it read (ddb.execute_for_merge), which names the node
+-- the next page starts on.  A row of a partition its node does not hold (left there while a
+-- partition moves) is dropped.
 CREATE FUNCTION ddb_router.scan(role_name name, operation text, request jsonb) RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     routes integer[] := ARRAY(SELECT ddb_router.node_routes());
+    partition_count integer := (SELECT count(*) FROM ddb_router.partitions);
+    owner integer[] := ARRAY(SELECT array_position(routes, ddb_router.node_route(p))
+                             FROM generate_series(0, partition_count - 1) p ORDER BY p);
+    table_hash text := (SELECT t.hash_key FROM ddb.tables t WHERE t.table_name = request->>'TableName');
     k integer := 1;
-    lim bigint;
     req jsonb := request;
     answer text;
     response jsonb;
-    consumed jsonb := '{}';
-    items jsonb;
-    counted bigint := 0;
-    scanned bigint := 0;
-    capacity jsonb;
-    last_key jsonb;
+    page record;
 BEGIN
-    IF jsonb_typeof(request->'Limit') = 'number' AND (request->>'Limit')::numeric BETWEEN 1 AND 2147483647
-       AND (request->>'Limit')::numeric = trunc((request->>'Limit')::numeric) THEN
-        lim := (request->>'Limit')::bigint;
-    END IF;
     IF request ? 'ExclusiveStartKey' THEN
         k := array_position(routes, ddb_router.node_route(
                  ddb_router.route_of(request->>'TableName', request->'ExclusiveStartKey')));
@@ -157,29 +154,28 @@ BEGIN
         END IF;
     END IF;
     LOOP
-        IF lim IS NOT NULL THEN
-            req := jsonb_set(req, '{Limit}', to_jsonb(lim - scanned));
-        END IF;
-        answer := ddb_router.call(routes[k], role_name, operation, req);
+        answer := ddb_router.call_for_merge(routes[k], role_name, operation, req);
         response := ddb_router.answer_response(answer);
-        consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
-        IF response ? 'Items' THEN
-            items := coalesce(items, '[]') || (response->'Items');
-        END IF;
-        counted := counted + (response->>'Count')::bigint;
-        scanned := scanned + (response->>'ScannedCount')::bigint;
-        capacity := ddb_router.add_numbers(capacity, response->'ConsumedCapacity');
-        last_key := response->'LastEvaluatedKey';
-        -- a node that stopped early (Limit, 1 MB) ends the page; the next starts there
-        EXIT WHEN last_key IS NOT NULL OR k = cardinality(routes);
+        EXIT WHEN jsonb_array_length(response->'EvaluatedKeys') > 0 OR k = cardinality(routes);
         k := k + 1;
         req := req - 'ExclusiveStartKey';
     END LOOP;
-    RETURN ddb_router.answer(consumed,
-        jsonb_build_object('Count', counted, 'ScannedCount', scanned)
-        || CASE WHEN items IS NULL THEN '{}' ELSE jsonb_build_object('Items', items) END
-        || CASE WHEN last_key IS NULL THEN '{}' ELSE jsonb_build_object('LastEvaluatedKey', last_key) END
-        || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
+    -- the rows of partitions the node holds
+    SELECT coalesce(jsonb_agg(response->'Items'->((e->>1)::integer) ORDER BY n)
+                        FILTER (WHERE (e->>1)::integer >= 0 AND response ? 'Items'), '[]') AS items,
+           count(*) FILTER (WHERE (e->>1)::integer >= 0) AS counted,
+           count(*) AS scanned
+    INTO page
+    FROM jsonb_array_elements(response->'EvaluatedKeys') WITH ORDINALITY x(e, n)
+    WHERE owner[(ddb_router.route_hash(request->>'TableName', ddb_router.key_of(e->0->table_hash)) & (partition_count - 1)) + 1] = k;
+    RETURN ddb_router.answer(ddb_router.answer_consumed(answer),
+        (response - 'EvaluatedKeys' - 'Items' - 'LastEvaluatedKey')
+        || jsonb_build_object('Count', page.counted, 'ScannedCount', page.scanned)
+        || CASE WHEN response ? 'Items' THEN jsonb_build_object('Items', page.items) ELSE '{}' END
+        || CASE WHEN response ? 'LastEvaluatedKey' THEN jsonb_build_object('LastEvaluatedKey', response->'LastEvaluatedKey')
+                WHEN k < cardinality(routes) AND jsonb_array_length(response->'EvaluatedKeys') > 0
+                THEN jsonb_build_object('LastEvaluatedKey', response->'EvaluatedKeys'->-1->0)
+                ELSE '{}' END);
 END
 $$;
 

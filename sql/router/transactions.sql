@@ -110,6 +110,18 @@ BEGIN
 END
 $$;
 
+-- Cancellation reasons of a node's part (a TransactionCanceledException's detail) put in their
+-- places in the whole request ({place: reason}, places: the part's actions' places), the reasons
+-- found so far kept.
+CREATE FUNCTION ddb_router.place_reasons(found jsonb, places jsonb, detail text) RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT found || coalesce(jsonb_object_agg(places->>(k::integer - 1), c.reason), '{}')
+    FROM jsonb_array_elements(detail::jsonb->'CancellationReasons') WITH ORDINALITY c(reason, k)
+    WHERE c.reason->>'Code' <> 'None'
+$$;
+
 -- The writes of a transaction over items of several nodes (TransactWriteItems, an ExecuteTransaction
 -- that writes): each node's actions, in their order, run there and committed on every node with
 -- two-phase commit, or on none.  A part's cancellation is the whole request's, its reasons at their
@@ -122,8 +134,12 @@ AS $$
 DECLARE
     parts jsonb;
     positions jsonb;
+    vias jsonb;
     outcome jsonb;
     failed text;
+    node text;
+    reasons jsonb;
+    detail text;
     answer text;
     response jsonb;
     consumed jsonb := '{}';
@@ -131,10 +147,10 @@ DECLARE
     capacity jsonb;
 BEGIN
     SELECT jsonb_object_agg(s.node, jsonb_set(request - 'ClientRequestToken', ARRAY[member], s.elements)),
-           jsonb_object_agg(s.node, s.places)
-    INTO parts, positions
+           jsonb_object_agg(s.node, s.places), jsonb_object_agg(s.node, s.via)
+    INTO parts, positions, vias
     FROM (SELECT ddb_router.node_of(e.route) AS node, jsonb_agg(e.element ORDER BY e.n) AS elements,
-                 jsonb_agg(e.n - 1 ORDER BY e.n) AS places
+                 jsonb_agg(e.n - 1 ORDER BY e.n) AS places, min(e.route) AS via
           FROM ddb_router.transaction_elements(operation, request) e GROUP BY 1) s;
     outcome := ddb_router.two_phase_commit(role_name, operation,
         CASE WHEN request ? 'ClientRequestToken' THEN
@@ -144,12 +160,20 @@ BEGIN
     failed := outcome->>'failed';
     IF failed IS NOT NULL THEN
         IF outcome->'error'->>'sqlstate' = 'YD003' THEN
+            -- DynamoDB gives a reason for every action: the nodes after the one that cancelled (the
+            -- ones before went through) run their parts rolled back for theirs
+            reasons := ddb_router.place_reasons('{}', positions->failed, outcome->'error'->>'detail');
+            FOR node IN SELECT k FROM jsonb_object_keys(parts) k WHERE k COLLATE "C" > failed COLLATE "C" LOOP
+                BEGIN
+                    PERFORM ddb_router.call_rolled_back((vias->>node)::integer, role_name, operation, parts->node);
+                EXCEPTION WHEN SQLSTATE 'YD003' THEN
+                    GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+                    reasons := ddb_router.place_reasons(reasons, positions->node, detail);
+                END;
+            END LOOP;
             PERFORM ddb_router.raise_cancelled((
-                SELECT jsonb_agg(coalesce(r.reason, '{"Code": "None"}') ORDER BY i)
-                FROM generate_series(0, jsonb_array_length(request->member) - 1) i
-                     LEFT JOIN (SELECT (positions->failed->>(k::integer - 1))::integer AS place, c.reason
-                                FROM jsonb_array_elements((outcome->'error'->>'detail')::jsonb->'CancellationReasons')
-                                     WITH ORDINALITY c(reason, k)) r ON r.place = i));
+                SELECT jsonb_agg(coalesce(reasons->i::text, '{"Code": "None"}') ORDER BY i)
+                FROM generate_series(0, jsonb_array_length(request->member) - 1) i));
         END IF;
         PERFORM ddb_router.raise_error(outcome->'error'->>'sqlstate', outcome->'error'->>'message',
                                        outcome->'error'->>'detail', outcome->'error'->>'hint');

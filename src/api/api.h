@@ -149,6 +149,9 @@ extern Jsonb *api_query_for_merge(Jsonb *request);
 /* The partition key a valid Query reads by, or (Datum) 0 for a global index (a router's question). */
 extern Datum api_query_partition_key(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);
+
+/* Scan with EvaluatedKeys, the key and ordinal of every row read (ddb.execute_for_merge). */
+extern Jsonb *api_scan_for_merge(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);
 extern Jsonb *api_batch_get_item(Jsonb *request);
 

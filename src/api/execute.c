@@ -109,7 +109,7 @@ run_sql_operation(const char *function, Jsonb *request)
 
 /*
  * Runs one operation; metered records its capacity whether or not it asks;
- * for_merge runs a Query as api_query_for_merge (ddb.execute_for_merge).
+ * for_merge runs a Query or Scan with EvaluatedKeys (ddb.execute_for_merge).
  */
 static Jsonb *
 dispatch(const char *operation, Jsonb *request, bool metered, bool for_merge)
@@ -120,7 +120,8 @@ dispatch(const char *operation, Jsonb *request, bool metered, bool for_merge)
 			/* the batch and transaction operations report ConsumedCapacity per table, in a list */
 			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0 ||
 				strcmp(operation, "ExecuteTransaction") == 0;
-			Operation	run = for_merge ? api_query_for_merge : item_operations[i].run;
+			Operation	run = !for_merge ? item_operations[i].run :
+				strcmp(operation, "Query") == 0 ? api_query_for_merge : api_scan_for_merge;
 
 			api_check_request_members(request, operation);
 			api_capacity_start(request, metered);
@@ -155,7 +156,7 @@ privilege_refusal(const char *operation, Jsonb *request)
 /*
  * Runs the operation of argument n on the request of argument n + 1 as the
  * current user: ddb.execute, ddb.execute_as, ddb.execute_metered and
- * ddb.execute_for_merge (for_merge: the caller checked that it is a Query).
+ * ddb.execute_for_merge (for_merge: the caller checked that it is a Query or Scan).
  * With usage, the capacity it used by table (api_capacity_usage) is
  * recorded whatever the request asks, and returned there.
  */
@@ -367,10 +368,10 @@ ddb_execute_for_merge(PG_FUNCTION_ARGS)
 	{
 		char	   *operation = text_to_cstring(PG_GETARG_TEXT_PP(1));
 
-		if (strcmp(operation, "Query") != 0)
+		if (strcmp(operation, "Query") != 0 && strcmp(operation, "Scan") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("ddb.execute_for_merge runs Query only, not %s", operation),
+					 errmsg("ddb.execute_for_merge runs Query and Scan only, not %s", operation),
 					 errhint("Run other operations with ddb.execute_metered.")));
 	}
 	PG_RETURN_TEXT_P(metered_text(fcinfo, true));

@@ -1,7 +1,7 @@
 /*
  * query_scan.c — Query and Scan: 1 MB pages with LastEvaluatedKey, filters
  * (Limit counted before them), projections, Select COUNT and parallel
- * segments; for ddb.execute_for_merge, the keys of every row a Query read.
+ * segments; for ddb.execute_for_merge, the keys of every row a Query or Scan read.
  * The key condition and the start key are read_keys.c's.
  */
 #include "postgres.h"
@@ -488,9 +488,9 @@ api_query_partition_key(Jsonb *request)
 	return plan.req.index && !plan.req.index->local ? (Datum) 0 : plan.req.pk;
 }
 
-/* Scan. */
-Jsonb *
-api_scan(Jsonb *request)
+/* Scan; with evaluated_keys, its response also has EvaluatedKeys (ddb.execute_for_merge). */
+static Jsonb *
+scan(Jsonb *request, bool evaluated_keys)
 {
 	ReadRequest req = {0};
 	Placeholders ctx;
@@ -542,5 +542,19 @@ api_scan(Jsonb *request)
 	}
 	table_items = check_index_projection(&req, NIL, projection);
 	table_items |= check_select_index(request, req.index);
-	return read_response(request, &req, &ctx, filter, projection, table_items, filter_table_items, false);
+	return read_response(request, &req, &ctx, filter, projection, table_items, filter_table_items, evaluated_keys);
+}
+
+/* Scan. */
+Jsonb *
+api_scan(Jsonb *request)
+{
+	return scan(request, false);
+}
+
+/* Scan with EvaluatedKeys, the key and ordinal of every row read (ddb.execute_for_merge). */
+Jsonb *
+api_scan_for_merge(Jsonb *request)
+{
+	return scan(request, true);
 }

@@ -124,7 +124,9 @@ SELECT jsonb_array_length(response -> 'EvaluatedKeys') AS entries, as_metered
 FROM pg_temp.merge('{"TableName": "Shipments", "KeyConditionExpression": "pk = :p",
     "ExpressionAttributeValues": {":p": {"S": "a"}}}', 'merge_reader');
 -- Query only: it is the router's, no DynamoDB operation
-SELECT ddb.execute_for_merge(NULL, 'Scan', '{"TableName": "Shipments"}');
+-- a Scan too: the key of every row it read, in the order read
+SELECT jsonb_array_length(m -> 'EvaluatedKeys') = (m ->> 'ScannedCount')::int AS every_row, m -> 'EvaluatedKeys' -> 0 AS first
+FROM (SELECT split_part(ddb.execute_for_merge(NULL, 'Scan', '{"TableName": "Shipments", "Limit": 3}'), E'\n', 2)::jsonb m) s;
 SELECT ddb.execute_for_merge(NULL, 'PutItem', '{"TableName": "Shipments", "Item": {"pk": {"S": "z"}, "sk": {"N": "1"}}}');
 SELECT ddb.execute_for_merge(NULL, NULL, '{}');
 SELECT count(*) AS items FROM public."Shipments";
