@@ -1460,11 +1460,13 @@ COMMENT ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) IS
 -- read, in order, the LastEvaluatedKey a page ending after that row would
 -- carry and the row's index among the rows the filter kept (-1: filtered
 -- out; counted under Select COUNT too), so that the router can merge the
--- shards' pages of a GSI Query with DynamoDB's Limit and paging (and end a
--- Scan's page where a shard's ends).  Other operations are refused (0A000).
-CREATE FUNCTION ddb.execute_for_merge(role_name name, operation text, request jsonb) RETURNS text
+-- shards' pages of a GSI Query with DynamoDB's Limit and paging, and a
+-- Scan's over the shards in turn; each entry also has the row's size in
+-- bytes, and page_bytes (1 to 1 MB) bounds what the page reads (what is left
+-- of the router's page).  Other operations are refused (0A000).
+CREATE FUNCTION ddb.execute_for_merge(role_name name, operation text, request jsonb, page_bytes integer DEFAULT NULL) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_execute_for_merge' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION ddb.execute_for_merge(name, text, jsonb) IS
+COMMENT ON FUNCTION ddb.execute_for_merge(name, text, jsonb, integer) IS
     'ddb.execute_metered of a Query or Scan whose response also lists the key and ordinal of every row read (a router''s merge)';
 
 -- What the nodes of a sharded deployment must agree on about a table

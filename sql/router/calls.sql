@@ -21,11 +21,12 @@ LANGUAGE plproxy AS $$
 $$;
 
 -- ddb.execute_for_merge (a Query whose answer has the key of every row read) on the node of a routing hash.
-CREATE FUNCTION ddb_router.node_execute_for_merge(route integer, role_name name, operation text, request jsonb) RETURNS text
+CREATE FUNCTION ddb_router.node_execute_for_merge(route integer, role_name name, operation text, request jsonb,
+                                                  page_bytes integer) RETURNS text
 LANGUAGE plproxy AS $$
     CLUSTER 'ddb';
     RUN ON route;
-    SELECT ddb.execute_for_merge(role_name, operation, request);
+    SELECT ddb.execute_for_merge(role_name, operation, request, page_bytes);
 $$;
 
 -- ---------------------------------------------------------------------------
@@ -40,8 +41,10 @@ CREATE FUNCTION ddb_router.call(route integer, role_name name, operation text, r
 CREATE FUNCTION ddb_router.call_rolled_back(route integer, role_name name, operation text, request jsonb) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_router_call_rolled_back' LANGUAGE C VOLATILE;
 
--- ddb.execute_for_merge on the node of a route: a Query's page with the key of every row it read.
-CREATE FUNCTION ddb_router.call_for_merge(route integer, role_name name, operation text, request jsonb) RETURNS text
+-- ddb.execute_for_merge on the node of a route: a page with the key of every row it read, of
+-- page_bytes at most (null: 1 MB).
+CREATE FUNCTION ddb_router.call_for_merge(route integer, role_name name, operation text, request jsonb,
+                                          page_bytes integer DEFAULT NULL) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_router_call_for_merge' LANGUAGE C VOLATILE;
 
 -- Has a node raise DynamoDB's error for a request the router found invalid.

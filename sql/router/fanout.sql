@@ -125,10 +125,11 @@ BEGIN
 END
 $$;
 
--- Scan: node after node in the order of their first partition.  A page ends where a node's
--- ends (1 MB and Limit hold as on one server; a node that read nothing is passed over), its
--- LastEvaluatedKey the key of the last row it read (ddb.execute_for_merge), which names the node
--- the next page starts on.  A row of a partition its node does not hold (left there while a
+-- Scan: node after node in the order of their first partition, one page over them: Limit counts
+-- the rows read on every node, and each node reads what is left of the page's 1 MB
+-- (ddb.execute_for_merge), so a page ends where DynamoDB's would; its LastEvaluatedKey is a node's,
+-- or the key of the last row read where Limit or the 1 MB ran out at a node's end, and names the
+-- node the next page starts on.  A row of a partition its node does not hold (left there while a
 -- partition moves) is dropped.
 CREATE FUNCTION ddb_router.scan(role_name name, operation text, request jsonb) RETURNS text
 LANGUAGE plpgsql
@@ -141,11 +142,25 @@ DECLARE
                              FROM generate_series(0, partition_count - 1) p ORDER BY p);
     table_hash text := (SELECT t.hash_key FROM ddb.tables t WHERE t.table_name = request->>'TableName');
     k integer := 1;
+    lim bigint;
+    read_rows bigint := 0;
+    budget bigint := 1048576;
     req jsonb := request;
     answer text;
     response jsonb;
-    page record;
+    consumed jsonb := '{}';
+    capacity jsonb;
+    items jsonb;
+    counted bigint := 0;
+    scanned bigint := 0;
+    last_key jsonb;
+    next_key jsonb;
+    part record;
 BEGIN
+    IF jsonb_typeof(request->'Limit') = 'number' AND (request->>'Limit')::numeric BETWEEN 1 AND 2147483647
+       AND (request->>'Limit')::numeric = trunc((request->>'Limit')::numeric) THEN
+        lim := (request->>'Limit')::bigint;
+    END IF;
     IF request ? 'ExclusiveStartKey' THEN
         k := array_position(routes, ddb_router.node_route(
                  ddb_router.route_of(request->>'TableName', request->'ExclusiveStartKey')));
@@ -154,28 +169,49 @@ BEGIN
         END IF;
     END IF;
     LOOP
-        answer := ddb_router.call_for_merge(routes[k], role_name, operation, req);
+        IF lim IS NOT NULL THEN
+            req := jsonb_set(req, '{Limit}', to_jsonb(lim - read_rows));
+        END IF;
+        answer := ddb_router.call_for_merge(routes[k], role_name, operation, req, budget::integer);
         response := ddb_router.answer_response(answer);
-        EXIT WHEN jsonb_array_length(response->'EvaluatedKeys') > 0 OR k = cardinality(routes);
+        consumed := ddb_router.add_numbers(consumed, ddb_router.answer_consumed(answer));
+        capacity := ddb_router.add_numbers(capacity, response->'ConsumedCapacity');
+        SELECT coalesce(jsonb_agg(response->'Items'->((e->>1)::integer) ORDER BY n)
+                            FILTER (WHERE owned AND (e->>1)::integer >= 0), '[]') AS kept,
+               count(*) FILTER (WHERE owned AND (e->>1)::integer >= 0) AS counted,
+               count(*) FILTER (WHERE owned) AS scanned,
+               count(*) AS read_rows,
+               coalesce(sum((e->>2)::bigint), 0) AS bytes,
+               (array_agg(e->0 ORDER BY n DESC))[1] AS last_key
+        INTO part
+        FROM jsonb_array_elements(response->'EvaluatedKeys') WITH ORDINALITY x(e, n),
+             LATERAL (SELECT owner[(ddb_router.route_hash(request->>'TableName', ddb_router.key_of(e->0->table_hash))
+                                    & (partition_count - 1)) + 1] = k AS owned) o;
+        IF response ? 'Items' THEN
+            items := coalesce(items, '[]') || part.kept;
+        END IF;
+        counted := counted + part.counted;
+        scanned := scanned + part.scanned;
+        read_rows := read_rows + part.read_rows;
+        budget := budget - part.bytes;
+        last_key := coalesce(part.last_key, last_key);
+        IF response ? 'LastEvaluatedKey' THEN
+            next_key := response->'LastEvaluatedKey';
+            EXIT;
+        END IF;
+        EXIT WHEN k = cardinality(routes);
+        IF budget <= 0 OR (lim IS NOT NULL AND read_rows >= lim) THEN
+            next_key := last_key;
+            EXIT;
+        END IF;
         k := k + 1;
         req := req - 'ExclusiveStartKey';
     END LOOP;
-    -- the rows of partitions the node holds
-    SELECT coalesce(jsonb_agg(response->'Items'->((e->>1)::integer) ORDER BY n)
-                        FILTER (WHERE (e->>1)::integer >= 0 AND response ? 'Items'), '[]') AS items,
-           count(*) FILTER (WHERE (e->>1)::integer >= 0) AS counted,
-           count(*) AS scanned
-    INTO page
-    FROM jsonb_array_elements(response->'EvaluatedKeys') WITH ORDINALITY x(e, n)
-    WHERE owner[(ddb_router.route_hash(request->>'TableName', ddb_router.key_of(e->0->table_hash)) & (partition_count - 1)) + 1] = k;
-    RETURN ddb_router.answer(ddb_router.answer_consumed(answer),
-        (response - 'EvaluatedKeys' - 'Items' - 'LastEvaluatedKey')
-        || jsonb_build_object('Count', page.counted, 'ScannedCount', page.scanned)
-        || CASE WHEN response ? 'Items' THEN jsonb_build_object('Items', page.items) ELSE '{}' END
-        || CASE WHEN response ? 'LastEvaluatedKey' THEN jsonb_build_object('LastEvaluatedKey', response->'LastEvaluatedKey')
-                WHEN k < cardinality(routes) AND jsonb_array_length(response->'EvaluatedKeys') > 0
-                THEN jsonb_build_object('LastEvaluatedKey', response->'EvaluatedKeys'->-1->0)
-                ELSE '{}' END);
+    RETURN ddb_router.answer(consumed,
+        jsonb_build_object('Count', counted, 'ScannedCount', scanned)
+        || CASE WHEN items IS NULL THEN '{}' ELSE jsonb_build_object('Items', items) END
+        || CASE WHEN next_key IS NULL THEN '{}' ELSE jsonb_build_object('LastEvaluatedKey', next_key) END
+        || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
 END
 $$;
 
@@ -245,8 +281,8 @@ $$;
 -- ExclusiveStartKey) and gives the key of every row it read
 -- (ddb.execute_for_merge); the rows are merged in the index's order (its
 -- sort key, then the table's keys: docs/api.md), cut where the first node
--- that stopped early stopped (no node has read past that point), and to
--- Limit; LastEvaluatedKey is the last row taken.  A row of a partition its
+-- that stopped early stopped (no node has read past that point), to Limit
+-- and to 1 MB; LastEvaluatedKey is the last row taken.  A row of a partition its
 -- node does not hold (left behind by a move in progress) is dropped.
 CREATE FUNCTION ddb_router.query_global_index(role_name name, operation text, request jsonb) RETURNS text
 LANGUAGE plpgsql
@@ -289,7 +325,7 @@ BEGIN
         has_items := has_items OR response ? 'Items';
         rows := rows || (
             SELECT coalesce(jsonb_agg(jsonb_build_object(
-                       'node', k, 'key', e->0, 'kept', (e->>1)::integer >= 0,
+                       'node', k, 'key', e->0, 'kept', (e->>1)::integer >= 0, 'bytes', e->2,
                        'item', response->'Items'->((e->>1)::integer),
                        'cut', response ? 'LastEvaluatedKey' AND n = jsonb_array_length(response->'EvaluatedKeys'))
                    ORDER BY n), '[]')
@@ -307,8 +343,12 @@ BEGIN
                                                    CASE WHEN NOT forward THEN read.sort END DESC) AS pos
         FROM read, cut
         WHERE cut.sort IS NULL OR (forward AND read.sort <= cut.sort) OR (NOT forward AND read.sort >= cut.sort)),
+    -- Limit, then 1 MB: a row is taken while the rows before it read less (the first always)
+    sized AS (
+        SELECT ordered.*, sum((x->>'bytes')::bigint) OVER (ORDER BY pos) - (x->>'bytes')::bigint AS before
+        FROM ordered WHERE lim IS NULL OR pos <= lim),
     taken AS (
-        SELECT * FROM ordered WHERE lim IS NULL OR pos <= lim)
+        SELECT * FROM sized WHERE pos = 1 OR before + (x->>'bytes')::bigint <= 1048576)
     SELECT coalesce((SELECT jsonb_agg(x->'item' ORDER BY pos) FILTER (WHERE (x->>'kept')::boolean) FROM taken), '[]') AS items,
            (SELECT count(*) FILTER (WHERE (x->>'kept')::boolean) FROM taken) AS counted,
            (SELECT count(*) FROM taken) AS scanned,

@@ -55,7 +55,7 @@ $$;
 -- right to the role first), and the owner.
 REVOKE ALL ON FUNCTION ddb_router.node_execute(integer, name, text, jsonb),
                        ddb_router.node_execute_rolled_back(integer, name, text, jsonb),
-                       ddb_router.node_execute_for_merge(integer, name, text, jsonb),
+                       ddb_router.node_execute_for_merge(integer, name, text, jsonb, integer),
                        ddb_router.node_grant_tables(integer, name, text, boolean, text[]),
                        ddb_router.node_revoke_tables(integer, name, text)
     FROM PUBLIC;

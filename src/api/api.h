@@ -150,6 +150,9 @@ extern Jsonb *api_query_for_merge(Jsonb *request);
 extern Datum api_query_partition_key(Jsonb *request);
 extern Jsonb *api_scan(Jsonb *request);
 
+/* The bytes a page of ddb.execute_for_merge may read (0: DynamoDB's 1 MB). */
+extern int64 api_merge_page_bytes;
+
 /* Scan with EvaluatedKeys, the key and ordinal of every row read (ddb.execute_for_merge). */
 extern Jsonb *api_scan_for_merge(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);

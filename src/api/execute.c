@@ -363,6 +363,8 @@ ddb_execute_metered(PG_FUNCTION_ARGS)
 Datum
 ddb_execute_for_merge(PG_FUNCTION_ARGS)
 {
+	text	   *volatile answer = NULL;
+
 	/* a null operation is UnknownOperationException, as in ddb.execute_metered */
 	if (!PG_ARGISNULL(1))
 	{
@@ -374,7 +376,21 @@ ddb_execute_for_merge(PG_FUNCTION_ARGS)
 					 errmsg("ddb.execute_for_merge runs Query and Scan only, not %s", operation),
 					 errhint("Run other operations with ddb.execute_metered.")));
 	}
-	PG_RETURN_TEXT_P(metered_text(fcinfo, true));
+	if (!PG_ARGISNULL(3) && (PG_GETARG_INT32(3) < 1 || PG_GETARG_INT32(3) > 1024 * 1024))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the page bytes of ddb.execute_for_merge must be from 1 to 1048576, not %d", PG_GETARG_INT32(3))));
+	api_merge_page_bytes = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
+	PG_TRY();
+	{
+		answer = metered_text(fcinfo, true);
+	}
+	PG_FINALLY();
+	{
+		api_merge_page_bytes = 0;
+	}
+	PG_END_TRY();
+	PG_RETURN_TEXT_P(answer);
 }
 
 /*

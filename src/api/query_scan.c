@@ -18,12 +18,19 @@
 /* DynamoDB's page: a Query or Scan stops once it has read 1 MB. */
 #define PAGE_MAX_BYTES (1024 * 1024)
 
-/* A row a page read, for EvaluatedKeys: its keys, and its index among the rows kept (-1: filtered out). */
+/* A row a page read, for EvaluatedKeys: its keys, its index among the rows kept (-1: filtered out), its size. */
 typedef struct EvaluatedRow
 {
 	RowKeys		keys;
 	int64		ordinal;
+	int32		bytes;
 } EvaluatedRow;
+
+/*
+ * The bytes a page of ddb.execute_for_merge may read (api_merge_page_bytes,
+ * 0: DynamoDB's 1 MB): a router gives a node what is left of its page.
+ */
+int64		api_merge_page_bytes = 0;
 
 /* A Query or Scan response in the making. */
 typedef struct PageBuilder
@@ -68,7 +75,7 @@ copy_key(Datum key, MemoryContext cxt)
 
 /* Notes the row just read (page->last) for EvaluatedKeys, in the page's context. */
 static void
-note_evaluated(PageBuilder *page, int64 ordinal)
+note_evaluated(PageBuilder *page, int64 ordinal, int32 bytes)
 {
 	if (page->nevaluated == page->evaluated_size)
 	{
@@ -77,6 +84,7 @@ note_evaluated(PageBuilder *page, int64 ordinal)
 		page->evaluated = repalloc(page->evaluated, page->evaluated_size * sizeof(EvaluatedRow));
 	}
 	page->evaluated[page->nevaluated].keys = page->last;
+	page->evaluated[page->nevaluated].bytes = bytes;
 	page->evaluated[page->nevaluated++].ordinal = ordinal;
 }
 
@@ -88,9 +96,10 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	MemoryContext old;
 	bool		kept;
 
-	/* the page has read Limit rows, or 1 MB: stop before this row */
+	/* the page has read Limit rows, or 1 MB (a router's merge: what is left of it): stop before this row */
 	if ((page->limit >= 0 && page->scanned >= page->limit) ||
-		(page->scanned > 0 && page->bytes + item_size > PAGE_MAX_BYTES))
+		(page->scanned > 0 && page->bytes + item_size >
+		 (page->evaluated && api_merge_page_bytes > 0 ? api_merge_page_bytes : PAGE_MAX_BYTES)))
 	{
 		page->more = true;
 		return false;
@@ -124,11 +133,11 @@ page_row(void *arg, Jsonb *item, int32 item_size, RowKeys *keys)
 	page->last.gpk = copy_key(keys->gpk, page->cxt);
 	page->last.gsk = copy_key(keys->gsk, page->cxt);
 	if (page->evaluated)
-		note_evaluated(page, kept ? page->count - 1 : -1);
+		note_evaluated(page, kept ? page->count - 1 : -1, item_size);
 	return true;
 }
 
-/* Pushes EvaluatedKeys: per row read, [its LastEvaluatedKey, its ordinal]. */
+/* Pushes EvaluatedKeys: per row read, [its LastEvaluatedKey, its ordinal, its size in bytes]. */
 static void
 push_evaluated_keys(PageBuilder *page)
 {
@@ -142,6 +151,8 @@ push_evaluated_keys(PageBuilder *page)
 		pushJsonbValue(&page->state, WJB_BEGIN_ARRAY, NULL);
 		api_push_row_key(&page->state, page->req->def, page->req->index, &page->evaluated[i].keys);
 		v.val.numeric = int64_to_numeric(page->evaluated[i].ordinal);
+		pushJsonbValue(&page->state, WJB_ELEM, &v);
+		v.val.numeric = int64_to_numeric(page->evaluated[i].bytes);
 		pushJsonbValue(&page->state, WJB_ELEM, &v);
 		pushJsonbValue(&page->state, WJB_END_ARRAY, NULL);
 	}

@@ -31,7 +31,7 @@ PG_FUNCTION_INFO_V1(ddb_router_raise_invalid);
 static const char *const node_function_signatures[NODE_FUNCTION_COUNT] = {
 	"ddb_router.node_execute(integer,name,text,jsonb)",
 	"ddb_router.node_execute_rolled_back(integer,name,text,jsonb)",
-	"ddb_router.node_execute_for_merge(integer,name,text,jsonb)",
+	"ddb_router.node_execute_for_merge(integer,name,text,jsonb,integer)",
 };
 static FmgrInfo node_functions[NODE_FUNCTION_COUNT];
 static bool node_functions_valid = false;
@@ -113,15 +113,19 @@ rethrow_node_error(MemoryContext cxt)
 	ReThrowError(edata);
 }
 
-/* Calls a node function on the node of route. */
+/* Calls a node function on the node of route (page_bytes: NODE_EXECUTE_FOR_MERGE's, 0 for a whole page). */
 text *
-node_call(NodeFunction function, int32 route, Datum role, bool role_null, text *operation, Jsonb *request)
+node_call(NodeFunction function, int32 route, Datum role, bool role_null, text *operation, Jsonb *request,
+		  int32 page_bytes)
 {
-	LOCAL_FCINFO(fcinfo, 4);
+	LOCAL_FCINFO(fcinfo, 5);
 	MemoryContext cxt = CurrentMemoryContext;
 	Datum		result = (Datum) 0;
 
-	InitFunctionCallInfoData(*fcinfo, node_function(function), 4, InvalidOid, NULL, NULL);
+	InitFunctionCallInfoData(*fcinfo, node_function(function), function == NODE_EXECUTE_FOR_MERGE ? 5 : 4,
+							 InvalidOid, NULL, NULL);
+	fcinfo->args[4].value = Int32GetDatum(page_bytes);
+	fcinfo->args[4].isnull = page_bytes == 0;
 	fcinfo->args[0].value = Int32GetDatum(route);
 	fcinfo->args[0].isnull = false;
 	fcinfo->args[1].value = role;
@@ -181,7 +185,8 @@ call_from_sql(FunctionCallInfo fcinfo, NodeFunction function)
 				 errmsg("the route, operation and request of a node call must not be null")));
 	router_check_role(PG_GETARG_DATUM(1), PG_ARGISNULL(1));
 	PG_RETURN_TEXT_P(node_call(function, PG_GETARG_INT32(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1),
-							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3)));
+							   PG_GETARG_TEXT_PP(2), PG_GETARG_JSONB_P(3),
+							   function == NODE_EXECUTE_FOR_MERGE && !PG_ARGISNULL(4) ? PG_GETARG_INT32(4) : 0));
 }
 
 /*
@@ -202,7 +207,7 @@ ddb_router_call(PG_FUNCTION_ARGS)
 void
 node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request)
 {
-	(void) node_call(NODE_EXECUTE_ROLLED_BACK, 0, role, role_null, operation, request);
+	(void) node_call(NODE_EXECUTE_ROLLED_BACK, 0, role, role_null, operation, request, 0);
 	elog(ERROR, "ddb_router: a request the router could not route succeeded on a node (rolled back there)");
 }
 
@@ -213,7 +218,7 @@ ddb_router_call_rolled_back(PG_FUNCTION_ARGS)
 	return call_from_sql(fcinfo, NODE_EXECUTE_ROLLED_BACK);
 }
 
-/* ddb_router.call_for_merge(route, role, operation, request): ddb.execute_for_merge on the node of route. */
+/* ddb_router.call_for_merge(route, role, operation, request, page_bytes): ddb.execute_for_merge on the node of route. */
 Datum
 ddb_router_call_for_merge(PG_FUNCTION_ARGS)
 {

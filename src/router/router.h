@@ -47,10 +47,11 @@ typedef enum NodeFunction
 
 /*
  * Calls a node function on the node of route (a routing hash or a
- * partition): the node's answer, or its error as the node raised it.
+ * partition): the node's answer, or its error as the node raised it;
+ * page_bytes bounds a NODE_EXECUTE_FOR_MERGE page (0: 1 MB).
  */
 extern text *node_call(NodeFunction function, int32 route, Datum role, bool role_null,
-					   text *operation, Jsonb *request);
+					   text *operation, Jsonb *request, int32 page_bytes);
 
 /* Refuses a role the caller may not act as (as ddb.execute_as does). */
 extern void router_check_role(Datum role, bool role_null);

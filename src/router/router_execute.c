@@ -169,7 +169,7 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 			node_raise_invalid(role, role_null, operation, request);
 		if (routes[i].routing != ROUTE_ITEM_KEY && routes[i].routing != ROUTE_QUERY)
 			router_write_guard(hash);
-		PG_RETURN_TEXT_P(node_call(NODE_EXECUTE, (int32) hash, role, role_null, operation, request));
+		PG_RETURN_TEXT_P(node_call(NODE_EXECUTE, (int32) hash, role, role_null, operation, request, 0));
 	}
 	/* an operation ddb_model does not know: its UnknownOperationException */
 	PG_RETURN_TEXT_P(run_sql("ddb.execute_metered", role, role_null, operation, request));

@@ -127,6 +127,12 @@ FROM pg_temp.merge('{"TableName": "Shipments", "KeyConditionExpression": "pk = :
 -- a Scan too: the key of every row it read, in the order read
 SELECT jsonb_array_length(m -> 'EvaluatedKeys') = (m ->> 'ScannedCount')::int AS every_row, m -> 'EvaluatedKeys' -> 0 AS first
 FROM (SELECT split_part(ddb.execute_for_merge(NULL, 'Scan', '{"TableName": "Shipments", "Limit": 3}'), E'\n', 2)::jsonb m) s;
+-- page_bytes bounds what the page reads (a router's page over several nodes): the
+-- first row always, then no row past the bound, and a LastEvaluatedKey
+SELECT (m ->> 'ScannedCount')::int AS scanned, m ? 'LastEvaluatedKey' AS more,
+       (SELECT sum((e ->> 2)::int) FROM jsonb_array_elements(m -> 'EvaluatedKeys') e) <= 60 AS within
+FROM (SELECT split_part(ddb.execute_for_merge(NULL, 'Scan', '{"TableName": "Shipments"}', 60), E'\n', 2)::jsonb m) s;
+SELECT ddb.execute_for_merge(NULL, 'Scan', '{"TableName": "Shipments"}', 0);
 SELECT ddb.execute_for_merge(NULL, 'PutItem', '{"TableName": "Shipments", "Item": {"pk": {"S": "z"}, "sk": {"N": "1"}}}');
 SELECT ddb.execute_for_merge(NULL, NULL, '{}');
 SELECT count(*) AS items FROM public."Shipments";
