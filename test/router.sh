@@ -110,7 +110,7 @@ for _ in 1 2 3 4; do
     start=$(call Scan "$request" "coalesce(r->>'LastEvaluatedKey', '')")
     [ -n "$start" ] || break
 done
-check "Scan Select COUNT: a page per node, the counts add up" "100 " "$counted $start"
+check "Scan Select COUNT over both nodes: the counts add up, page after page" "100 " "$counted $start"
 
 check "DescribeTable adds up the nodes' items" "100" "$(call DescribeTable '{"TableName": "Music"}' "r->'Table'->>'ItemCount'")"
 
