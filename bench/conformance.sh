@@ -4,6 +4,9 @@
 # DynamoDB) against ddb-gateway, and prints pass/fail per tier.
 #
 #   bash bench/conformance.sh [SUITE]     # SUITE: a checkout, or a git dir of one
+#   CONFORMANCE_DEPLOYMENT=router bash bench/conformance.sh
+#                                          # through a router (ddb_router) and two node
+#                                          # databases of the cluster (docs/scale-out.md)
 #
 # The suite is not part of this project and never committed: the script
 # copies it into build/conformance/suite (from the git dir the search
@@ -18,7 +21,12 @@ export CLUSTER_NAME=conformance DDB_PGPORT=${DDB_PGPORT:-55436}
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
 
 SUITE=${1:-/work/.mirror/nubo-db+dynamodb-conformance/repo}
-OUT="$ROOT/build/conformance"
+DEPLOYMENT=${CONFORMANCE_DEPLOYMENT:-single}
+case "$DEPLOYMENT" in
+    single|router) ;;
+    *) echo "CONFORMANCE_DEPLOYMENT is single or router, not $DEPLOYMENT" >&2; exit 2 ;;
+esac
+OUT="$ROOT/build/conformance$( [ "$DEPLOYMENT" = single ] || echo "-$DEPLOYMENT")"
 GATEWAY_PORT=${CONFORMANCE_GATEWAY_PORT:-55491}
 rm -rf "$OUT/suite" && mkdir -p "$OUT/suite"
 if [ -d "$SUITE/.git" ] || [ ! -e "$SUITE/package.json" ]; then
@@ -33,7 +41,19 @@ build_and_install
 start_cluster
 trap 'kill "${gateway_pid:-0}" 2>/dev/null; stop_cluster' EXIT
 cluster_psql -q -c "DROP DATABASE IF EXISTS ddb_conformance" -c "CREATE DATABASE ddb_conformance"
-cluster_psql -q -d ddb_conformance -c "CREATE EXTENSION ddb_model"
+case "$DEPLOYMENT" in
+    single) cluster_psql -q -d ddb_conformance -c "CREATE EXTENSION ddb_model" ;;
+    router)
+        # the gateway serves the router, whose two nodes are databases of the same cluster
+        cluster_psql -q -d ddb_conformance -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
+        for node in n0 n1; do
+            cluster_psql -q -c "DROP DATABASE IF EXISTS ddb_conformance_$node" -c "CREATE DATABASE ddb_conformance_$node"
+            cluster_psql -q -d "ddb_conformance_$node" -c "CREATE EXTENSION ddb_model"
+            cluster_psql -q -d ddb_conformance -c "SELECT ddb_router.add_node('$node',
+                'host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_conformance_$node')" >/dev/null
+        done
+        cluster_psql -q -d ddb_conformance -c "SELECT ddb_router.create_partitions(16)" >/dev/null ;;
+esac
 read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_conformance -c "SELECT * FROM ddb.create_access_key()")"
 "$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --pool 4 \
     --dsn "host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_conformance" 2>"$OUT/gateway.log" &
