@@ -56,7 +56,7 @@ stop_all() {
 trap stop_all EXIT
 as_postgres "$PGBIN/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres -D "$STANDBY_DIR" -R -X stream -c fast
 as_postgres "$PGBIN/pg_ctl" -D "$STANDBY_DIR" -l "$STANDBY_DIR/standby.log" -w start \
-    -o "-p $STANDBY_PORT -k $STANDBY_SOCKET -c listen_addresses='' -c hot_standby=on" >/dev/null
+    -o "-p $STANDBY_PORT -k $STANDBY_SOCKET -c listen_addresses='' -c hot_standby=on -c max_prepared_transactions=64" >/dev/null
 check "a streaming standby of the test cluster" "t" "$(standby_psql -c 'SELECT pg_is_in_recovery()')"
 
 "$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --no-auth --pool 2 --access-log off --dsn "dbname=$DB" \
