@@ -4,7 +4,7 @@
  * capacity by table on the first line, then the response), served by the
  * shard nodes.  Item operations and a Query of a table or local index go to
  * the node of their partition key; the operations that span nodes are the
- * SQL functions ddb_router.<operation> (sql/router/*.sql); the
+ * SQL functions ddb_router.<operation> (sql/router/); the
  * catalog's read-only operations are the router's own (its catalog is the
  * nodes'), and so is ListStreams (a stream's ARN is the router's).
  */

@@ -75,18 +75,25 @@ router_table_listed(RouterTableList list, const char *table_name)
 }
 
 /*
- * True when a request may concern a table of a list: it names one anywhere
- * in its text (a batch, a transaction, a PartiQL statement).  Erring on the
- * side of asking is cheap: the SQL it leads to reads the request.
+ * True when a request may concern a table of a list: its TableName is one,
+ * or, for a request without one (a batch, a transaction, a PartiQL
+ * statement), it names one anywhere in its text.  Erring on the side of
+ * asking is cheap: the SQL it leads to reads the request.
  */
 bool
 router_request_names_listed(RouterTableList list, Jsonb *request)
 {
 	char	   *text = NULL;
 	ListCell   *lc;
+	JsonbValue *name;
 
 	if (!lists_valid)
 		load_lists();
+	if (lists[list] == NIL)
+		return false;
+	name = getKeyJsonValueFromContainer(&request->root, "TableName", 9, NULL);
+	if (name != NULL && name->type == jbvString)
+		return router_table_listed(list, pnstrdup(name->val.string.val, name->val.string.len));
 	foreach(lc, lists[list])
 	{
 		if (text == NULL)
