@@ -1,4 +1,5 @@
-# tools/cluster.sh — shared by tools/demo.sh and tools/test.sh (source it).
+# tools/cluster.sh — shared by tools/demo.sh, tools/test.sh and
+# tools/scale-out.sh (source it).
 #
 # Installs what the project needs from Debian's archive, builds and installs
 # the extension, and runs a throwaway PostgreSQL 15 cluster in
@@ -19,14 +20,19 @@ case "$CLUSTER_NAME" in
     demo) PGPORT_NUM=${DDB_PGPORT:-55433}; SERVER_OPTS="" ;;
     *) PGPORT_NUM=${DDB_PGPORT:-55432}; SERVER_OPTS="-c fsync=off" ;;
 esac
-SOCKET_DIR="$CLUSTER_DIR/socket"
-# A unix socket's path holds at most 107 bytes: when the socket's path inside
-# the checkout would come near that, the socket goes into a short directory
-# of this checkout's and cluster's own in /tmp (made by start_cluster,
-# removed by stop_cluster).
-if [ "$(printf %s "$SOCKET_DIR/.s.PGSQL.$PGPORT_NUM" | wc -c)" -gt 100 ]; then
-    SOCKET_DIR="/tmp/ddb_model-$(cd "$ROOT" && pwd -P | sha256sum | cut -c1-12)-$CLUSTER_NAME"
-fi
+# A unix socket's path holds at most 107 bytes: when a socket's path in the
+# checkout would come near that, the socket goes into a short directory of
+# this checkout's own in /tmp, named after what it serves (made and removed
+# by whoever starts and stops the server: start_cluster and stop_cluster for
+# the throwaway cluster).
+socket_dir_for() {  # directory in the checkout, port, name
+    if [ "$(printf %s "$1/.s.PGSQL.$2" | wc -c)" -gt 100 ]; then
+        echo "/tmp/ddb_model-$(cd "$ROOT" && pwd -P | sha256sum | cut -c1-12)-$3"
+    else
+        echo "$1"
+    fi
+}
+SOCKET_DIR=$(socket_dir_for "$CLUSTER_DIR/socket" "$PGPORT_NUM" "$CLUSTER_NAME")
 PGBIN=/usr/lib/postgresql/15/bin
 
 PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
@@ -64,8 +70,32 @@ as_postgres() {
     (cd / && runuser -u postgres -- "$@")
 }
 
-# Creates (afresh) and starts the throwaway cluster (with prepared transactions,
-# which a router's transactions across shard databases take: docs/scale-out.md).
+# Gives the postgres user search permission on a directory and its ancestors
+# (a checkout under a private directory, such as /root), and nothing more.
+allow_postgres_into() {  # directory
+    local dir=$1
+    while [ "$dir" != / ]; do
+        runuser -u postgres -- test -x "$dir" || chmod o+x "$dir"
+        dir=$(dirname "$dir")
+    done
+}
+
+# Creates a PostgreSQL data directory (an empty directory of postgres's, mode 700).
+init_server() {  # data directory
+    as_postgres "$PGBIN/initdb" -D "$1" -U postgres -E UTF8 --locale=C.UTF-8 --auth=trust >/dev/null
+}
+
+# Starts a server as postgres, listening only on its unix socket, with
+# prepared transactions (which a router's transactions across shard
+# databases take: docs/scale-out.md); more server options may follow.
+start_server() {  # data directory, port, socket directory, log file, options...
+    local data=$1 port=$2 socket=$3 log=$4
+    shift 4
+    as_postgres "$PGBIN/pg_ctl" -D "$data" -l "$log" -w start \
+        -o "-p $port -k $socket -c listen_addresses='' -c max_prepared_transactions=64 $*" >/dev/null
+}
+
+# Creates (afresh) and starts the throwaway cluster.
 start_cluster() {
     stop_cluster
     rm -rf "$CLUSTER_DIR" "$SOCKET_DIR"
@@ -74,19 +104,11 @@ start_cluster() {
     mkdir -m 755 "$SOCKET_DIR"
     chmod 755 "$ROOT/.cluster"
     chown -R postgres:postgres "$CLUSTER_DIR" "$SOCKET_DIR"
-    # The server runs as postgres: a checkout under a private directory (such
-    # as /root) needs search permission on its ancestors, and nothing more.
-    local dir="$ROOT"
-    while [ "$dir" != / ]; do
-        runuser -u postgres -- test -x "$dir" || chmod o+x "$dir"
-        dir=$(dirname "$dir")
-    done
+    allow_postgres_into "$ROOT"
     chmod 700 "$PGDATA_DIR"
     echo "== starting PostgreSQL 15 in $PGDATA_DIR (socket $SOCKET_DIR, port $PGPORT_NUM)"
-    as_postgres "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres -E UTF8 --locale=C.UTF-8 \
-        --auth=trust >/dev/null
-    as_postgres "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$CLUSTER_DIR/server.log" -w start \
-        -o "-p $PGPORT_NUM -k $SOCKET_DIR -c listen_addresses='' -c max_prepared_transactions=64 $SERVER_OPTS" >/dev/null
+    init_server "$PGDATA_DIR"
+    start_server "$PGDATA_DIR" "$PGPORT_NUM" "$SOCKET_DIR" "$CLUSTER_DIR/server.log" $SERVER_OPTS
 }
 
 # Stops the cluster this checkout started, if it runs.
@@ -103,6 +125,22 @@ stop_cluster() {
     if [ "$SOCKET_DIR" != "$CLUSTER_DIR/socket" ] && [ ! -f "$PGDATA_DIR/postmaster.pid" ]; then
         rm -rf "$SOCKET_DIR"
     fi
+}
+
+# Waits until a ddb-gateway started in the background listens (another
+# program may hold the port and answer on it) and GET /health answers 200:
+# 10 s at most; fails when it does not, or when it exited.
+gateway_ready() {  # pid, port, its log (stderr)
+    local pid=$1 port=$2 log=$3 deadline=$((SECONDS + 10)) code
+    while [ "$SECONDS" -le "$deadline" ]; do
+        kill -0 "$pid" 2>/dev/null || return 1
+        if grep -q '^ddb-gateway: listening on' "$log"; then
+            code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/health" || true)
+            [ "$code" = 200 ] && return 0
+        fi
+        sleep 0.1
+    done
+    return 1
 }
 
 # psql against the throwaway cluster.

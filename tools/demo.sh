@@ -53,21 +53,7 @@ read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_demo -c "SE
     --access-log "$CLUSTER_DIR/gateway-access.log" 2>"$GATEWAY_LOG" &
 GATEWAY_PID=$!
 echo "$GATEWAY_PID" >"$GATEWAY_PID_FILE"
-# Ready when this gateway listens (another program may hold the port and
-# answer on it) and GET /health answers 200: 10 s at most.
-gateway_ready() {
-    local deadline=$((SECONDS + 10)) code
-    while [ "$SECONDS" -le "$deadline" ]; do
-        kill -0 "$GATEWAY_PID" 2>/dev/null || return 1
-        if grep -q '^ddb-gateway: listening on' "$GATEWAY_LOG"; then
-            code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$GATEWAY_PORT/health" || true)
-            [ "$code" = 200 ] && return 0
-        fi
-        sleep 0.1
-    done
-    return 1
-}
-if ! gateway_ready; then
+if ! gateway_ready "$GATEWAY_PID" "$GATEWAY_PORT" "$GATEWAY_LOG"; then
     echo "== ddb-gateway did not become ready on 127.0.0.1:$GATEWAY_PORT; the end of $GATEWAY_LOG:" >&2
     tail -5 "$GATEWAY_LOG" >&2
     if grep -q 'is in use by another program' "$GATEWAY_LOG"; then
