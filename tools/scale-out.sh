@@ -1,0 +1,312 @@
+#!/usr/bin/env bash
+# tools/scale-out.sh — a sharded ddb_model deployment on this machine
+# (docs/scale-out.md, "The one-command deployment"): a router database
+# (extension ddb_router, 16 logical partitions) in a PostgreSQL 15 cluster of
+# its own, two shard primaries (each a cluster of its own with an ordinary
+# ddb_model database) each with a streaming hot standby made by
+# pg_basebackup, and ddb-gateway in front of the router.
+#
+#   bash tools/scale-out.sh start    # installs, builds, starts; prints the endpoint and an access key
+#   bash tools/scale-out.sh status   # what runs, and how far each standby is behind its primary
+#   bash tools/scale-out.sh stop     # stops the gateway and the five servers
+#
+# As root on Debian 12 (tools/cluster.sh installs and builds; the servers run
+# as postgres).  Everything lives in build/scale-out/: a data directory and a
+# log per server, the gateway's logs and pid.  The servers listen on unix
+# sockets only, in build/scale-out/socket (or a short directory in /tmp when
+# that path is too long for a socket's), with prepared transactions on; the
+# gateway listens on 127.0.0.1.  start creates the deployment afresh (its
+# data is thrown away), and refuses while one runs in the same directory.
+#
+# Environment:
+#   DDB_SCALE_OUT_DIR           where the deployment lives (build/scale-out)
+#   DDB_SCALE_OUT_PGPORT        the router's port; the shards' and their standbys' are the next four (55560)
+#   DDB_SCALE_OUT_GATEWAY_PORT  the gateway's port on 127.0.0.1 (55570)
+#   DDB_SCALE_OUT_SERVER_OPTS   more options for every server, e.g. "-c fsync=off"
+#   DDB_SCALE_OUT_INSTALLED=1   start what is installed and built: no package installation, no build
+#   DDB_GATEWAY_*               the gateway's other settings (docs/gateway.md), e.g. DDB_GATEWAY_POOL=8
+# status and stop need only DDB_SCALE_OUT_DIR: start records the rest there.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
+
+SCALE_DIR=${DDB_SCALE_OUT_DIR:-$ROOT/build/scale-out}
+SETTINGS="$SCALE_DIR/deployment.env"
+DB=ddb
+PARTITIONS=16
+SHARDS=(shard1 shard2)
+SERVERS=(router shard1 shard2 shard1_standby shard2_standby)
+GATEWAY_PID_FILE="$SCALE_DIR/gateway.pid"
+GATEWAY_LOG="$SCALE_DIR/gateway.log"
+
+# The ports and socket directory: from the environment for start, from the deployment's record afterwards.
+load_settings() {
+    if [ "${1:-}" = new ]; then
+        BASE_PORT=${DDB_SCALE_OUT_PGPORT:-55560}
+        GATEWAY_PORT=${DDB_SCALE_OUT_GATEWAY_PORT:-55570}
+        SOCKET=$(socket_dir_for "$SCALE_DIR/socket" "$((BASE_PORT + 4))" "$(basename "$SCALE_DIR")")
+    elif [ -f "$SETTINGS" ]; then
+        source "$SETTINGS"
+    else
+        return 1
+    fi
+    declare -gA PORT=([router]=$BASE_PORT [shard1]=$((BASE_PORT + 1)) [shard2]=$((BASE_PORT + 2))
+                      [shard1_standby]=$((BASE_PORT + 3)) [shard2_standby]=$((BASE_PORT + 4)))
+}
+
+# psql on a server's database (ddb unless -d follows), quiet, unaligned, stopping at the first error.
+server_psql() {  # server, psql arguments...
+    local name=$1
+    shift
+    psql -X -q -At -v ON_ERROR_STOP=1 -h "$SOCKET" -p "${PORT[$name]}" -U postgres -d "$DB" "$@"
+}
+
+# True when a server of the deployment runs.
+server_running() {  # server
+    [ -f "$SCALE_DIR/$1/postmaster.pid" ] && as_postgres "$PGBIN/pg_ctl" -D "$SCALE_DIR/$1" status >/dev/null 2>&1
+}
+
+# The pid of the deployment's gateway, when it runs.
+gateway_pid() {
+    local pid
+    [ -f "$GATEWAY_PID_FILE" ] || return 1
+    pid=$(cat "$GATEWAY_PID_FILE")
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ddb-gateway ] && echo "$pid"
+}
+
+# True when any part of the deployment runs.
+anything_running() {
+    local name
+    gateway_pid >/dev/null && return 0
+    for name in "${SERVERS[@]}"; do
+        server_running "$name" && return 0
+    done
+    return 1
+}
+
+# Runs a function for each argument, all at once in the background; fails when any failed.
+in_parallel() {  # function, arguments...
+    local function=$1 pids=() arg pid failed=0
+    shift
+    for arg in "$@"; do
+        "$function" "$arg" &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" || failed=1
+    done
+    return "$failed"
+}
+
+# Creates a primary: initdb, then its server started.
+create_primary() {  # server
+    init_server "$SCALE_DIR/$1"
+    start_server "$SCALE_DIR/$1" "${PORT[$1]}" "$SOCKET" "$SCALE_DIR/$1.log" -c "cluster_name=$1" $SERVER_OPTS
+}
+
+# Creates a shard node's database: an ordinary ddb_model database.
+create_shard_database() {  # server
+    server_psql "$1" -d postgres -c "CREATE DATABASE $DB"
+    server_psql "$1" -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_model"
+}
+
+# Creates a shard's standby: a base backup streaming from its primary, started as a hot standby.
+create_standby() {  # shard
+    local name="$1_standby"
+    as_postgres "$PGBIN/pg_basebackup" -h "$SOCKET" -p "${PORT[$1]}" -U postgres -D "$SCALE_DIR/$name" \
+        -R -X stream -c fast
+    start_server "$SCALE_DIR/$name" "${PORT[$name]}" "$SOCKET" "$SCALE_DIR/$name.log" -c "cluster_name=$name" \
+        -c hot_standby=on $SERVER_OPTS
+}
+
+# Waits until a standby has replayed what its primary had written (10 s at most); fails when it has not.
+standby_caught_up() {  # shard
+    local target
+    target=$(server_psql "$1" -c "SELECT pg_current_wal_lsn()")
+    for _ in $(seq 100); do
+        [ "$(server_psql "$1_standby" -c "SELECT pg_last_wal_replay_lsn() >= '$target'")" = t ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# The command line of this script's command, with the deployment's directory when it is not the default.
+deployment_command() {  # command
+    if [ "$SCALE_DIR" = "$ROOT/build/scale-out" ]; then
+        echo "bash $ROOT/tools/scale-out.sh $1"
+    else
+        echo "DDB_SCALE_OUT_DIR=$SCALE_DIR bash $ROOT/tools/scale-out.sh $1"
+    fi
+}
+
+# start: creates the deployment afresh and starts it; prints the endpoint and an access key.
+start_deployment() {
+    local shard name what key_id secret gateway
+    if load_settings && anything_running; then
+        echo "a deployment runs in $SCALE_DIR already: stop it first ($(deployment_command stop))" >&2
+        exit 1
+    fi
+    load_settings new
+    SERVER_OPTS=${DDB_SCALE_OUT_SERVER_OPTS:-}
+    if [ "${DDB_SCALE_OUT_INSTALLED:-}" != 1 ]; then
+        install_packages
+        build_and_install
+    fi
+    rm -rf "$SCALE_DIR"
+    [ "$SOCKET" = "$SCALE_DIR/socket" ] || rm -rf "$SOCKET"
+    mkdir -p "$SCALE_DIR"
+    # not -p: a short directory in /tmp is made afresh, never one found there
+    mkdir -m 755 "$SOCKET"
+    chown postgres:postgres "$SCALE_DIR" "$SOCKET"
+    allow_postgres_into "$SCALE_DIR"
+    printf 'BASE_PORT=%s\nGATEWAY_PORT=%s\nSOCKET=%q\n' "$BASE_PORT" "$GATEWAY_PORT" "$SOCKET" >"$SETTINGS"
+    # from here on a failure stops what started
+    trap 'status=$?; trap - EXIT; echo "== starting failed: stopping what started" >&2; stop_deployment >&2; exit $status' EXIT
+
+    echo "== the router and two shard primaries (PostgreSQL 15 in $SCALE_DIR, socket $SOCKET, ports $BASE_PORT-$((BASE_PORT + 2)))"
+    in_parallel create_primary router "${SHARDS[@]}"
+    in_parallel create_shard_database "${SHARDS[@]}"
+    server_psql router -d postgres -c "CREATE DATABASE $DB"
+    server_psql router -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
+    for shard in "${SHARDS[@]}"; do
+        server_psql router -c "SELECT ddb_router.add_node('$shard', 'host=$SOCKET port=${PORT[$shard]} dbname=$DB')" >/dev/null
+    done
+    server_psql router -c "SELECT ddb_router.create_partitions($PARTITIONS)" >/dev/null
+
+    echo "== a streaming hot standby of each shard (pg_basebackup -R -X stream, ports $((BASE_PORT + 3))-$((BASE_PORT + 4)))"
+    in_parallel create_standby "${SHARDS[@]}"
+    for shard in "${SHARDS[@]}"; do
+        if [ "$(server_psql "${shard}_standby" -c "SELECT pg_is_in_recovery()")" != t ] ||
+           [ "$(server_psql "$shard" -c "SELECT state FROM pg_stat_replication WHERE application_name = '${shard}_standby'")" != streaming ] ||
+           ! standby_caught_up "$shard"; then
+            echo "${shard}_standby does not stream from $shard: see $SCALE_DIR/${shard}_standby.log" >&2
+            exit 1
+        fi
+    done
+
+    echo "== ddb-gateway in front of the router (127.0.0.1:$GATEWAY_PORT)"
+    read -r key_id secret <<<"$(server_psql router -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
+    "$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" \
+        --dsn "host=$SOCKET port=${PORT[router]} user=postgres dbname=$DB" \
+        --access-log "$SCALE_DIR/gateway-access.log" </dev/null >"$GATEWAY_LOG" 2>&1 &
+    gateway=$!
+    echo "$gateway" >"$GATEWAY_PID_FILE"
+    if ! gateway_ready "$gateway" "$GATEWAY_PORT" "$GATEWAY_LOG" ||
+       ! grep -q 'the router of a sharded deployment' "$GATEWAY_LOG"; then
+        echo "ddb-gateway did not become ready as the router's on 127.0.0.1:$GATEWAY_PORT; the end of $GATEWAY_LOG:" >&2
+        tail -5 "$GATEWAY_LOG" >&2
+        if grep -q 'is in use by another program' "$GATEWAY_LOG"; then
+            echo "choose another port: DDB_SCALE_OUT_GATEWAY_PORT=$((GATEWAY_PORT + 10)) bash $ROOT/tools/scale-out.sh start" >&2
+        fi
+        exit 1
+    fi
+    trap - EXIT
+
+    cat <<MSG
+
+The sharded deployment runs ($SCALE_DIR):
+MSG
+    for name in "${SERVERS[@]}"; do
+        case "$name" in
+            router) what="the router: ddb_router, $PARTITIONS partitions over ${SHARDS[*]}" ;;
+            *_standby) what="hot standby of ${name%_standby}, streaming" ;;
+            *) what="shard primary: ddb_model" ;;
+        esac
+        printf '  %-15s psql -h %s -p %s -U postgres %s   (%s; log %s)\n' \
+            "$name" "$SOCKET" "${PORT[$name]}" "$DB" "$what" "$SCALE_DIR/$name.log"
+    done
+    printf '  %-15s http://127.0.0.1:%s   (log %s, access log %s)\n' \
+        gateway "$GATEWAY_PORT" "$GATEWAY_LOG" "$SCALE_DIR/gateway-access.log"
+    cat <<MSG
+
+endpoint=http://127.0.0.1:$GATEWAY_PORT
+access_key_id=$key_id
+secret_access_key=$secret
+
+An administrator's key (more: SELECT * FROM ddb.create_access_key() in the router's database).
+To talk to the gateway, paste into a shell:
+
+export AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$secret AWS_DEFAULT_REGION=us-east-1
+aws dynamodb list-tables --endpoint-url http://127.0.0.1:$GATEWAY_PORT
+
+To see it: $(deployment_command status)
+To stop it: $(deployment_command stop)
+MSG
+}
+
+# status: each server and the gateway, running or not, and how far each standby is behind; fails when a part does not run.
+deployment_status() {
+    local name all=0 lag
+    if ! load_settings; then
+        echo "no deployment in $SCALE_DIR ($(deployment_command start))"
+        return 1
+    fi
+    for name in "${SERVERS[@]}"; do
+        if ! server_running "$name"; then
+            printf '%-15s port %s  stopped\n' "$name" "${PORT[$name]}"
+            all=1
+        elif [[ "$name" == *_standby ]]; then
+            lag=$(server_psql "${name%_standby}" -c "SELECT state || ', ' || pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)
+                                                     || ' bytes behind' FROM pg_stat_replication
+                                                     WHERE application_name = '$name'" 2>/dev/null || true)
+            printf '%-15s port %s  running, standby of %s: %s\n' "$name" "${PORT[$name]}" "${name%_standby}" \
+                "${lag:-not streaming}"
+        else
+            printf '%-15s port %s  running\n' "$name" "${PORT[$name]}"
+        fi
+    done
+    if gateway_pid >/dev/null; then
+        printf '%-15s http://127.0.0.1:%s  running (pid %s)\n' gateway "$GATEWAY_PORT" "$(gateway_pid)"
+    else
+        printf '%-15s http://127.0.0.1:%s  stopped\n' gateway "$GATEWAY_PORT"
+        all=1
+    fi
+    return "$all"
+}
+
+# True while a process runs (one that has exited and waits for its parent to reap it does not).
+process_alive() {  # pid
+    local state
+    state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# Waits until a process has exited (40 s at most: the gateway's requests in flight get 30).
+wait_exited() {  # pid
+    for _ in $(seq 400); do
+        process_alive "$1" || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# stop: the gateway (it finishes the requests in flight), then the router, the standbys and the shards;
+# returns once each has exited.
+stop_deployment() {
+    local pid name
+    load_settings || { echo "no deployment in $SCALE_DIR"; return 0; }
+    if pid=$(gateway_pid); then
+        kill "$pid"
+        wait_exited "$pid" || echo "the gateway (pid $pid) has not exited" >&2
+    fi
+    rm -f "$GATEWAY_PID_FILE"
+    for name in router shard1_standby shard2_standby "${SHARDS[@]}"; do
+        if [ -f "$SCALE_DIR/$name/postmaster.pid" ]; then
+            pid=$(head -1 "$SCALE_DIR/$name/postmaster.pid")
+            as_postgres "$PGBIN/pg_ctl" -D "$SCALE_DIR/$name" -m fast -w stop >/dev/null || true
+            # pg_ctl returns once the pid file is gone, a moment before the server has exited
+            wait_exited "$pid" || echo "$name (pid $pid) has not exited" >&2
+        fi
+    done
+    # the short socket directory in /tmp, once every server has stopped
+    if [ "$SOCKET" != "$SCALE_DIR/socket" ] && ! anything_running; then
+        rm -rf "$SOCKET"
+    fi
+    echo "== stopped (data and logs stay in $SCALE_DIR)"
+}
+
+case "${1:-}" in
+    start) start_deployment ;;
+    status) deployment_status ;;
+    stop) stop_deployment ;;
+    *) echo "usage: bash tools/scale-out.sh start|status|stop" >&2; exit 2 ;;
+esac
