@@ -8,8 +8,9 @@
 # UpdateItem, DeleteItem, a failed condition as DynamoDB's error, Query,
 # Scan paged by Limit over both shards, BatchWriteItem and BatchGetItem
 # spanning them, DescribeTable's ItemCount, each standby holding its
-# primary's items, and a key of a role given some tables by ddb.grant_tables
-# refused another table; then stops it and checks that nothing of it runs.
+# primary's items, and a key of a role given some tables by
+# ddb_router.grant_tables refused another table; then stops it and checks
+# that nothing of it runs.
 # Needs the extension and ddb-gateway built and installed (tools/test.sh);
 # prints "<check> ... ok|FAILED" per check.
 #
@@ -59,11 +60,12 @@ check "the gateway serves the router's database" "1" "$(grep -c 'the router of a
 
 # A key's role acts on every cluster: the router checks table operations (DescribeTable,
 # ListTables, CreateTable) against its own catalog, each node the items it holds
-# (docs/scale-out.md).  So the role exists on the three clusters, and the same
-# ddb.grant_tables runs on the router and on every node.
+# (docs/scale-out.md).  So the role exists on the three clusters (roles are per
+# cluster), and ddb_router.grant_tables on the router grants on the router and every node.
 for port in "$ROUTER" "$SHARD1" "$SHARD2"; do
-    node_psql "$port" -c "CREATE ROLE $ROLE NOLOGIN" -c "SELECT ddb.grant_tables('$ROLE', 'app_*')" >/dev/null
+    node_psql "$port" -c "CREATE ROLE $ROLE NOLOGIN"
 done
+node_psql "$ROUTER" -c "SELECT ddb_router.grant_tables('$ROLE', 'app_*')" >/dev/null
 read -r APP_ID APP_SECRET <<<"$(node_psql "$ROUTER" -F ' ' -c "SELECT * FROM ddb.create_access_key('$ROLE')")"
 
 cat >"$WORK/client.py" <<'PY'
@@ -230,7 +232,7 @@ while time.time() < deadline:
 check("each standby holds its primary's items", [str(c) for c in shard_counts()], replicated)
 check("and is a standby", ["t", "t"], [sql(p, "SELECT pg_is_in_recovery()") for p in standby_ports])
 
-# a key of a role given app_* on the router and on every node
+# a key of a role given app_* by ddb_router.grant_tables
 app = client(app_id, app_secret)
 check("a restricted key reads its table through the router", "c7",
       app.get_item(TableName=TABLE, Key=key("c7"))["Item"]["pk"]["S"])
