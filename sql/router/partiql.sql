@@ -44,9 +44,7 @@ BEGIN
     IF request ? 'NextToken' THEN
         position := ddb.open_token(purpose, request->>'NextToken')::jsonb;
         IF position IS NULL OR (position->>'node')::integer > cardinality(routes) THEN
-            RAISE EXCEPTION 'The provided NextToken is not valid' USING ERRCODE = 'YD001',
-                DETAIL = jsonb_build_object('__type', 'com.amazon.coral.validate#ValidationException',
-                                            'message', 'The provided NextToken is not valid')::text;
+            PERFORM ddb_router.raise_error('YD001', 'The provided NextToken is not valid', NULL, NULL);
         END IF;
     END IF;
     answer := ddb_router.call(routes[(position->>'node')::integer], role_name, operation,

@@ -84,8 +84,7 @@ BEGIN
         message := format('On a sharded deployment %s is a reference table, whose items every node holds: it is read with GetItem, Query, Scan, '
                           'BatchGetItem or TransactGetItems of it alone, and written one item at a time (PutItem, UpdateItem, DeleteItem)',
                           reference[1]);
-        RAISE EXCEPTION USING ERRCODE = 'YD001', MESSAGE = message,
-            DETAIL = jsonb_build_object('__type', 'com.amazon.coral.validate#ValidationException', 'message', message)::text;
+        PERFORM ddb_router.raise_error('YD001', message, NULL, NULL);
     END IF;
     RETURN NULL;
 END

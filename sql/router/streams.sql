@@ -56,10 +56,8 @@ BEGIN
         node_arn := ddb_router.node_stream_arn(routes[place], role_name, t.table_name);
     END IF;
     IF node_arn IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD004',
-            MESSAGE = format('Requested resource not found: Shard does not exist: %s', request->>'ShardId'),
-            DETAIL = jsonb_build_object('__type', 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException',
-                                        'message', format('Requested resource not found: Shard does not exist: %s', request->>'ShardId'))::text;
+        PERFORM ddb_router.raise_error('YD004', format('Requested resource not found: Shard does not exist: %s', request->>'ShardId'),
+                                       NULL, NULL);
     END IF;
     answer := ddb_router.call(routes[place], role_name, operation,
         request || jsonb_build_object('StreamArn', node_arn,

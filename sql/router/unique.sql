@@ -58,8 +58,7 @@ BEGIN
                       AND expression !~* 'SET';
         message := format('On a sharded deployment %s keeps %s unique across its nodes: an update may only set it to a value (SET %s = :value) or remove it',
                           spec->>'TableName', attribute, attribute);
-        RAISE EXCEPTION USING ERRCODE = 'YD001', MESSAGE = message,
-            DETAIL = jsonb_build_object('__type', 'com.amazon.coral.validate#ValidationException', 'message', message)::text;
+        PERFORM ddb_router.raise_error('YD001', message, NULL, NULL);
     END LOOP;
     RETURN NULL;
 END
