@@ -9,8 +9,9 @@
 # Scan paged by Limit over both shards, BatchWriteItem and BatchGetItem
 # spanning them, DescribeTable's ItemCount, each standby holding its
 # primary's items, and a key of a role given some tables by
-# ddb_router.grant_tables refused another table; then stops it and checks
-# that nothing of it runs.
+# ddb_router.grant_tables refused another table, and the models' races
+# (user_service's S7 from concurrent clients, optimistic updates on each
+# shard); then stops it and checks that nothing of it runs.
 # Needs the extension and ddb-gateway built and installed (tools/test.sh);
 # prints "<check> ... ok|FAILED" per check.
 #
@@ -244,6 +245,79 @@ check("another table is refused: AccessDeniedException", ["AccessDeniedException
       [error_code(lambda: app.get_item(TableName="private", Key={"pk": {"S": "x"}})),
        error_code(lambda: app.put_item(TableName="private", Item={"pk": {"S": "x"}})),
        error_code(lambda: app.describe_table(TableName="private"))])
+
+# The models' races through the deployment.  user_service's S7: 20 users register at once,
+# four per address, from clients of their own; their items spread over both shards.
+import threading
+
+
+def register(user, address, outcomes):
+    """A user with its first email, as user_service's create_user writes it (one transaction)."""
+    ts = "2026-11-27T00:00:00.000Z"
+    profile = {"PK": {"S": f"USER#{user}"}, "SK": {"S": "PROFILE"}, "userId": {"S": user}, "email": {"S": address},
+               "firstName": {"S": "A"}, "lastName": {"S": "B"}, "status": {"S": "active"}, "version": {"N": "1"},
+               "createdAt": {"S": ts}, "updatedAt": {"S": ts}}
+    email = {"PK": {"S": f"USER#{user}"}, "SK": {"S": f"EMAIL#{user}"}, "GSI1PK": {"S": f"EMAIL#{address}"},
+             "GSI1SK": {"S": f"USER#{user}"}, "emailId": {"S": user}, "userId": {"S": user}, "email": {"S": address},
+             "isPrimary": {"BOOL": True}, "isVerified": {"BOOL": True}, "verifiedAt": {"S": ts}, "createdAt": {"S": ts}}
+    try:
+        client(key_id, secret).transact_write_items(TransactItems=[
+            {"Put": {"TableName": "UserServiceTable", "Item": item, "ConditionExpression": "attribute_not_exists(PK)"}}
+            for item in (profile, email)])
+        outcomes.append("won")
+    except ClientError as e:
+        outcomes.append(e.response["Error"]["Code"])
+
+
+outcomes = []
+threads = [threading.Thread(target=register, args=(f"{n:08d}-0000-4000-8000-000000000000", f"race{n % 5}@example.com", outcomes))
+           for n in range(20)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+check("S7 through the deployment: 20 concurrent registrations of 5 addresses, one won per address",
+      [5, 15], [outcomes.count("won"), outcomes.count("ConditionalCheckFailedException")])
+holders = [int(sql(p, "SELECT count(*) FROM user_service.emails WHERE email LIKE 'race%'")) for p in shard_ports]
+check("and the shards hold one email item per address, on both shards", [5, True],
+      [sum(holders), all(h > 0 for h in holders)])
+
+
+# S9's optimistic locking, as user_service's update_profile uses it: clients increment a
+# counter item on each shard by read, then conditional write of the next version; no update is lost.
+def increment(pk, times, done):
+    c = client(key_id, secret)
+    n = 0
+    while n < times:
+        item = c.get_item(TableName=TABLE, Key=key(pk), ConsistentRead=True)["Item"]
+        try:
+            c.update_item(TableName=TABLE, Key=key(pk), UpdateExpression="SET #t = :next",
+                          ConditionExpression="#t = :seen", ExpressionAttributeNames={"#t": "total"},
+                          ExpressionAttributeValues={":seen": item["total"], ":next": {"N": str(int(item["total"]["N"]) + 1)}})
+            n += 1
+        except ClientError as e:
+            if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+    done.append(n)
+
+
+counters = []
+for i in range(200):
+    candidate = f"counter{i}"
+    if int(sql(router_port, f"SELECT ddb.ddb_key_route_hash('{candidate}') & 1")) not in [c[1] for c in counters]:
+        counters.append((candidate, int(sql(router_port, f"SELECT ddb.ddb_key_route_hash('{candidate}') & 1"))))
+    if len(counters) == 2:
+        break
+for pk, _ in counters:
+    db.put_item(TableName=TABLE, Item=order(pk, total=0))
+done = []
+threads = [threading.Thread(target=increment, args=(pk, 10, done)) for pk, _ in counters for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+check("S9-style optimistic updates through the deployment: 4 clients x 10 on a counter of each shard, none lost",
+      ["40", "40"], [db.get_item(TableName=TABLE, Key=key(pk), ConsistentRead=True)["Item"]["total"]["N"] for pk, _ in counters])
 sys.exit(1 if failed else 0)
 PY
 /usr/bin/python3 "$WORK/client.py" "$ENDPOINT" "$KEY_ID" "$SECRET" "$APP_ID" "$APP_SECRET" "$SOCKET" \
