@@ -49,6 +49,10 @@ check "the routing hash agrees with PostgreSQL's hash partitioning" "200" "$(q -
     SELECT count(*) FROM generate_series(1, 200) i, LATERAL (SELECT ddb.ddb_key('USER#' || i) AS k) key
     WHERE satisfies_hash_partition('hp'::regclass, 4, ddb.ddb_key_route_hash(k) & 3, k)")"
 check "equal numbers route alike" "t" "$(q -c "SELECT ddb.ddb_key_route_hash(ddb.ddb_key(1.0)) = ddb.ddb_key_route_hash(ddb.ddb_key(1))")"
+check "a partition count that is no power of two is refused" "22023" \
+    "$(q -c "DO \$d\$ BEGIN PERFORM ddb_router.create_partitions(12); EXCEPTION WHEN OTHERS THEN RAISE NOTICE '%', SQLSTATE; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
+check "and the count is fixed once made" "55000" \
+    "$(q -c "DO \$d\$ BEGIN PERFORM ddb_router.create_partitions(32); EXCEPTION WHEN OTHERS THEN RAISE NOTICE '%', SQLSTATE; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
 check "the partitions are spread over the nodes in turn" "n0:8 n1:8" \
     "$(q -c "SELECT string_agg(node_name || ':' || n, ' ' ORDER BY node_name) FROM (SELECT node_name, count(*) n FROM ddb_router.partitions GROUP BY 1) s")"
 
@@ -88,6 +92,10 @@ check "a request without its partition key gets the node's ValidationException" 
 check "a key of the wrong type too" \
     "YD001|The provided key element does not match the schema|ValidationException" \
     "$(error GetItem '{"TableName": "Music", "Key": {"Artist": {"N": "1"}, "Song": {"S": "x"}}}')"
+check "a request that is no object is the router's SerializationException" "YD006|SerializationException" \
+    "$(error GetItem '[1]' | cut -d'|' -f1,3)"
+check "an operation no one serves is UnknownOperationException" "YD007|UnknownOperationException" \
+    "$(error DescribeNothing '{}' | cut -d'|' -f1,3)"
 check "an unknown table is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
     "$(error GetItem '{"TableName": "Nope", "Key": {"Artist": {"S": "a"}}}' | cut -d'|' -f1,3)"
 check "and the invalid requests wrote nothing" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"

@@ -113,32 +113,3 @@ BEGIN
         || CASE WHEN capacity IS NULL THEN '{}' ELSE jsonb_build_object('ConsumedCapacity', capacity) END);
 END
 $$;
-
--- ExecuteTransaction: on the node of every statement's item, or across nodes.
-CREATE FUNCTION ddb_router.execute_transaction(role_name name, operation text, request jsonb) RETURNS text
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    routed jsonb;
-    nodes integer[];
-BEGIN
-    IF jsonb_typeof(request->'TransactStatements') IS DISTINCT FROM 'array'
-       OR jsonb_array_length(request->'TransactStatements') NOT BETWEEN 1 AND 100 THEN
-        RETURN ddb_router.raise_invalid(role_name, operation, request);
-    END IF;
-    routed := (SELECT jsonb_agg(to_jsonb(r)) FROM ddb_router.statement_routes(request->'TransactStatements') r);
-    IF EXISTS (SELECT FROM jsonb_array_elements(routed) r WHERE r->>'operation' IS NULL) THEN
-        RETURN ddb_router.raise_invalid(role_name, operation, request);
-    END IF;
-    PERFORM ddb_router.write_guard((r->>'route')::integer) FROM jsonb_array_elements(routed) r
-    WHERE ddb_router.writes(r->>'operation');
-    -- a route of one statement of each node (it follows a move of its partition)
-    nodes := ARRAY(SELECT min((r->>'route')::integer) FROM jsonb_array_elements(routed) r
-                   GROUP BY ddb_router.node_route((r->>'route')::integer));
-    IF cardinality(nodes) > 1 THEN
-        RETURN ddb_router.transact_across_nodes(role_name, operation, request);
-    END IF;
-    RETURN ddb_router.call(nodes[1], role_name, operation, request);
-END
-$$;

@@ -15,49 +15,31 @@ AS $$
                                    THEN request->'TransactItems' END) WITH ORDINALITY t(item, n)
 $$;
 
--- TransactWriteItems: on the node that holds every item (atomic there).
-CREATE FUNCTION ddb_router.transact_write_items(role_name name, operation text, request jsonb) RETURNS text
+-- TransactWriteItems, TransactGetItems and ExecuteTransaction: on the node that holds every item
+-- (atomic there), or across nodes; a transaction with an element the router cannot route is
+-- invalid, and a node raises its error.  Writes take their partitions' writer guards.
+CREATE FUNCTION ddb_router.transact(role_name name, operation text, request jsonb) RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    elements jsonb := (SELECT jsonb_agg(to_jsonb(e)) FROM ddb_router.transaction_elements(operation, request) e);
     nodes integer[];
 BEGIN
-    IF NOT EXISTS (SELECT FROM ddb_router.transaction_routes(request))
-       OR EXISTS (SELECT FROM ddb_router.transaction_routes(request) WHERE route IS NULL) THEN
+    IF elements IS NULL OR EXISTS (SELECT FROM jsonb_array_elements(elements) e WHERE e->'route' = 'null') THEN
         RETURN ddb_router.raise_invalid(role_name, operation, request);
     END IF;
-    PERFORM ddb_router.write_guard(route) FROM ddb_router.transaction_routes(request);
-    -- a route of one item of each node (an item's own route follows a move of its partition)
-    nodes := ARRAY(SELECT min(route) FROM ddb_router.transaction_routes(request) GROUP BY ddb_router.node_route(route));
+    PERFORM ddb_router.write_guard((e->>'route')::integer) FROM jsonb_array_elements(elements) e
+    WHERE (e->>'writes')::boolean;
+    -- a route of one element of each node (an element's own route follows a move of its partition)
+    nodes := ARRAY(SELECT min((e->>'route')::integer) FROM jsonb_array_elements(elements) e
+                   GROUP BY ddb_router.node_route((e->>'route')::integer));
     IF cardinality(nodes) > 1 THEN
         RETURN ddb_router.transact_across_nodes(role_name, operation, request);
     END IF;
     RETURN ddb_router.call(nodes[1], role_name, operation, request);
 END
 $$;
-
--- TransactGetItems: on the node that holds every item.
-CREATE FUNCTION ddb_router.transact_get_items(role_name name, operation text, request jsonb) RETURNS text
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    nodes integer[];
-BEGIN
-    IF NOT EXISTS (SELECT FROM ddb_router.transaction_routes(request))
-       OR EXISTS (SELECT FROM ddb_router.transaction_routes(request) WHERE route IS NULL) THEN
-        RETURN ddb_router.raise_invalid(role_name, operation, request);
-    END IF;
-    -- a route of one item of each node (an item's own route follows a move of its partition)
-    nodes := ARRAY(SELECT min(route) FROM ddb_router.transaction_routes(request) GROUP BY ddb_router.node_route(route));
-    IF cardinality(nodes) > 1 THEN
-        RETURN ddb_router.transact_across_nodes(role_name, operation, request);
-    END IF;
-    RETURN ddb_router.call(nodes[1], role_name, operation, request);
-END
-$$;
-
 -- The node that holds a route's partition.
 CREATE FUNCTION ddb_router.node_of(route integer) RETURNS text
 LANGUAGE sql STABLE
@@ -66,17 +48,21 @@ RETURN (SELECT p.node_name FROM ddb_router.partitions p
         WHERE p.partition = route & ((SELECT count(*) FROM ddb_router.partitions)::integer - 1));
 
 -- The elements of a transaction (TransactItems, or an ExecuteTransaction's TransactStatements), in
--- order from 1, each with its route and whether it reads (a Get, a SELECT).
+-- order from 1, each with its route (null: one the router cannot route), whether it reads (a Get, a
+-- SELECT) and whether it takes its partition's writer guard (every action of a TransactWriteItems,
+-- a statement that writes).
 CREATE FUNCTION ddb_router.transaction_elements(operation text, request jsonb)
-RETURNS TABLE (n bigint, element jsonb, route integer, reads boolean)
+RETURNS TABLE (n bigint, element jsonb, route integer, reads boolean, writes boolean)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT r.n, request->'TransactItems'->(r.n::integer - 1), r.route, request->'TransactItems'->(r.n::integer - 1) ? 'Get'
+    SELECT r.n, request->'TransactItems'->(r.n::integer - 1), r.route, request->'TransactItems'->(r.n::integer - 1) ? 'Get',
+           transaction_elements.operation = 'TransactWriteItems'
     FROM ddb_router.transaction_routes(request) r
     WHERE transaction_elements.operation <> 'ExecuteTransaction'
     UNION ALL
-    SELECT s.n, s.element, s.route, s.operation IN ('Query', 'Scan')
+    SELECT s.n, s.element, CASE WHEN s.operation IS NOT NULL THEN s.route END, s.operation IN ('Query', 'Scan'),
+           ddb_router.writes(s.operation)
     FROM ddb_router.statement_routes(request->'TransactStatements') s
     WHERE transaction_elements.operation = 'ExecuteTransaction'
 $$;
