@@ -69,6 +69,8 @@ OBJS = \
 	src/api/item_sql.o \
 	src/api/tokens.o \
 	src/api/execute.o \
+	src/jobs/job_catalog.o \
+	src/jobs/job_worker.o \
 	src/router/route.o \
 	src/router/write_guard.o \
 	src/router/table_lists.o \
@@ -118,6 +120,7 @@ INSTALL_SQL = \
 	sql/tokens.sql \
 	sql/streams.sql \
 	sql/security.sql \
+	sql/jobs.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \
 	sql/models/underwriting.sql \
