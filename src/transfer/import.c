@@ -24,7 +24,6 @@
  * server are item by item (the item, its keys, the table's schema), so the
  * replay finds the same line.
  */
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,7 @@
 
 #include "db.h"
 #include "elapsed.h"
-#include "json_arena.h"
+#include "item_line.h"
 #include "line_reader.h"
 #include "progress.h"
 #include "sources.h"
@@ -114,54 +113,6 @@ command(Import *import, const char *sql)
 {
 	if (db_command(import->conn, sql) != 0)
 		import->stopped = 1;
-}
-
-/* Whether c is JSON whitespace. */
-static int
-is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* Skips JSON whitespace from i on. */
-static size_t
-skip_space(const char *text, size_t i, size_t len)
-{
-	while (i < len && is_space(text[i]))
-		i++;
-	return i;
-}
-
-/*
- * The item's text in a line that parsed as {"Item": {...}}: what lies
- * between the colon and the closing brace.  0, or -1 when the line spells
- * the key otherwise (with escapes); the caller then prints the item again.
- */
-static int
-item_span(const char *line, size_t len, size_t *start, size_t *end)
-{
-	size_t		i = skip_space(line, 0, len);
-	size_t		j = len;
-
-	if (i >= len || line[i] != '{')
-		return -1;
-	i = skip_space(line, i + 1, len);
-	if (len - i < 6 || memcmp(line + i, "\"Item\"", 6) != 0)
-		return -1;
-	i = skip_space(line, i + 6, len);
-	if (i >= len || line[i] != ':')
-		return -1;
-	i = skip_space(line, i + 1, len);
-	while (j > i && is_space(line[j - 1]))
-		j--;
-	if (j == i || line[j - 1] != '}')
-		return -1;
-	j--;
-	while (j > i && is_space(line[j - 1]))
-		j--;
-	*start = i;
-	*end = j;
-	return 0;
 }
 
 /* A new entry at the end of a batch; NULL when out of memory. */
@@ -521,48 +472,19 @@ drain(Import *import)
 static void
 take_line(Import *import, int file, long line_number, const char *line, size_t len, LineStatus status)
 {
-	json_error_t error;
-	json_t	   *root = NULL;
-	json_t	   *item = NULL;
+	ItemLine	item;
 	char		message[512];
-	size_t		start;
-	size_t		end;
-	char	   *printed = NULL;
-	const char *nul;
+	int			bad = item_line_parse(line, len, status, &item, message, sizeof(message)) != 0;
 	int			added;
 
-	message[0] = '\0';
-	json_arena_begin();
-	if (status == LINE_TOO_LONG)
-		snprintf(message, sizeof(message), "a line longer than %d bytes", LINE_MAX_BYTES);
-	else if ((nul = memchr(line, '\0', len)) != NULL)
-		snprintf(message, sizeof(message), "a NUL byte (at byte %zu)", (size_t) (nul - line) + 1);
-	else if ((root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &error)) == NULL)
-		snprintf(message, sizeof(message), "invalid JSON: %s (column %d)", error.text, error.column);
-	else if (!json_is_object(root))
-		snprintf(message, sizeof(message), "not a JSON object (a line is {\"Item\": {...}})");
-	else if ((item = json_object_get(root, "Item")) == NULL)
-		snprintf(message, sizeof(message), "no \"Item\" (a line is {\"Item\": {...}})");
-	else if (json_object_size(root) != 1)
-		snprintf(message, sizeof(message), "members besides \"Item\" (a line is {\"Item\": {...}})");
-	else if (!json_is_object(item))
-		snprintf(message, sizeof(message), "\"Item\" is not an object");
-
-	if (message[0] != '\0')
+	if (bad)
 		added = batch_add_bad(import->filling, file, line_number, message);
-	else if (item_span(line, len, &start, &end) == 0)
-		added = batch_add_item(import->filling, file, line_number, line + start, end - start);
 	else
-	{
-		printed = json_dumps(item, JSON_COMPACT);
-		added = printed ? batch_add_item(import->filling, file, line_number, printed, strlen(printed)) : -1;
-		json_arena_free(printed);
-	}
-	json_decref(root);
-	json_arena_end();
+		added = batch_add_item(import->filling, file, line_number, item.text, item.len);
+	item_line_free(&item);
 	if (added != 0)
 		fatal(import, "out of memory");
-	else if (message[0] != '\0' && !import->options->skip_bad_lines)
+	else if (bad && !import->options->skip_bad_lines)
 		drain(import);
 	/* a batch goes when it has batch_lines lines or BATCH_MAX_BYTES of text */
 	else if (import->filling->count >= import->options->batch_lines
@@ -594,7 +516,7 @@ read_file(Import *import, int file)
 				  line_reader_number(reader));
 			break;
 		}
-		if (status == LINE_OK && skip_space(line, 0, len) == len)
+		if (status == LINE_OK && item_line_blank(line, len))
 			continue;
 		lines++;
 		take_line(import, file, line_reader_number(reader), line, len, status);

@@ -271,3 +271,90 @@ sources_free(DataFile *files, int nfiles)
 		free(files[i].path);
 	free(files);
 }
+
+/* What sources_under_prefix gathers. */
+typedef struct PrefixWalk
+{
+	FileList	list;
+	size_t		root_len;		/* of bucket_dir, with the slash after it */
+	const char *prefix;
+	int			max_files;
+	int			failed;
+} PrefixWalk;
+
+/* Adds the files below dir (a path within the bucket) whose keys begin with the prefix; 0 or -1. */
+static int
+walk_prefix(PrefixWalk *walk, const char *dir)
+{
+	DIR		   *handle = opendir(dir);
+	struct dirent *entry;
+	size_t		prefix_len = strlen(walk->prefix);
+
+	if (handle == NULL)
+	{
+		fprintf(stderr, "ddb-transfer: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	while (walk->failed == 0 && (entry = readdir(handle)) != NULL)
+	{
+		char		path[4096];
+		const char *key;
+		size_t		key_len;
+		struct stat st;
+
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, entry->d_name) >= sizeof(path)
+			|| lstat(path, &st) != 0)
+			continue;
+		key = path + walk->root_len;
+		key_len = strlen(key);
+		/* a directory is entered when its keys may begin with the prefix, a file taken when its key does */
+		if (S_ISDIR(st.st_mode) && (key_len + 1 <= prefix_len ? strncmp(key, walk->prefix, key_len) == 0
+									&& walk->prefix[key_len] == '/' : strncmp(key, walk->prefix, prefix_len) == 0))
+			walk->failed = walk_prefix(walk, path);
+		else if (S_ISREG(st.st_mode) && strncmp(key, walk->prefix, prefix_len) == 0)
+		{
+			if (walk->list.count == walk->max_files)
+			{
+				fprintf(stderr, "ddb-transfer: more than %d files under the prefix (an import takes at most %d)\n",
+						walk->max_files, walk->max_files);
+				walk->failed = -1;
+			}
+			else if (add_file(&walk->list, NULL, path, -1) != 0)
+			{
+				fprintf(stderr, "ddb-transfer: out of memory\n");
+				walk->failed = -1;
+			}
+			else
+				walk->list.files[walk->list.count - 1].bytes = st.st_size;
+		}
+	}
+	closedir(handle);
+	return walk->failed;
+}
+
+/* Orders data files by path (their keys: one bucket's). */
+static int
+by_path(const void *a, const void *b)
+{
+	return strcmp(((const DataFile *) a)->path, ((const DataFile *) b)->path);
+}
+
+/* The files of a bucket under a key prefix; see sources.h. */
+int
+sources_under_prefix(const char *bucket_dir, const char *prefix, int max_files, DataFile **files, int *nfiles)
+{
+	PrefixWalk	walk = {.prefix = prefix, .max_files = max_files, .root_len = strlen(bucket_dir) + 1};
+
+	if (walk_prefix(&walk, bucket_dir) != 0)
+	{
+		sources_free(walk.list.files, walk.list.count);
+		return -1;
+	}
+	if (walk.list.count > 0)
+		qsort(walk.list.files, walk.list.count, sizeof(DataFile), by_path);
+	*files = walk.list.files;
+	*nfiles = walk.list.count;
+	return 0;
+}

@@ -1,0 +1,98 @@
+/*
+ * read_items.c — ddb-transfer read-items: the items of the files of a
+ * bucket under a key prefix (DynamoDB's import from S3 takes every object
+ * under its S3KeyPrefix), checked line by line, on standard output for the
+ * server's imports (ImportTable, docs/transfer.md), which write them:
+ *
+ *   I <tab> the item, DynamoDB JSON           a good line
+ *   E <tab> key <tab> index <tab> message     a bad line (index: the line's, from 0, among the file's lines)
+ *   S <tab> files <tab> bytes                 last: the files read, and the bytes of their lines
+ *
+ * A file that cannot be read on (a gzip file cut short) is one bad line,
+ * and the rest of it is skipped, as DynamoDB does with a malformed object.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "item_line.h"
+#include "line_reader.h"
+#include "sources.h"
+#include "transfer.h"
+
+/* Writes a bad line's record: its file's key, its index, why. */
+static void
+print_bad(const char *key, long index, const char *message)
+{
+	printf("E\t%s\t%ld\t", key, index);
+	/* a message is one field of one line */
+	for (const char *c = message; *c; c++)
+		putchar(*c == '\t' || *c == '\n' || *c == '\r' ? ' ' : *c);
+	putchar('\n');
+}
+
+/* Reads one file's lines onto standard output; adds the bytes of its lines to *bytes. */
+static void
+read_file(const char *path, const char *key, long long *bytes)
+{
+	char		message[512];
+	LineReader *reader = line_reader_open(path, message, sizeof(message));
+	const char *line;
+	size_t		len;
+	long		index = 0;
+	LineStatus	status;
+
+	if (reader == NULL)
+	{
+		print_bad(key, 0, message);
+		return;
+	}
+	while ((status = line_reader_next(reader, &line, &len)) != LINE_END)
+	{
+		ItemLine	item;
+
+		if (status == LINE_ERROR)
+		{
+			snprintf(message, sizeof(message), "the file cannot be read on: %s", line_reader_error(reader));
+			print_bad(key, index, message);
+			break;
+		}
+		*bytes += (long long) len + 1;
+		if (status == LINE_OK && item_line_blank(line, len))
+			continue;
+		if (item_line_parse(line, len, status, &item, message, sizeof(message)) == 0)
+		{
+			fputs("I\t", stdout);
+			fwrite(item.text, 1, item.len, stdout);
+			putchar('\n');
+		}
+		else
+			print_bad(key, index, message);
+		item_line_free(&item);
+		index++;
+	}
+	line_reader_close(reader);
+}
+
+/* Writes the items of the files under a bucket's key prefix; an exit status. */
+int
+read_items_run(const ReadItemsOptions *options)
+{
+	DataFile   *files;
+	int			nfiles;
+	long long	bytes = 0;
+	size_t		root_len = strlen(options->bucket_dir) + 1;
+
+	if (sources_under_prefix(options->bucket_dir, options->key_prefix, options->max_files, &files, &nfiles) != 0)
+		return TRANSFER_FAILED;
+	for (int i = 0; i < nfiles; i++)
+		read_file(files[i].path, files[i].path + root_len, &bytes);
+	printf("S\t%d\t%lld\n", nfiles, bytes);
+	sources_free(files, nfiles);
+	if (fflush(stdout) != 0 || ferror(stdout))
+	{
+		fprintf(stderr, "ddb-transfer: cannot write standard output\n");
+		return TRANSFER_FAILED;
+	}
+	return TRANSFER_OK;
+}
