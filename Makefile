@@ -42,6 +42,7 @@ OBJS = \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
 	src/table/stream_capture.o \
+	src/table/pitr_capture.o \
 	src/table/table_access.o \
 	src/expr/reserved_words.o \
 	src/expr/expr_lex.o \
@@ -119,6 +120,7 @@ INSTALL_SQL = \
 	sql/access_keys.sql \
 	sql/tokens.sql \
 	sql/streams.sql \
+	sql/pitr.sql \
 	sql/security.sql \
 	sql/jobs.sql \
 	sql/models/mailshot.sql \

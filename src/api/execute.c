@@ -85,6 +85,8 @@ static const struct
 	{"DescribeStream", "ddb.api_describe_stream"},
 	{"GetShardIterator", "ddb.api_get_shard_iterator"},
 	{"GetRecords", "ddb.api_get_records"},
+	{"UpdateContinuousBackups", "ddb.api_update_continuous_backups"},
+	{"DescribeContinuousBackups", "ddb.api_describe_continuous_backups"},
 };
 
 
