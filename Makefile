@@ -72,6 +72,9 @@ OBJS = \
 	src/api/execute.o \
 	src/jobs/job_catalog.o \
 	src/jobs/job_worker.o \
+	src/exports/s3_location.o \
+	src/exports/transfer_process.o \
+	src/exports/export_job.o \
 	src/router/route.o \
 	src/router/write_guard.o \
 	src/router/table_lists.o \
@@ -82,6 +85,8 @@ OBJS = \
 
 WERROR ?=
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(WERROR)
+# where `make install` puts ddb-transfer, which exports and imports run (src/exports/)
+PG_CPPFLAGS = -DDDB_TRANSFER_PATH='"$(DDB_BINDIR)/ddb-transfer"'
 
 # pg_regress reads test/sql/*.sql and test/expected/*.out (a link to expected/).
 REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
@@ -123,6 +128,7 @@ INSTALL_SQL = \
 	sql/pitr.sql \
 	sql/security.sql \
 	sql/jobs.sql \
+	sql/exports.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \
 	sql/models/underwriting.sql \

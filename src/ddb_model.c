@@ -1,11 +1,12 @@
 /*
  * ddb_model.c — the shared library's module block, and its settings (the
- * router's, src/router/).
+ * router's, src/router/; exports' and imports', src/exports/).
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 
+#include "exports/exports.h"
 #include "router/router.h"
 
 PG_MODULE_MAGIC;
@@ -17,4 +18,5 @@ void
 _PG_init(void)
 {
 	router_define_settings();
+	exports_define_settings();
 }

@@ -31,7 +31,12 @@
 	X(TABLE_NOT_FOUND, '0', '3', '0', "com.amazonaws.dynamodb.v20120810#TableNotFoundException", 400) \
 	X(CONTINUOUS_BACKUPS_UNAVAILABLE, '0', '3', '1', "com.amazonaws.dynamodb.v20120810#ContinuousBackupsUnavailableException", 400) \
 	X(POINT_IN_TIME_RECOVERY_UNAVAILABLE, '0', '3', '2', "com.amazonaws.dynamodb.v20120810#PointInTimeRecoveryUnavailableException", 400) \
-	X(INVALID_RESTORE_TIME, '0', '3', '3', "com.amazonaws.dynamodb.v20120810#InvalidRestoreTimeException", 400)
+	X(INVALID_RESTORE_TIME, '0', '3', '3', "com.amazonaws.dynamodb.v20120810#InvalidRestoreTimeException", 400) \
+	X(EXPORT_NOT_FOUND, '0', '4', '0', "com.amazonaws.dynamodb.v20120810#ExportNotFoundException", 400) \
+	X(IMPORT_NOT_FOUND, '0', '4', '1', "com.amazonaws.dynamodb.v20120810#ImportNotFoundException", 400) \
+	X(EXPORT_CONFLICT, '0', '4', '2', "com.amazonaws.dynamodb.v20120810#ExportConflictException", 400) \
+	X(IMPORT_CONFLICT, '0', '4', '3', "com.amazonaws.dynamodb.v20120810#ImportConflictException", 400) \
+	X(INVALID_EXPORT_TIME, '0', '4', '4', "com.amazonaws.dynamodb.v20120810#InvalidExportTimeException", 400)
 
 /*
  * The errors only ddb-gateway answers, before a request reaches the

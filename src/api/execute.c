@@ -87,6 +87,9 @@ static const struct
 	{"GetRecords", "ddb.api_get_records"},
 	{"UpdateContinuousBackups", "ddb.api_update_continuous_backups"},
 	{"DescribeContinuousBackups", "ddb.api_describe_continuous_backups"},
+	{"ExportTableToPointInTime", "ddb.api_export_table_to_point_in_time"},
+	{"DescribeExport", "ddb.api_describe_export"},
+	{"ListExports", "ddb.api_list_exports"},
 };
 
 
