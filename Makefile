@@ -69,6 +69,7 @@ OBJS = \
 	src/api/collection_metrics.o \
 	src/api/item_sql.o \
 	src/api/tokens.o \
+	src/api/restore_items.o \
 	src/api/execute.o \
 	src/jobs/job_catalog.o \
 	src/jobs/job_worker.o \
@@ -128,6 +129,8 @@ INSTALL_SQL = \
 	sql/pitr.sql \
 	sql/security.sql \
 	sql/jobs.sql \
+	sql/backups.sql \
+	sql/restore.sql \
 	sql/exports.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \

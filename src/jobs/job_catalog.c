@@ -162,7 +162,7 @@ job_fail(const Job *job, const char *message)
 		elog(ERROR, "ddb_model: job %d has an invalid kind", job->id);
 	owner_context_enter(ddb_relation_oid("jobs"), &saved);
 	SPI_connect();
-	if (SPI_execute_with_args("UPDATE ddb.jobs SET status = 'FAILED', error = $2, ended_at = pg_catalog.now() "
+	if (SPI_execute_with_args("UPDATE ddb.jobs SET status = 'FAILED', error = $2, ended_at = pg_catalog.clock_timestamp() "
 							  "WHERE id OPERATOR(pg_catalog.=) $1 AND status OPERATOR(pg_catalog.=) 'IN_PROGRESS'",
 							  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "ddb_model: could not end job %d", job->id);

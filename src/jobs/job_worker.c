@@ -71,7 +71,7 @@ start(int32 id, Job *job, MemoryContext keep)
 	MemoryContextSwitchTo(keep);
 	found = job_read(id, job) && strcmp(job->status, "IN_PROGRESS") == 0;
 	SPI_connect();
-	if (found && SPI_execute_with_args("UPDATE ddb.jobs SET started_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) $1",
+	if (found && SPI_execute_with_args("UPDATE ddb.jobs SET started_at = pg_catalog.clock_timestamp() WHERE id OPERATOR(pg_catalog.=) $1",
 									   1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "ddb_model: could not start job %d", id);
 	end_work();
@@ -109,7 +109,7 @@ run_step(Job *job, MemoryContext keep)
 							  "status = CASE WHEN coalesce(($2 OPERATOR(pg_catalog.->>) 'done')::boolean, true) "
 							  "THEN 'COMPLETED' ELSE status END, "
 							  "ended_at = CASE WHEN coalesce(($2 OPERATOR(pg_catalog.->>) 'done')::boolean, true) "
-							  "THEN pg_catalog.now() END "
+							  "THEN pg_catalog.clock_timestamp() END "
 							  "WHERE id OPERATOR(pg_catalog.=) $1 "
 							  "RETURNING status OPERATOR(pg_catalog.=) 'COMPLETED', progress",
 							  2, argtypes, args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING || SPI_processed != 1)
