@@ -158,6 +158,7 @@ ROUTER_SQL = \
 	sql/router/placements.sql \
 	sql/router/reference.sql \
 	sql/router/move.sql \
+	sql/router/pitr.sql \
 	sql/router/execute.sql
 
 ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control

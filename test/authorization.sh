@@ -115,6 +115,8 @@ declare -A request=(
     [DescribeStream]="{\"StreamArn\": \"$stream_arn\"}"
     [GetShardIterator]="{\"StreamArn\": \"$stream_arn\", \"ShardId\": \"$shard_id\", \"ShardIteratorType\": \"TRIM_HORIZON\"}"
     [GetRecords]="{\"ShardIterator\": \"$iterator\"}"
+    [UpdateContinuousBackups]='{"TableName": "Secret", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}'
+    [DescribeContinuousBackups]='{"TableName": "Secret"}'
 )
 # what a refusal looks like per operation: AccessDeniedException, except the
 # listings (nothing to see) and BatchExecuteStatement (an error per statement)
@@ -139,9 +141,10 @@ for op in $operations; do
     esac
     check "$op by a key without access is refused" "$(expected "$op")" "$got"
 done
-check "and nothing was written or changed" '1 {} f' \
+check "and nothing was written or changed" '1 {} f 0' \
     "$(q -F ' ' -c "SELECT count(*), (SELECT tags FROM ddb.tables WHERE table_name = 'Secret'),
-                          (SELECT ttl_attribute IS NOT NULL FROM ddb.tables WHERE table_name = 'Secret')
+                          (SELECT ttl_attribute IS NOT NULL FROM ddb.tables WHERE table_name = 'Secret'),
+                          (SELECT count(*) FROM ddb.continuous_backups)
                     FROM public.\"Secret\"")"
 check "an AccessDeniedException is worded as DynamoDB words it" \
     "User: arn:aws:iam::000000000000:user/ddb_authz_none is not authorized to perform: dynamodb:GetItem on resource: $ARN/Secret because no identity-based policy allows the dynamodb:GetItem action" \
@@ -176,6 +179,18 @@ check "an index Query too" "1 tenant1#o1" \
        field '{Count}') $(field '{Items}[0]{pk}{S}')"
 check "another tenant's item is untouched" "1" \
     "$(q -c "SELECT count(*) FROM public.\"Orders\" WHERE pk = 'tenant2#o1'")"
+
+# ---- point-in-time recovery: the owner's to turn on, the readers' to describe and read ----
+check "a read-only key may not turn point-in-time recovery on" "400 AccessDeniedException" \
+    "$(as reader UpdateContinuousBackups '{"TableName": "Orders", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}')"
+check "the owner's key may" "200 " \
+    "$(as admin UpdateContinuousBackups '{"TableName": "Orders", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}')"
+check "a read-only key describes it" "200  ENABLED" \
+    "$(as reader DescribeContinuousBackups '{"TableName": "Orders"}') $(field '{ContinuousBackupsDescription}{PointInTimeRecoveryDescription}{PointInTimeRecoveryStatus}')"
+check "and reads the table's history (ddb.pitr_items): every item" "2" \
+    "$(q -c "SET ROLE ddb_authz_reader" -c "SELECT count(*) FROM ddb.pitr_items('Orders', clock_timestamp())")"
+check "a key with leading keys reads its own items' history only" "tenant1#o1" \
+    "$(q -c "SET ROLE ddb_authz_tenant" -c "SELECT string_agg(pk::text, ' ') FROM ddb.pitr_items('Orders', clock_timestamp())")"
 
 check "a pattern grant reaches a table created later" "200 " \
     "$(q -c "SELECT ddb.create_table('orders_2026', 'pk')" >/dev/null; as orders PutItem '{"TableName": "orders_2026", "Item": {"pk": {"S": "a"}}}')"

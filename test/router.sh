@@ -96,6 +96,12 @@ check "a request that is no object is the router's SerializationException" "YD00
     "$(error GetItem '[1]' | cut -d'|' -f1,3)"
 check "an operation no one serves is UnknownOperationException" "YD007|UnknownOperationException" \
     "$(error DescribeNothing '{}' | cut -d'|' -f1,3)"
+check "UpdateContinuousBackups is refused: the shards keep no history" "YD031|ContinuousBackupsUnavailableException" \
+    "$(error UpdateContinuousBackups '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}' | cut -d'|' -f1,3)"
+check "RestoreTableToPointInTime too" "YD032|PointInTimeRecoveryUnavailableException" \
+    "$(error RestoreTableToPointInTime '{"SourceTableName": "Music", "TargetTableName": "Music2", "UseLatestRestorableTime": true}' | cut -d'|' -f1,3)"
+check "DescribeContinuousBackups says point-in-time recovery is off" "DISABLED" \
+    "$(call DescribeContinuousBackups '{"TableName": "Music"}' "r->'ContinuousBackupsDescription'->'PointInTimeRecoveryDescription'->>'PointInTimeRecoveryStatus'")"
 check "an unknown table is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
     "$(error GetItem '{"TableName": "Nope", "Key": {"Artist": {"S": "a"}}}' | cut -d'|' -f1,3)"
 check "and the invalid requests wrote nothing" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"
