@@ -76,6 +76,7 @@ OBJS = \
 	src/exports/s3_location.o \
 	src/exports/transfer_process.o \
 	src/exports/export_job.o \
+	src/exports/import_job.o \
 	src/router/route.o \
 	src/router/write_guard.o \
 	src/router/table_lists.o \
@@ -132,6 +133,7 @@ INSTALL_SQL = \
 	sql/backups.sql \
 	sql/restore.sql \
 	sql/exports.sql \
+	sql/imports.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \
 	sql/models/underwriting.sql \

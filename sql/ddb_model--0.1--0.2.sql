@@ -2695,3 +2695,777 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
+
+-- ===========================================================================
+-- 0.2: exports to S3 and imports from S3 (sql/exports.sql, sql/imports.sql):
+-- ExportTableToPointInTime, DescribeExport, ListExports, ImportTable,
+-- DescribeImport, ListImports.  An import's table is CREATING as a
+-- restore's is: ddb.table_restores holds it, without a source.
+-- ===========================================================================
+
+ALTER TABLE ddb.table_restores ALTER COLUMN source_table_arn DROP NOT NULL,
+                               ALTER COLUMN restore_date_time DROP NOT NULL;
+COMMENT ON TABLE ddb.table_restores IS 'Tables made by a restore (or an import): where from, and whether the job still runs (CREATING)';
+
+-- What DescribeTable adds for a restored table: its RestoreSummary, and
+-- TableStatus CREATING while the restore runs ({} for other tables; an
+-- imported table has no RestoreSummary).
+CREATE OR REPLACE FUNCTION ddb.restore_description(table_name text) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT CASE WHEN r.in_progress THEN '{"TableStatus": "CREATING"}'::jsonb ELSE '{}' END
+                        || CASE WHEN r.source_table_arn IS NOT NULL THEN
+                           jsonb_build_object('RestoreSummary', jsonb_strip_nulls(jsonb_build_object(
+                               'SourceBackupArn', r.source_backup_arn, 'SourceTableArn', r.source_table_arn,
+                               'RestoreDateTime', extract(epoch FROM r.restore_date_time),
+                               'RestoreInProgress', r.in_progress)))
+                           ELSE '{}' END
+                 FROM ddb.table_restores r WHERE r.table_name = restore_description.table_name), '{}');
+
+
+-- The constraints of DynamoDB's request validation that a string member
+-- breaks, each in its words ("Value 'x' at 'member' failed to satisfy
+-- constraint: Member must ..."); shown_pattern is the pattern the message
+-- shows (DynamoDB's Java one), pattern the one checked.  A value that is no
+-- string is SerializationException (YD006), as DynamoDB's parser answers.
+CREATE FUNCTION ddb.string_violations(value jsonb, name text, member text, required boolean DEFAULT false,
+                                      min_length integer DEFAULT NULL, max_length integer DEFAULT NULL,
+                                      pattern text DEFAULT NULL, shown_pattern text DEFAULT NULL,
+                                      allowed text[] DEFAULT NULL) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v text := value #>> '{}';
+    broken text[] := '{}';
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN CASE WHEN required
+                    THEN ARRAY[format('Value null at ''%s'' failed to satisfy constraint: Member must not be null', member)]
+                    ELSE '{}' END;
+    END IF;
+    IF jsonb_typeof(value) <> 'string' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a string', name);
+    END IF;
+    IF length(v) < min_length THEN
+        broken := broken || format('Member must have length greater than or equal to %s', min_length);
+    END IF;
+    IF length(v) > max_length THEN
+        broken := broken || format('Member must have length less than or equal to %s', max_length);
+    END IF;
+    IF v !~ pattern THEN
+        broken := broken || format('Member must satisfy regular expression pattern: %s', coalesce(shown_pattern, pattern));
+    END IF;
+    IF NOT v = ANY (allowed) THEN
+        broken := broken || format('Member must satisfy enum value set: [%s]', array_to_string(allowed, ', '));
+    END IF;
+    RETURN (SELECT coalesce(array_agg(format('Value ''%s'' at ''%s'' failed to satisfy constraint: %s', v, member, b)), '{}')
+            FROM unnest(broken) b);
+END $$;
+
+-- The constraints an integer member breaks (min_value to max_value), as ddb.string_violations.
+CREATE FUNCTION ddb.integer_violations(value jsonb, name text, member text, min_value bigint, max_value bigint)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN '{}';
+    END IF;
+    IF jsonb_typeof(value) <> 'number' OR value::text !~ '^-?[0-9]{1,18}$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an integer', name);
+    END IF;
+    IF value::text::bigint < min_value THEN
+        RETURN ARRAY[format('Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have value greater than or equal to %s',
+                            value, member, min_value)];
+    END IF;
+    IF value::text::bigint > max_value THEN
+        RETURN ARRAY[format('Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have value less than or equal to %s',
+                            value, member, max_value)];
+    END IF;
+    RETURN '{}';
+END $$;
+
+-- Raises ValidationException for the broken constraints of a request, all
+-- in one message, as DynamoDB does ("2 validation errors detected: ...; ...").
+CREATE FUNCTION ddb.raise_violations(broken text[]) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+                                            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END,
+                                            array_to_string(broken, '; ')));
+    END IF;
+END $$;
+
+-- A timestamp member (epoch seconds, as DynamoDB's JSON protocol sends
+-- them), or NULL when absent; SerializationException when no number.
+CREATE FUNCTION ddb.request_timestamp(value jsonb, name text) RETURNS timestamptz
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(value) <> 'number' OR abs(value::text::numeric) > 1e11 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = format('Unexpected value type in payload for %s: expected a timestamp (epoch seconds)', name);
+    END IF;
+    RETURN to_timestamp(value::text::double precision);
+END $$;
+
+-- A moment as DynamoDB's manifests write it: 2020-11-04T07:28:34.028Z.
+CREATE FUNCTION ddb.iso_time(moment timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN to_char(moment AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+
+-- A new export or import id, DynamoDB's shape: epoch milliseconds, a dash, 8 hex digits.
+CREATE FUNCTION ddb.transfer_id() RETURNS text
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+RETURN lpad(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, 14, '0')
+       || '-' || left(replace(gen_random_uuid()::text, '-', ''), 8);
+
+-- The constraints an S3 location of a request breaks (S3Bucket,
+-- S3BucketOwner, and the key prefix, member prefix_member: S3Prefix or
+-- S3KeyPrefix), as S3's names are checked; path: where the request has them.
+CREATE FUNCTION ddb.s3_location_violations(location jsonb, prefix_member text, path text) RETURNS text[]
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.string_violations(location->'S3Bucket', 'S3Bucket', path || 's3Bucket', true, NULL, 255,
+                             '^[a-z0-9A-Z]+[-._a-zA-Z0-9]*[a-z0-9A-Z]+$', '^[a-z0-9A-Z]+[\.\-\w]*[a-z0-9A-Z]+$')
+    || ddb.string_violations(location->'S3BucketOwner', 'S3BucketOwner', path || 's3BucketOwner', false, NULL, NULL,
+                             '^[0-9]{12}$', '[0-9]{12}')
+    || ddb.string_violations(location->prefix_member, prefix_member,
+                             path || lower(left(prefix_member, 1)) || substr(prefix_member, 2), false, NULL, 1024);
+
+-- Raises ValidationException when the server keeps no buckets (ddb.export_root is not set).
+CREATE FUNCTION ddb.require_export_root() RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF coalesce(current_setting('ddb.export_root', true), '') = '' THEN
+        PERFORM ddb.validation_error('Exports and imports are off on this server: its administrator sets ddb.export_root, '
+                                     'the directory that holds the S3 buckets (docs/transfer.md)');
+    END IF;
+END $$;
+
+-- Raises ValidationException for a key prefix that cannot name a directory below its bucket's (a part . or ..).
+CREATE FUNCTION ddb.check_s3_prefix(prefix text, member text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_s3_prefix' LANGUAGE C IMMUTABLE STRICT;
+
+-- A job's FailureCode and FailureMessage: its error is "<FailureCode>: <message>"
+-- for the failures that have a code, else UNKNOWN with the whole error.
+CREATE FUNCTION ddb.job_failure(error text) RETURNS jsonb
+LANGUAGE sql IMMUTABLE STRICT
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('FailureCode', coalesce(substring(error FROM '^([A-Z][A-Za-z0-9]+): '), 'UNKNOWN'),
+                          'FailureMessage', regexp_replace(error, '^[A-Z][A-Za-z0-9]+: ', ''));
+
+-- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
+-- their ARNs (the spec's arn_member) in reverse order, those of table_arn
+-- when given, of the last 90 days, after the position next_token names
+-- (sealed for purpose and for this table_arn); the ARNs and the NextToken
+-- of the page after, if any.
+CREATE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
+                             purpose text, OUT arns text[], OUT next text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    after jsonb;
+BEGIN
+    IF next_token IS NOT NULL THEN
+        after := ddb.open_token(purpose, next_token)::jsonb;
+        IF after IS NULL OR after->>0 IS DISTINCT FROM table_arn THEN
+            PERFORM ddb.validation_error('The provided NextToken is not valid');
+        END IF;
+    END IF;
+    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC) INTO arns FROM (
+        SELECT j.spec->>arn_member AS arn FROM ddb.jobs j
+        WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
+          AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
+          AND (after IS NULL OR (j.spec->>arn_member) COLLATE "C" < (after->>1) COLLATE "C")
+        ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
+    IF cardinality(arns) > page_size THEN
+        arns := arns[1:page_size];
+        next := ddb.seal_token(purpose, jsonb_build_array(table_arn, arns[page_size])::text);
+    END IF;
+END $$;
+
+-- The job of kind of an ARN (the spec's arn_member), the caller's, or NULL.
+CREATE FUNCTION ddb.job_of_arn(kind text, arn_member text, arn text) RETURNS ddb.jobs
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT j FROM ddb.jobs j WHERE j.kind = job_of_arn.kind AND j.spec->>arn_member = arn);
+
+-- The caller's job of kind started with a ClientToken in the last 8 hours
+-- (DynamoDB's idempotency window), or NULL; the token is locked until the
+-- transaction ends, so that two requests with it are one after the other.
+CREATE FUNCTION ddb.job_of_client_token(kind text, token text) RETURNS ddb.jobs
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.' || kind || ' ClientToken'), hashtext(token));
+    RETURN (SELECT j FROM ddb.jobs j
+            WHERE j.kind = job_of_client_token.kind AND j.spec->>'ClientToken' = token
+              AND j.created_at > now() - interval '8 hours'
+            ORDER BY j.id DESC LIMIT 1);
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- ExportTableToPointInTime
+-- ---------------------------------------------------------------------------
+
+-- TTL visibility at a moment: ddb.ttl_visible's rule (docs/ttl.md) with
+-- the moment for the current time.
+CREATE FUNCTION ddb.ttl_visible_at(expires_at bigint, moment timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN expires_at IS NULL
+    OR expires_at OPERATOR(pg_catalog.>) pg_catalog.floor(pg_catalog.date_part('epoch', moment))::bigint
+    OR expires_at OPERATOR(pg_catalog.<=) (pg_catalog.floor(pg_catalog.date_part('epoch', moment))::bigint
+                                           OPERATOR(pg_catalog.-) 157680000);
+
+-- An export's ExportDescription, from its job.
+CREATE FUNCTION ddb.export_description(j ddb.jobs) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_strip_nulls(jsonb_build_object(
+    'ExportArn', j.spec->'ExportArn',
+    'ExportStatus', j.status,
+    'StartTime', extract(epoch FROM j.created_at),
+    'EndTime', extract(epoch FROM j.ended_at),
+    'ExportManifest', CASE WHEN j.status = 'COMPLETED'
+                           THEN concat(nullif(rtrim(j.spec->>'S3Prefix', '/'), '') || '/', 'AWSDynamoDB/', j.spec->>'ExportId',
+                                       '/manifest-summary.json') END,
+    'TableArn', j.spec->'TableArn',
+    'TableId', j.spec->'TableId',
+    'ExportTime', CASE WHEN j.spec->>'ExportType' = 'FULL_EXPORT' THEN j.spec->'ExportTime' END,
+    'ClientToken', j.spec->'ClientToken',
+    'S3Bucket', j.spec->'S3Bucket',
+    'S3BucketOwner', j.spec->'S3BucketOwner',
+    'S3Prefix', j.spec->'S3Prefix',
+    'S3SseAlgorithm', j.spec->'S3SseAlgorithm',
+    'S3SseKmsKeyId', j.spec->'S3SseKmsKeyId',
+    'ExportFormat', j.spec->'ExportFormat',
+    'BilledSizeBytes', j.progress->'BilledSizeBytes',
+    'ItemCount', j.progress->'ItemCount',
+    'ExportType', j.spec->'ExportType',
+    'IncrementalExportSpecification', j.spec->'IncrementalExportSpecification'))
+    || CASE WHEN j.status = 'FAILED' THEN ddb.job_failure(j.error) ELSE '{}' END;
+
+-- The table an export's TableArn names (an ARN of this server's), or
+-- TableNotFoundException (YD030).
+CREATE FUNCTION ddb.export_table(arn text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    SELECT * INTO t FROM ddb.tables
+    WHERE arn = ddb.table_arn(tables.table_name)
+      AND tables.table_name = substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$');
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || arn;
+    END IF;
+    RETURN t;
+END $$;
+
+-- Raises InvalidExportTimeException (YD044) unless [from_time, to_time] lies in the
+-- window of a table's point-in-time recovery (PointInTimeRecoveryUnavailableException
+-- (YD032) when it has none).
+CREATE FUNCTION ddb.check_export_window(t ddb.tables, from_time timestamptz, to_time timestamptz) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c ddb.continuous_backups;
+    w record;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD032',
+            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
+    END IF;
+    SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
+    IF from_time < w.earliest OR to_time > w.latest THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD044',
+            MESSAGE = 'The specified ExportTime is outside of the point in time recovery window.',
+            DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
+                            w.earliest, w.latest,
+                            CASE WHEN from_time = to_time THEN from_time::text ELSE from_time || ' to ' || to_time END);
+    END IF;
+END $$;
+
+-- An incremental export's IncrementalExportSpecification, checked, its
+-- ExportToTime (now when not given) and ExportViewType (NEW_AND_OLD_IMAGES)
+-- filled in: a period of 15 minutes to 24 hours in the table's window.
+CREATE FUNCTION ddb.incremental_export_spec(t ddb.tables, spec jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    from_time timestamptz := ddb.request_timestamp(spec->'ExportFromTime', 'ExportFromTime');
+    to_time timestamptz := coalesce(ddb.request_timestamp(spec->'ExportToTime', 'ExportToTime'), now());
+BEGIN
+    IF from_time IS NULL THEN
+        PERFORM ddb.validation_error('IncrementalExportSpecification.ExportFromTime must be given for an INCREMENTAL_EXPORT');
+    END IF;
+    IF to_time <= from_time THEN
+        PERFORM ddb.validation_error('IncrementalExportSpecification.ExportToTime must be after its ExportFromTime');
+    END IF;
+    IF to_time - from_time < interval '15 minutes' OR to_time - from_time > interval '24 hours' THEN
+        PERFORM ddb.validation_error(format(
+            'The period of an incremental export is at least 15 minutes and at most 24 hours: %s to %s is %s',
+            ddb.iso_time(from_time), ddb.iso_time(to_time), to_time - from_time));
+    END IF;
+    PERFORM ddb.check_export_window(t, from_time, to_time);
+    RETURN jsonb_build_object('ExportFromTime', extract(epoch FROM from_time), 'ExportToTime', extract(epoch FROM to_time),
+                              'ExportViewType', coalesce(spec->>'ExportViewType', 'NEW_AND_OLD_IMAGES'));
+END $$;
+
+-- ExportTableToPointInTime: checks the request, and starts the export's job.
+-- Takes ownership of the table (docs/security.md): an export's files are
+-- beyond the database's privileges.
+CREATE FUNCTION ddb.api_export_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    incremental jsonb := nullif(request->'IncrementalExportSpecification', 'null');
+    export_type text := coalesce(request->>'ExportType', 'FULL_EXPORT');
+    t ddb.tables;
+    export_time timestamptz;
+    id text := ddb.transfer_id();
+    earlier ddb.jobs;
+    spec jsonb;
+    job integer;
+BEGIN
+    IF incremental IS NOT NULL AND jsonb_typeof(incremental) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = 'Unexpected value type in payload for IncrementalExportSpecification: expected an object';
+    END IF;
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'TableArn', 'TableArn', 'tableArn', true, 1, 1024)
+        || ddb.s3_location_violations(request, 'S3Prefix', '')
+        || ddb.string_violations(request->'S3SseAlgorithm', 'S3SseAlgorithm', 's3SseAlgorithm', allowed => '{AES256,KMS}')
+        || ddb.string_violations(request->'S3SseKmsKeyId', 'S3SseKmsKeyId', 's3SseKmsKeyId', false, 1, 2048)
+        || ddb.string_violations(request->'ExportFormat', 'ExportFormat', 'exportFormat', allowed => '{DYNAMODB_JSON,ION}')
+        || ddb.string_violations(request->'ExportType', 'ExportType', 'exportType', allowed => '{FULL_EXPORT,INCREMENTAL_EXPORT}')
+        || ddb.string_violations(request->'ClientToken', 'ClientToken', 'clientToken', pattern => '^[^$]+$', shown_pattern => '^[^\$]+$')
+        || ddb.string_violations(incremental->'ExportViewType', 'ExportViewType', 'incrementalExportSpecification.exportViewType',
+                                 allowed => '{NEW_IMAGE,NEW_AND_OLD_IMAGES}'));
+    export_time := ddb.request_timestamp(request->'ExportTime', 'ExportTime');
+    PERFORM ddb.check_s3_prefix(request->>'S3Prefix', 's3Prefix');
+    IF request->>'ExportFormat' = 'ION' THEN
+        PERFORM ddb.validation_error('ExportFormat ION is not supported by this implementation: exports are DYNAMODB_JSON');
+    END IF;
+    IF export_type = 'FULL_EXPORT' AND incremental IS NOT NULL THEN
+        PERFORM ddb.validation_error('IncrementalExportSpecification is given for an INCREMENTAL_EXPORT only');
+    END IF;
+    IF export_type = 'INCREMENTAL_EXPORT' AND export_time IS NOT NULL THEN
+        PERFORM ddb.validation_error('ExportTime is given for a FULL_EXPORT only; an INCREMENTAL_EXPORT has an IncrementalExportSpecification');
+    END IF;
+    t := ddb.export_table(request->>'TableArn');
+    PERFORM ddb.check_table_access(t.table_name, 'ExportTableToPointInTime', 'own');
+    PERFORM ddb.require_export_root();
+    IF request->>'ClientToken' IS NOT NULL THEN
+        earlier := ddb.job_of_client_token('export', request->>'ClientToken');
+        IF earlier.spec->'Request' = request THEN
+            RETURN jsonb_build_object('ExportDescription', ddb.export_description(earlier));
+        ELSIF earlier.id IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD042',
+                MESSAGE = format('There was a conflict when writing to the specified S3 bucket: the ClientToken %s '
+                                 'was given in the last 8 hours to another export request', request->>'ClientToken');
+        END IF;
+    END IF;
+    IF export_type = 'FULL_EXPORT' THEN
+        IF export_time > now() THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD044', MESSAGE = 'The specified ExportTime is outside of the point in time recovery window.',
+                DETAIL = format('%s is in the future.', export_time);
+        END IF;
+        export_time := coalesce(export_time, now());
+        PERFORM ddb.check_export_window(t, export_time, export_time);
+    ELSE
+        incremental := ddb.incremental_export_spec(t, coalesce(incremental, '{}'));
+    END IF;
+    spec := jsonb_strip_nulls(jsonb_build_object(
+        'ExportArn', ddb.table_arn(t.table_name) || '/export/' || id, 'ExportId', id,
+        'TableName', t.table_name, 'TableArn', ddb.table_arn(t.table_name), 'TableId', ddb.table_id(t),
+        'ExportType', export_type, 'ExportFormat', 'DYNAMODB_JSON',
+        'ExportTime', extract(epoch FROM export_time), 'IncrementalExportSpecification', incremental,
+        'S3Bucket', request->'S3Bucket', 'S3BucketOwner', request->'S3BucketOwner', 'S3Prefix', request->'S3Prefix',
+        'S3SseAlgorithm', request->'S3SseAlgorithm', 'S3SseKmsKeyId', request->'S3SseKmsKeyId',
+        'ClientToken', request->'ClientToken'))
+        || jsonb_build_object('Request', request);
+    job := ddb.start_job('export', spec);
+    RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(job)));
+END $$;
+
+-- A job's row (the caller's: ddb.jobs' policy).
+CREATE FUNCTION ddb.jobs_row(job_id integer) RETURNS ddb.jobs
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT j FROM ddb.jobs j WHERE j.id = job_id);
+
+-- Writes an export's files from a cursor of its rows (item_size, line);
+-- only the worker of the export's job may (src/exports/export_job.c).
+CREATE FUNCTION ddb.write_export_files(job_id integer, rows refcursor, target jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_write_export_files' LANGUAGE C VOLATILE STRICT;
+
+-- The export job (one step, as the role that asked): the table's items at
+-- the export's time (a full export), or the changes of its period (an
+-- incremental one), read from point-in-time recovery's history in one
+-- snapshot and written as DynamoDB's export files.
+CREATE FUNCTION ddb.job_export(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(spec->>'TableName', 'tableName');
+    rows refcursor := 'export rows';
+    target jsonb := spec - 'Request' - 'IncrementalExportSpecification' - 'ExportTime';
+    incremental jsonb := spec->'IncrementalExportSpecification';
+    at timestamptz := to_timestamp((spec->>'ExportTime')::double precision);
+BEGIN
+    -- the versions of a moment up to now are all committed from here on
+    PERFORM ddb.pitr_settle(t.table_name);
+    IF incremental IS NULL THEN
+        target := target || jsonb_build_object('ExportTime', ddb.iso_time(at));
+        OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
+                      WHERE ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
+    ELSE
+        target := target || jsonb_build_object(
+            'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
+            'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
+            'ExportViewType', incremental->>'ExportViewType');
+        rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
+                                        to_timestamp((incremental->>'ExportToTime')::double precision),
+                                        incremental->>'ExportViewType');
+    END IF;
+    RETURN ddb.write_export_files(job_id, rows, target) || '{"done": true}';
+END $$;
+
+-- Opens a cursor of an incremental export's rows: per item changed in
+-- [from_time, to_time), its last change, as DynamoDB's incremental
+-- export writes it ({"Metadata": {"WriteTimestampMicros": ...}, "Keys":
+-- ..., "NewImage": ..., "OldImage": ...}: no NewImage for a delete, and
+-- OldImage, the item before the period, with NEW_AND_OLD_IMAGES only);
+-- nothing for an item made and deleted in the period.
+CREATE FUNCTION ddb.open_export_changes(rows refcursor, t ddb.tables, from_time timestamptz, to_time timestamptz,
+                                        view_type text) RETURNS refcursor
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    history name := (SELECT c.history_relation FROM ddb.continuous_backups c WHERE c.table_name = t.table_name);
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+BEGIN
+    IF history IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD032',
+            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
+    END IF;
+    OPEN rows FOR EXECUTE format(
+        'SELECT coalesce(c.new_size, c.old_size, 0), jsonb_build_object('
+        '  ''Metadata'', jsonb_build_object(''WriteTimestampMicros'', jsonb_build_object(''N'','
+        '      floor(extract(epoch FROM c.changed_at) * 1000000)::bigint::text)),'
+        '  ''Keys'', ddb.to_dynamodb(jsonb_build_object($3, k.item->$3) || CASE WHEN $4 IS NULL THEN ''{}''::jsonb'
+        '                                                             ELSE jsonb_build_object($4, k.item->$4) END))'
+        '  || CASE WHEN c.new_item IS NOT NULL THEN jsonb_build_object(''NewImage'', ddb.to_dynamodb(c.new_item)) ELSE ''{}'' END'
+        '  || CASE WHEN c.old_item IS NOT NULL AND $5 = ''NEW_AND_OLD_IMAGES'''
+        '          THEN jsonb_build_object(''OldImage'', ddb.to_dynamodb(c.old_item)) ELSE ''{}'' END '
+        'FROM (SELECT n.changed_at, n.item AS new_item, n.item_size AS new_size, o.item AS old_item, o.item_size AS old_size'
+        '      FROM (SELECT DISTINCT ON (%1$s) * FROM %2$I.%3$I WHERE changed_at >= $1 AND changed_at < $2'
+        '            ORDER BY %1$s, changed_at DESC, change_order DESC) n'
+        '      LEFT JOIN LATERAL (SELECT h.item, h.item_size FROM %2$I.%3$I h WHERE %4$s AND h.changed_at < $1'
+        '                         ORDER BY h.changed_at DESC, h.change_order DESC LIMIT 1) o ON true) c,'
+        '     LATERAL (SELECT coalesce(c.new_item, c.old_item) AS item) k '
+        'WHERE k.item IS NOT NULL',
+        key_columns, t.schema_name, history,
+        CASE WHEN t.range_key IS NOT NULL THEN 'h.pk = n.pk AND h.sk = n.sk' ELSE 'h.pk = n.pk' END)
+    USING from_time, to_time, t.hash_key, t.range_key, view_type;
+    RETURN rows;
+END $$;
+
+-- DescribeExport: an export the caller made.
+CREATE FUNCTION ddb.api_describe_export(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j ddb.jobs;
+BEGIN
+    PERFORM ddb.raise_violations(ddb.string_violations(request->'ExportArn', 'ExportArn', 'exportArn', true, 37, 1024));
+    j := ddb.job_of_arn('export', 'ExportArn', request->>'ExportArn');
+    IF j.id IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD040', MESSAGE = 'Export not found: ' || (request->>'ExportArn');
+    END IF;
+    -- a job whose worker is gone ends FAILED here
+    PERFORM ddb.job_state(j.id);
+    RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(j.id)));
+END $$;
+
+-- ListExports: the caller's exports of the last 90 days (those of a
+-- TableArn when given), in reverse order of ExportArn, MaxResults (1 to 25)
+-- at a time.
+CREATE FUNCTION ddb.api_list_exports(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page record;
+BEGIN
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'TableArn', 'TableArn', 'tableArn', false, 1, 1024)
+        || ddb.integer_violations(request->'MaxResults', 'MaxResults', 'maxResults', 1, 25)
+        || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken'));
+    page := ddb.job_page('export', 'ExportArn', request->>'TableArn', coalesce((request->>'MaxResults')::integer, 25),
+                         request->>'NextToken', 'ListExports');
+    RETURN jsonb_build_object('ExportSummaries', coalesce(
+               (SELECT jsonb_agg(jsonb_build_object('ExportArn', d->'ExportArn', 'ExportStatus', d->'ExportStatus',
+                                                    'ExportType', d->'ExportType') ORDER BY n)
+                FROM unnest(page.arns) WITH ORDINALITY AS a(arn, n),
+                     LATERAL ddb.export_description(ddb.job_of_arn('export', 'ExportArn', a.arn)) d), '[]'))
+           || CASE WHEN page.next IS NOT NULL THEN jsonb_build_object('NextToken', page.next) ELSE '{}' END;
+END $$;
+
+
+-- An import's ImportTableDescription, from its job.
+CREATE FUNCTION ddb.import_description(j ddb.jobs) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_strip_nulls(jsonb_build_object(
+    'ImportArn', j.spec->'ImportArn',
+    'ImportStatus', j.status,
+    'TableArn', j.spec->'TableArn',
+    'TableId', j.spec->'TableId',
+    'ClientToken', j.spec->'ClientToken',
+    'S3BucketSource', j.spec->'S3BucketSource',
+    'ErrorCount', coalesce(j.progress->'ErrorCount', '0'),
+    'InputFormat', j.spec->'InputFormat',
+    'InputFormatOptions', j.spec->'InputFormatOptions',
+    'InputCompressionType', j.spec->'InputCompressionType',
+    'TableCreationParameters', j.spec->'TableCreationParameters',
+    'StartTime', extract(epoch FROM j.created_at),
+    'EndTime', extract(epoch FROM j.ended_at),
+    'ProcessedSizeBytes', coalesce(j.progress->'ProcessedSizeBytes', '0'),
+    'ProcessedItemCount', coalesce(j.progress->'ProcessedItemCount', '0'),
+    'ImportedItemCount', coalesce(j.progress->'ImportedItemCount', '0')))
+    || CASE WHEN j.status = 'FAILED' THEN ddb.job_failure(j.error) ELSE '{}' END;
+
+-- The constraints ImportTable's TableCreationParameters break (their
+-- indexes and keys are CreateTable's to check).
+CREATE FUNCTION ddb.table_creation_violations(parameters jsonb) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF parameters IS NULL OR jsonb_typeof(parameters) = 'null' THEN
+        RETURN ARRAY['Value null at ''tableCreationParameters'' failed to satisfy constraint: Member must not be null'];
+    END IF;
+    IF jsonb_typeof(parameters) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = 'Unexpected value type in payload for TableCreationParameters: expected an object';
+    END IF;
+    RETURN ddb.string_violations(parameters->'TableName', 'TableName', 'tableCreationParameters.tableName', true, 3, 255,
+                                 '^[a-zA-Z0-9_.-]+$', '[a-zA-Z0-9_.-]+')
+        || CASE WHEN nullif(parameters->'AttributeDefinitions', 'null') IS NULL
+                THEN ARRAY['Value null at ''tableCreationParameters.attributeDefinitions'' failed to satisfy constraint: Member must not be null']
+                ELSE '{}' END
+        || CASE WHEN nullif(parameters->'KeySchema', 'null') IS NULL
+                THEN ARRAY['Value null at ''tableCreationParameters.keySchema'' failed to satisfy constraint: Member must not be null']
+                ELSE '{}' END
+        || ddb.string_violations(parameters->'BillingMode', 'BillingMode', 'tableCreationParameters.billingMode',
+                                 allowed => '{PROVISIONED,PAY_PER_REQUEST}');
+END $$;
+
+-- ImportTable: checks the request, creates the table (CREATING) and starts
+-- the import's job.  Takes CreateTable's privilege (docs/security.md).
+CREATE FUNCTION ddb.api_import_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    source jsonb := nullif(request->'S3BucketSource', 'null');
+    parameters jsonb := request->'TableCreationParameters';
+    name text := parameters->>'TableName';
+    csv jsonb := request->'InputFormatOptions'->'Csv';
+    id text := ddb.transfer_id();
+    earlier ddb.jobs;
+    job integer;
+BEGIN
+    IF source IS NOT NULL AND jsonb_typeof(source) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for S3BucketSource: expected an object';
+    END IF;
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'ClientToken', 'ClientToken', 'clientToken', pattern => '^[^$]+$', shown_pattern => '^[^\$]+$')
+        || CASE WHEN source IS NULL
+                THEN ARRAY['Value null at ''s3BucketSource'' failed to satisfy constraint: Member must not be null']
+                ELSE ddb.s3_location_violations(source, 'S3KeyPrefix', 's3BucketSource.') END
+        || ddb.string_violations(request->'InputFormat', 'InputFormat', 'inputFormat', true, allowed => '{DYNAMODB_JSON,ION,CSV}')
+        || ddb.string_violations(request->'InputCompressionType', 'InputCompressionType', 'inputCompressionType',
+                                 allowed => '{GZIP,ZSTD,NONE}')
+        || ddb.string_violations(csv->'Delimiter', 'Delimiter', 'inputFormatOptions.csv.delimiter', false, 1, 1,
+                                 '^[,;:|\t ]$', '[,;:|\t ]')
+        || ddb.table_creation_violations(parameters));
+    IF request->>'InputFormat' <> 'DYNAMODB_JSON' THEN
+        PERFORM ddb.validation_error(format(
+            'InputFormat %s is not supported by this implementation: an import reads DYNAMODB_JSON (docs/transfer.md)',
+            request->>'InputFormat'));
+    END IF;
+    IF request->>'InputCompressionType' = 'ZSTD' THEN
+        PERFORM ddb.validation_error('InputCompressionType ZSTD is not supported by this implementation: '
+                                     'an import reads files compressed with GZIP, or not at all (NONE)');
+    END IF;
+    PERFORM ddb.check_table_access(name, 'ImportTable', 'create');
+    PERFORM ddb.require_export_root();
+    IF request->>'ClientToken' IS NOT NULL THEN
+        earlier := ddb.job_of_client_token('import', request->>'ClientToken');
+        IF earlier.spec->'Request' = request THEN
+            RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(earlier));
+        ELSIF earlier.id IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD043',
+                MESSAGE = format('There was a conflict when importing from the specified S3 source: the ClientToken %s '
+                                 'was given in the last 8 hours to another import request', request->>'ClientToken');
+        END IF;
+    END IF;
+    -- one creation of a name at a time, as ddb.create_table takes it
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
+    END IF;
+    PERFORM ddb.api_create_table(parameters);
+    job := ddb.start_job('import', jsonb_strip_nulls(jsonb_build_object(
+        'ImportArn', ddb.table_arn(name) || '/import/' || id, 'ImportId', id,
+        'TableName', name, 'TableArn', ddb.table_arn(name),
+        'TableId', (SELECT ddb.table_id(t) FROM ddb.tables t WHERE t.table_name = name),
+        'S3BucketSource', source, 'InputFormat', request->'InputFormat',
+        'InputFormatOptions', request->'InputFormatOptions',
+        'InputCompressionType', coalesce(request->'InputCompressionType', '"NONE"'),
+        'TableCreationParameters', parameters, 'ClientToken', request->'ClientToken'))
+        || jsonb_build_object('Request', request));
+    -- CREATING until the job has written the items (sql/restore.sql)
+    INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
+    RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
+END $$;
+
+-- Writes the items of an import's files into its table; only the worker
+-- of the import's job may (src/exports/import_job.c).
+CREATE FUNCTION ddb.write_import_items(job_id integer, table_name text, source jsonb, import_arn text) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_write_import_items' LANGUAGE C VOLATILE STRICT;
+
+-- The import job, as the role that asked: a step writes every item and
+-- makes the table ACTIVE, in one transaction; when some items failed, a
+-- second step ends the import FAILED (ItemValidationError), the counts and
+-- the items written kept, as DynamoDB's import ends.
+CREATE FUNCTION ddb.job_import(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    counts jsonb;
+BEGIN
+    IF (progress->>'ErrorCount')::bigint > 0 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD001',
+            MESSAGE = 'ItemValidationError: Some of the items failed validation checks and were not imported. '
+                      'Please check the import''s error log for more details (docs/transfer.md).';
+    END IF;
+    counts := ddb.write_import_items(job_id, spec->>'TableName', spec->'S3BucketSource', spec->>'ImportArn');
+    IF (counts->>'ErrorCount')::bigint = 0 THEN
+        UPDATE ddb.table_restores r SET in_progress = false
+        WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import.job_id;
+    END IF;
+    RETURN counts || jsonb_build_object('done', (counts->>'ErrorCount')::bigint = 0);
+END $$;
+
+-- A failed import: a table whose items failed validation is kept, ACTIVE,
+-- with the items that were good; after any other failure the table goes
+-- (when it is still the one the job was filling), as DynamoDB makes none.
+CREATE FUNCTION ddb.job_import_failed(job_id integer, spec jsonb, error text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM ddb.table_restores r
+                   WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import_failed.job_id AND r.in_progress) THEN
+        RETURN;
+    END IF;
+    IF error LIKE 'ItemValidationError: %' THEN
+        UPDATE ddb.table_restores r SET in_progress = false
+        WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import_failed.job_id;
+    ELSE
+        PERFORM ddb.delete_table(spec->>'TableName');
+    END IF;
+END $$;
+
+-- DescribeImport: an import the caller made.
+CREATE FUNCTION ddb.api_describe_import(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j ddb.jobs;
+BEGIN
+    PERFORM ddb.raise_violations(ddb.string_violations(request->'ImportArn', 'ImportArn', 'importArn', true, 37, 1024));
+    j := ddb.job_of_arn('import', 'ImportArn', request->>'ImportArn');
+    IF j.id IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD041', MESSAGE = 'Import not found: ' || (request->>'ImportArn');
+    END IF;
+    -- a job whose worker is gone ends FAILED here (and its table goes)
+    PERFORM ddb.job_state(j.id);
+    RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(j.id)));
+END $$;
+
+-- ListImports' NextToken: hex, as DynamoDB's ([0-9a-f]{16})+, 112 to 1024
+-- characters): a sealed token's bytes, padded with zeros.
+CREATE FUNCTION ddb.hex_token(token text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT
+SET search_path = pg_catalog, pg_temp
+RETURN rpad(encode(convert_to(token, 'UTF8'), 'hex'),
+            greatest(112, ((octet_length(token) * 2 + 15) / 16) * 16), '0');
+
+-- The sealed token a ListImports NextToken holds ('' for one that holds none; NULL for NULL).
+CREATE FUNCTION ddb.token_of_hex(hex text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN convert_from(rtrim(decode(hex, 'hex'), '\x00'::bytea), 'UTF8');
+EXCEPTION WHEN data_exception THEN
+    RETURN '';
+END $$;
+
+-- ListImports: the caller's imports of the last 90 days (those into a
+-- TableArn when given), in reverse order of ImportArn, PageSize (1 to 25)
+-- at a time.
+CREATE FUNCTION ddb.api_list_imports(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page record;
+BEGIN
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'TableArn', 'TableArn', 'tableArn', false, 1, 1024)
+        || ddb.integer_violations(request->'PageSize', 'PageSize', 'pageSize', 1, 25)
+        || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken', false, 112, 1024,
+                                 '^([0-9a-f]{16})+$', '([0-9a-f]{16})+'));
+    page := ddb.job_page('import', 'ImportArn', request->>'TableArn', coalesce((request->>'PageSize')::integer, 25),
+                         ddb.token_of_hex(request->>'NextToken'), 'ListImports');
+    RETURN jsonb_build_object('ImportSummaryList', coalesce(
+               (SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                           'ImportArn', d->'ImportArn', 'ImportStatus', d->'ImportStatus', 'TableArn', d->'TableArn',
+                           'S3BucketSource', d->'S3BucketSource', 'InputFormat', d->'InputFormat',
+                           'StartTime', d->'StartTime', 'EndTime', d->'EndTime')) ORDER BY n)
+                FROM unnest(page.arns) WITH ORDINALITY AS a(arn, n),
+                     LATERAL ddb.import_description(ddb.job_of_arn('import', 'ImportArn', a.arn)) d), '[]'))
+           || CASE WHEN page.next IS NOT NULL THEN jsonb_build_object('NextToken', ddb.hex_token(page.next)) ELSE '{}' END;
+END $$;

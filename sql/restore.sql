@@ -11,11 +11,11 @@ CREATE TABLE ddb.table_restores (
     table_name text PRIMARY KEY REFERENCES ddb.tables ON DELETE CASCADE,
     job_id integer NOT NULL,            -- the job that fills it (ddb.jobs)
     source_backup_arn text,             -- RestoreSummary: the backup restored, if one was
-    source_table_arn text NOT NULL,
-    restore_date_time timestamptz NOT NULL,
+    source_table_arn text,              -- the table restored (NULL for an import's table: sql/imports.sql)
+    restore_date_time timestamptz,
     in_progress boolean NOT NULL DEFAULT true   -- CREATING until the job has written every item
 );
-COMMENT ON TABLE ddb.table_restores IS 'Tables made by a restore: where from, and whether the restore still runs (CREATING)';
+COMMENT ON TABLE ddb.table_restores IS 'Tables made by a restore (or an import): where from, and whether the job still runs (CREATING)';
 SELECT pg_catalog.pg_extension_config_dump('ddb.table_restores', '');
 GRANT SELECT ON ddb.table_restores TO PUBLIC;
 -- a table being restored refuses item operations: its definition says so (src/table/table_def.c)
@@ -52,15 +52,18 @@ RETURN coalesce((SELECT ddb.job_state(r.job_id) = 'IN_PROGRESS' FROM ddb.table_r
                  WHERE r.table_name = restore_running.table_name AND r.in_progress), false);
 
 -- What DescribeTable adds for a restored table: its RestoreSummary, and
--- TableStatus CREATING while the restore runs ({} for other tables).
+-- TableStatus CREATING while the restore runs ({} for other tables; an
+-- imported table has no RestoreSummary).
 CREATE FUNCTION ddb.restore_description(table_name text) RETURNS jsonb
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN coalesce((SELECT CASE WHEN r.in_progress THEN '{"TableStatus": "CREATING"}'::jsonb ELSE '{}' END
-                        || jsonb_build_object('RestoreSummary', jsonb_strip_nulls(jsonb_build_object(
+                        || CASE WHEN r.source_table_arn IS NOT NULL THEN
+                           jsonb_build_object('RestoreSummary', jsonb_strip_nulls(jsonb_build_object(
                                'SourceBackupArn', r.source_backup_arn, 'SourceTableArn', r.source_table_arn,
                                'RestoreDateTime', extract(epoch FROM r.restore_date_time),
                                'RestoreInProgress', r.in_progress)))
+                           ELSE '{}' END
                  FROM ddb.table_restores r WHERE r.table_name = restore_description.table_name), '{}');
 
 -- Writes the items a function returns into a table, as ddb.put_item does

@@ -95,6 +95,9 @@ static const struct
 	{"ExportTableToPointInTime", "ddb.api_export_table_to_point_in_time"},
 	{"DescribeExport", "ddb.api_describe_export"},
 	{"ListExports", "ddb.api_list_exports"},
+	{"ImportTable", "ddb.api_import_table"},
+	{"DescribeImport", "ddb.api_describe_import"},
+	{"ListImports", "ddb.api_list_imports"},
 };
 
 

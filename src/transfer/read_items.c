@@ -4,9 +4,11 @@
  * under its S3KeyPrefix), checked line by line, on standard output for the
  * server's imports (ImportTable, docs/transfer.md), which write them:
  *
- *   I <tab> the item, DynamoDB JSON           a good line
- *   E <tab> key <tab> index <tab> message     a bad line (index: the line's, from 0, among the file's lines)
- *   S <tab> files <tab> bytes                 last: the files read, and the bytes of their lines
+ *   F <tab> key                         a file begins (its key: its path below the bucket)
+ *   I <tab> index <tab> item            a good line: its index among the file's lines (from 0, blank
+ *                                       ones left out), its item in DynamoDB JSON
+ *   E <tab> index <tab> message         a bad line, and why
+ *   S <tab> files <tab> bytes           last: the files read, and the bytes of their lines
  *
  * A file that cannot be read on (a gzip file cut short) is one bad line,
  * and the rest of it is skipped, as DynamoDB does with a malformed object.
@@ -20,15 +22,21 @@
 #include "sources.h"
 #include "transfer.h"
 
-/* Writes a bad line's record: its file's key, its index, why. */
+/* Writes text as the last field of a record: a tab, a newline or a carriage return in it becomes a space. */
 static void
-print_bad(const char *key, long index, const char *message)
+print_field(const char *text)
 {
-	printf("E\t%s\t%ld\t", key, index);
-	/* a message is one field of one line */
-	for (const char *c = message; *c; c++)
+	for (const char *c = text; *c; c++)
 		putchar(*c == '\t' || *c == '\n' || *c == '\r' ? ' ' : *c);
 	putchar('\n');
+}
+
+/* Writes a bad line's record: its index, why. */
+static void
+print_bad(long index, const char *message)
+{
+	printf("E\t%ld\t", index);
+	print_field(message);
 }
 
 /* Reads one file's lines onto standard output; adds the bytes of its lines to *bytes. */
@@ -42,9 +50,11 @@ read_file(const char *path, const char *key, long long *bytes)
 	long		index = 0;
 	LineStatus	status;
 
+	fputs("F\t", stdout);
+	print_field(key);
 	if (reader == NULL)
 	{
-		print_bad(key, 0, message);
+		print_bad(0, message);
 		return;
 	}
 	while ((status = line_reader_next(reader, &line, &len)) != LINE_END)
@@ -54,7 +64,7 @@ read_file(const char *path, const char *key, long long *bytes)
 		if (status == LINE_ERROR)
 		{
 			snprintf(message, sizeof(message), "the file cannot be read on: %s", line_reader_error(reader));
-			print_bad(key, index, message);
+			print_bad(index, message);
 			break;
 		}
 		*bytes += (long long) len + 1;
@@ -62,12 +72,12 @@ read_file(const char *path, const char *key, long long *bytes)
 			continue;
 		if (item_line_parse(line, len, status, &item, message, sizeof(message)) == 0)
 		{
-			fputs("I\t", stdout);
+			printf("I\t%ld\t", index);
 			fwrite(item.text, 1, item.len, stdout);
 			putchar('\n');
 		}
 		else
-			print_bad(key, index, message);
+			print_bad(index, message);
 		item_line_free(&item);
 		index++;
 	}

@@ -1,0 +1,284 @@
+/*
+ * import_job.c — ddb.write_import_items: the worker of an ImportTable job
+ * (sql/imports.sql) writes the items `ddb-transfer read-items` reads from
+ * the files under the import's bucket and key prefix into the new table
+ * (CREATING: this backend is its restore, table_def_set_restoring).  As
+ * DynamoDB's import does, a bad line or an item the table refuses is
+ * counted and logged, and the import goes on.  The items are written in
+ * batches, each in a subtransaction; a batch that fails is written again
+ * item by item, each in its own, to find the items that fail.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+#include "../api/api.h"
+#include "../table/table_def.h"
+#include "exports.h"
+
+PG_FUNCTION_INFO_V1(ddb_write_import_items);
+
+/* A batch is written when it holds this many items or this many bytes. */
+#define BATCH_ITEMS 10000
+#define BATCH_BYTES (8 * 1024 * 1024)
+/* The errors the import's log keeps (DynamoDB's goes to CloudWatch). */
+#define LOGGED_ERRORS 100
+/* DynamoDB's limit of objects per import. */
+#define MAX_FILES "5000"
+
+#define BATCH_SQL \
+	"SELECT pg_catalog.count(*) FROM (SELECT ddb.put_item($1, ddb.from_dynamodb(line::jsonb)) " \
+	"FROM pg_catalog.string_to_table($2, E'\\n') AS line) AS written"
+#define ITEM_SQL "SELECT ddb.put_item($1, ddb.from_dynamodb($2::jsonb))"
+
+/* An item of the batch: where it came from. */
+typedef struct BatchItem
+{
+	int			file;			/* index into Import.keys */
+	long		index;
+	int			offset;			/* its text in Import.batch */
+	int			len;
+} BatchItem;
+
+/* The state of one import. */
+typedef struct Import
+{
+	Datum		table;			/* text: the table's name */
+	const char *bucket;
+	const char *import_arn;
+	SPIPlanPtr	batch_plan;
+	SPIPlanPtr	item_plan;
+	List	   *keys;			/* the files' keys, in order */
+	StringInfoData batch;		/* the batch's items, one per line */
+	BatchItem  *items;
+	int			nitems;
+	int64		processed;
+	int64		imported;
+	int64		errors;
+	int64		bytes;
+	StringInfoData log;			/* the logged errors, JSON objects separated by commas */
+	int			logged;
+	char	   *failure;		/* read-items' own message: what is no record */
+} Import;
+
+/* Logs an error of an item (file's key, index) as DynamoDB's import logs it, and counts it. */
+static void
+log_error(Import *import, int file, long index, const char *message)
+{
+	import->errors++;
+	if (import->logged++ >= LOGGED_ERRORS)
+		return;
+	if (import->log.len > 0)
+		appendStringInfoString(&import->log, ", ");
+	appendStringInfoString(&import->log, "{\"itemS3Pointer\": {\"bucket\": ");
+	escape_json(&import->log, import->bucket);
+	appendStringInfoString(&import->log, ", \"key\": ");
+	escape_json(&import->log, file >= 0 ? (const char *) list_nth(import->keys, file) : "");
+	appendStringInfo(&import->log, ", \"itemIndex\": %ld}, \"importArn\": ", index);
+	escape_json(&import->log, import->import_arn);
+	appendStringInfoString(&import->log, ", \"errorMessages\": [");
+	escape_json(&import->log, message);
+	appendStringInfoString(&import->log, "]}");
+}
+
+/* What one write in a subtransaction is handed. */
+typedef struct Write
+{
+	Import	   *import;
+	SPIPlanPtr	plan;
+	Datum		text;			/* the batch's text, or an item's */
+	int64		written;
+} Write;
+
+/* Runs a write's plan (in a subtransaction of api_subtransaction_run). */
+static void
+run_write(void *arg)
+{
+	Write	   *write = arg;
+	Datum		args[2] = {write->import->table, write->text};
+	bool		isnull;
+
+	SPI_connect();
+	if (SPI_execute_plan(write->plan, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: an import's write failed");
+	write->written = write->plan == write->import->batch_plan
+		? DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) : 1;
+	SPI_finish();
+}
+
+/* Writes the batch: at once, or, when that fails, item by item, logging those that fail. */
+static void
+write_batch(Import *import)
+{
+	Write		write = {import, import->batch_plan, 0, 0};
+	ErrorData  *error;
+
+	if (import->nitems == 0)
+		return;
+	write.text = PointerGetDatum(cstring_to_text_with_len(import->batch.data, import->batch.len));
+	error = api_subtransaction_run(run_write, &write);
+	if (error == NULL)
+		import->imported += write.written;
+	else
+	{
+		FreeErrorData(error);
+		write.plan = import->item_plan;
+		for (int i = 0; i < import->nitems; i++)
+		{
+			BatchItem  *item = &import->items[i];
+
+			write.text = PointerGetDatum(cstring_to_text_with_len(import->batch.data + item->offset, item->len));
+			error = api_subtransaction_run(run_write, &write);
+			if (error == NULL)
+				import->imported++;
+			else
+			{
+				log_error(import, item->file, item->index, error->message);
+				FreeErrorData(error);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	resetStringInfo(&import->batch);
+	import->nitems = 0;
+}
+
+/* Adds a good line's item ("<index>\t<item>") to the batch, writing the batch when it is full. */
+static void
+add_item(Import *import, int file, const char *record)
+{
+	char	   *tab = strchr(record, '\t');
+	BatchItem  *item = &import->items[import->nitems++];
+
+	if (tab == NULL)
+		elog(ERROR, "ddb_model: a malformed item record from ddb-transfer");
+	if (import->batch.len > 0)
+		appendStringInfoChar(&import->batch, '\n');
+	item->file = file;
+	item->index = strtol(record, NULL, 10);
+	item->offset = import->batch.len;
+	item->len = (int) strlen(tab + 1);
+	appendStringInfoString(&import->batch, tab + 1);
+	import->processed++;
+	if (import->nitems == BATCH_ITEMS || import->batch.len >= BATCH_BYTES)
+		write_batch(import);
+}
+
+/* Takes one record of read-items' output. */
+static void
+take_record(Import *import, char *line)
+{
+	int			file = list_length(import->keys) - 1;
+
+	if (strncmp(line, "F\t", 2) == 0)
+		import->keys = lappend(import->keys, pstrdup(line + 2));
+	else if (strncmp(line, "I\t", 2) == 0 && file >= 0)
+		add_item(import, file, line + 2);
+	else if (strncmp(line, "E\t", 2) == 0 && file >= 0)
+	{
+		char	   *tab = strchr(line + 2, '\t');
+
+		import->processed++;
+		log_error(import, file, strtol(line + 2, NULL, 10), tab ? tab + 1 : "a bad line");
+	}
+	else if (strncmp(line, "S\t", 2) == 0)
+	{
+		char	   *tab = strchr(line + 2, '\t');
+
+		import->bytes = tab ? strtoll(tab + 1, NULL, 10) : 0;
+	}
+	else if (line[0] != '\0')
+		import->failure = line;
+}
+
+/* Prepares and keeps a plan of (table name, text). */
+static SPIPlanPtr
+keep_plan(const char *sql)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	SPIPlanPtr	plan;
+
+	SPI_connect();
+	plan = SPI_prepare(sql, 2, argtypes);
+	if (plan == NULL || SPI_keepplan(plan) != 0)
+		elog(ERROR, "ddb_model: could not prepare an import's write");
+	SPI_finish();
+	return plan;
+}
+
+/* Reads read-items' output to its end, writing the items. */
+static void
+read_records(Import *import, TransferProcess *process)
+{
+	char	   *line;
+
+	while ((line = transfer_read_line(process)) != NULL)
+	{
+		take_record(import, line);
+		if (line != import->failure)
+			pfree(line);
+	}
+	write_batch(import);
+	if (!transfer_finish(process, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("UNKNOWN: the import's files could not be read: %s",
+						import->failure ? s3_client_message(import->failure) : "ddb-transfer failed")));
+}
+
+/*
+ * ddb.write_import_items(job_id, table_name, source, import_arn): writes
+ * the items of the files under source's S3Bucket and S3KeyPrefix into the
+ * table; returns ProcessedItemCount, ImportedItemCount, ErrorCount,
+ * ProcessedSizeBytes and ErrorLog (the first 100 errors, as DynamoDB
+ * logs them to CloudWatch).  Only the worker of job job_id may.  A
+ * failure raises "<FailureCode>: <message>" (S3NoSuchBucket, ...).
+ */
+Datum
+ddb_write_import_items(PG_FUNCTION_ARGS)
+{
+	int32		job_id = PG_GETARG_INT32(0);
+	char	   *table = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	Jsonb	   *source = PG_GETARG_JSONB_P(2);
+	Import		import = {0};
+	const char *argv[10] = {NULL, "read-items", "--max-files", MAX_FILES, "--bucket-dir"};
+	TransferProcess process;
+	const char *outer;
+
+	transfer_check_job_worker(job_id, "ddb.write_import_items");
+	import.table = PG_GETARG_DATUM(1);
+	import.bucket = api_required_string(source, "S3Bucket", "s3BucketSource.s3Bucket");
+	import.import_arn = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	import.items = palloc(BATCH_ITEMS * sizeof(BatchItem));
+	initStringInfo(&import.batch);
+	initStringInfo(&import.log);
+	argv[5] = s3_bucket_dir(import.bucket);
+	argv[6] = "--key-prefix";
+	argv[7] = api_string(source, "S3KeyPrefix") ? api_string(source, "S3KeyPrefix") : "";
+	import.batch_plan = keep_plan(BATCH_SQL);
+	import.item_plan = keep_plan(ITEM_SQL);
+	outer = table_def_set_restoring(table);
+	transfer_start(&process, argv, false);
+	PG_TRY();
+	{
+		read_records(&import, &process);
+	}
+	PG_FINALLY();
+	{
+		transfer_kill(&process);
+		table_def_set_restoring(outer);
+		SPI_freeplan(import.batch_plan);
+		SPI_freeplan(import.item_plan);
+	}
+	PG_END_TRY();
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(psprintf(
+		"{\"ProcessedItemCount\": " INT64_FORMAT ", \"ImportedItemCount\": " INT64_FORMAT ", "
+		"\"ErrorCount\": " INT64_FORMAT ", \"ProcessedSizeBytes\": " INT64_FORMAT ", \"ErrorLog\": [%s]}",
+		import.processed, import.imported, import.errors, import.bytes, import.log.data))));
+}
