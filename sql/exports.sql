@@ -312,8 +312,8 @@ BEGIN
     END IF;
     IF to_time - from_time < interval '15 minutes' OR to_time - from_time > interval '24 hours' THEN
         PERFORM ddb.validation_error(format(
-            'The period of an incremental export is at least 15 minutes and at most 24 hours: %s to %s is %s',
-            ddb.iso_time(from_time), ddb.iso_time(to_time), to_time - from_time));
+            'The period of an incremental export is at least 15 minutes and at most 24 hours: %s to %s is %s seconds',
+            ddb.iso_time(from_time), ddb.iso_time(to_time), extract(epoch FROM to_time - from_time)::bigint));
     END IF;
     PERFORM ddb.check_export_window(t, from_time, to_time);
     RETURN jsonb_build_object('ExportFromTime', extract(epoch FROM from_time), 'ExportToTime', extract(epoch FROM to_time),

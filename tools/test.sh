@@ -97,7 +97,7 @@ run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service
     "$ROOT/test/gateway_fuzz.sh"
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
     "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
-run_checks "transfer" transfer "$ROOT/test/transfer.sh"
+run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
 run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
 
