@@ -161,6 +161,7 @@ ROUTER_SQL = \
 	sql/router/reference.sql \
 	sql/router/move.sql \
 	sql/router/pitr.sql \
+	sql/router/transfer.sql \
 	sql/router/execute.sql
 
 ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control

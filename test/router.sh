@@ -102,6 +102,14 @@ check "RestoreTableToPointInTime too" "YD032|PointInTimeRecoveryUnavailableExcep
     "$(error RestoreTableToPointInTime '{"SourceTableName": "Music", "TargetTableName": "Music2", "UseLatestRestorableTime": true}' | cut -d'|' -f1,3)"
 check "DescribeContinuousBackups says point-in-time recovery is off" "DISABLED" \
     "$(call DescribeContinuousBackups '{"TableName": "Music"}' "r->'ContinuousBackupsDescription'->'PointInTimeRecoveryDescription'->>'PointInTimeRecoveryStatus'")"
+check "ExportTableToPointInTime is refused: the shards keep no history" "YD032|PointInTimeRecoveryUnavailableException" \
+    "$(error ExportTableToPointInTime '{"TableArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Music", "S3Bucket": "b1"}' | cut -d'|' -f1,3)"
+check "ImportTable is refused, saying a sharded deployment does not import" "YD001|ImportTable is not supported by a sharded deployment (ddb_router): import into a single node's database, or write the items through the router (BatchWriteItem)|ValidationException" \
+    "$(error ImportTable '{"S3BucketSource": {"S3Bucket": "b1"}, "InputFormat": "DYNAMODB_JSON", "TableCreationParameters": {"TableName": "Music2", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}]}}')"
+check "ListExports and ListImports find none" '{"ExportSummaries": []} {"ImportSummaryList": []}' \
+    "$(call ListExports '{}') $(call ListImports '{}')"
+check "DescribeExport finds no export" "YD040|ExportNotFoundException" \
+    "$(error DescribeExport '{"ExportArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Music/export/01700000000000-00000000"}' | cut -d'|' -f1,3)"
 check "an unknown table is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
     "$(error GetItem '{"TableName": "Nope", "Key": {"Artist": {"S": "a"}}}' | cut -d'|' -f1,3)"
 check "and the invalid requests wrote nothing" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"

@@ -7,7 +7,8 @@
  * SQL functions ddb_router.<operation> (sql/router/); the
  * catalog's read-only operations are the router's own (its catalog is the
  * nodes'), and so is ListStreams (a stream's ARN is the router's); the
- * operations of point-in-time recovery are refused, but for its description.
+ * operations of point-in-time recovery are refused, but for its description,
+ * and so are exports and imports, but for their descriptions and listings.
  */
 #include "postgres.h"
 
@@ -69,6 +70,13 @@ static const struct
 	{"UpdateContinuousBackups", ROUTE_SQL, "ddb_router.refuse_pitr"},
 	{"RestoreTableToPointInTime", ROUTE_SQL, "ddb_router.refuse_pitr"},
 	{"DescribeContinuousBackups", ROUTE_LOCAL, NULL},
+	/* no export nor import through a router (sql/router/transfer.sql): the router finds none */
+	{"ExportTableToPointInTime", ROUTE_SQL, "ddb_router.refuse_transfer"},
+	{"ImportTable", ROUTE_SQL, "ddb_router.refuse_transfer"},
+	{"DescribeExport", ROUTE_LOCAL, NULL},
+	{"ListExports", ROUTE_LOCAL, NULL},
+	{"DescribeImport", ROUTE_LOCAL, NULL},
+	{"ListImports", ROUTE_LOCAL, NULL},
 };
 
 /* The operations that may set an attribute (PutItem's item, an update, a PartiQL INSERT or UPDATE). */
