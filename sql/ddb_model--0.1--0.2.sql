@@ -2138,11 +2138,14 @@ BEGIN
     END IF;
     name := ddb.backup_table_name(request->>'TableName');
     PERFORM ddb.check_name('backupName', request->>'BackupName');
-    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
-    IF NOT FOUND THEN
+    IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
+    IF NOT FOUND THEN   -- deleted meanwhile
+        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
+    END IF;
     IF ddb.table_restoring(name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
     END IF;
@@ -2242,9 +2245,10 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    b ddb.backups := ddb.require_backup(request->>'BackupArn', 'update');
+    b ddb.backups := ddb.require_backup(request->>'BackupArn');
 BEGIN
     PERFORM ddb.require_backup_access(b, 'DeleteBackup', 'own');
+    b := ddb.require_backup(b.backup_arn, 'update');
     IF EXISTS (SELECT FROM ddb.table_restores r
                WHERE r.source_backup_arn = b.backup_arn AND r.in_progress AND ddb.restore_running(r.table_name)) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD021',
@@ -2510,10 +2514,11 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.check_name('targetTableName', target);
-    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
-    b := ddb.require_backup(request->>'BackupArn', 'share');
+    b := ddb.require_backup(request->>'BackupArn');
     PERFORM ddb.check_table_access(target, 'RestoreTableFromBackup', 'create');
     PERFORM ddb.require_backup_access(b, 'RestoreTableFromBackup', 'read');
+    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
+    b := ddb.require_backup(b.backup_arn, 'share');
     RETURN jsonb_build_object('TableDescription', ddb.start_restore(
         target, b.description, request, 'ddb.backup_items(jsonb)'::regprocedure,
         jsonb_build_object('BackupArn', b.backup_arn),
@@ -2537,9 +2542,11 @@ BEGIN
     PERFORM ddb.require_table(request->>'TableName');
     PERFORM ddb.check_table_access(request->>'TableName', 'DescribeTable', 'read');
     description := ddb.describe_table(request->>'TableName') || ddb.restore_description(request->>'TableName');
-    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName')
-       AND NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
-        description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName') THEN
+        -- (a statement of its own: it sees what ending the restore did)
+        IF NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
+            description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+        END IF;
     END IF;
     RETURN jsonb_build_object('Table', description);
 END $$;

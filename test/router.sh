@@ -110,6 +110,11 @@ check "ListExports and ListImports find none" '{"ExportSummaries": []} {"ImportS
     "$(call ListExports '{}') $(call ListImports '{}')"
 check "DescribeExport finds no export" "YD040|ExportNotFoundException" \
     "$(error DescribeExport '{"ExportArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Music/export/01700000000000-00000000"}' | cut -d'|' -f1,3)"
+for op in CreateBackup DescribeBackup ListBackups DeleteBackup RestoreTableFromBackup; do
+    check "$op is ValidationException: not on a sharded deployment" \
+        "YD001|$op is not supported on a sharded deployment (ddb_router): back up each shard's database instead|ValidationException" \
+        "$(error "$op" '{"TableName": "Music", "BackupName": "b", "BackupArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Music/backup/01700000000000-00000000"}')"
+done
 check "an unknown table is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
     "$(error GetItem '{"TableName": "Nope", "Key": {"Artist": {"S": "a"}}}' | cut -d'|' -f1,3)"
 check "and the invalid requests wrote nothing" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"
