@@ -1,6 +1,6 @@
 -- ---------------------------------------------------------------------------
 -- Background jobs (docs/operations.md, "Background jobs"): work that must
--- not hold a request open (a restore; exports and imports later) runs in a
+-- not hold a request open (a restore, an export, an import) runs in a
 -- dynamic background worker of its own (src/jobs/).  ddb.start_job records
 -- the job in the requesting transaction and starts its worker, which waits
 -- until that transaction ends: committed, it runs the job; rolled back, it
