@@ -3148,7 +3148,7 @@ BEGIN
     IF incremental IS NULL THEN
         target := target || jsonb_build_object('ExportTime', ddb.iso_time(at));
         OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
-                      WHERE ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
+                      WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
     ELSE
         target := target || jsonb_build_object(
             'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
@@ -3349,7 +3349,11 @@ BEGIN
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
     END IF;
-    PERFORM ddb.api_create_table(parameters);
+    -- TableCreationParameters are a part of CreateTable's request
+    PERFORM ddb.api_create_table((SELECT jsonb_object_agg(key, value) FROM jsonb_each(parameters)
+                                  WHERE key IN ('TableName', 'AttributeDefinitions', 'KeySchema', 'BillingMode',
+                                                'ProvisionedThroughput', 'OnDemandThroughput', 'SSESpecification',
+                                                'GlobalSecondaryIndexes')));
     job := ddb.start_job('import', jsonb_strip_nulls(jsonb_build_object(
         'ImportArn', ddb.table_arn(name) || '/import/' || id, 'ImportId', id,
         'TableName', name, 'TableArn', ddb.table_arn(name),

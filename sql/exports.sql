@@ -429,7 +429,7 @@ BEGIN
     IF incremental IS NULL THEN
         target := target || jsonb_build_object('ExportTime', ddb.iso_time(at));
         OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
-                      WHERE ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
+                      WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
     ELSE
         target := target || jsonb_build_object(
             'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),

@@ -115,7 +115,11 @@ BEGIN
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
     END IF;
-    PERFORM ddb.api_create_table(parameters);
+    -- TableCreationParameters are a part of CreateTable's request
+    PERFORM ddb.api_create_table((SELECT jsonb_object_agg(key, value) FROM jsonb_each(parameters)
+                                  WHERE key IN ('TableName', 'AttributeDefinitions', 'KeySchema', 'BillingMode',
+                                                'ProvisionedThroughput', 'OnDemandThroughput', 'SSESpecification',
+                                                'GlobalSecondaryIndexes')));
     job := ddb.start_job('import', jsonb_strip_nulls(jsonb_build_object(
         'ImportArn', ddb.table_arn(name) || '/import/' || id, 'ImportId', id,
         'TableName', name, 'TableArn', ddb.table_arn(name),

@@ -95,15 +95,18 @@ static void
 append_row(StringInfo out, int32 size, Jsonb *line)
 {
 	char	   *text = JsonbToCString(NULL, &line->root, VARSIZE(line));
+	const char *span = text;
+	const char *backslash;
 
 	appendStringInfo(out, "%d\t", size);
-	for (const char *c = text; *c; c++)
+	/* jsonb's text has no raw control character (JSON escapes them): only backslashes are doubled */
+	while ((backslash = strchr(span, '\\')) != NULL)
 	{
-		/* jsonb's text has no raw control character: JSON escapes them */
-		if (*c == '\\')
-			appendStringInfoChar(out, '\\');
-		appendStringInfoChar(out, *c);
+		appendBinaryStringInfo(out, span, backslash - span + 1);
+		appendStringInfoChar(out, '\\');
+		span = backslash + 1;
 	}
+	appendStringInfoString(out, span);
 	appendStringInfoChar(out, '\n');
 	pfree(text);
 }
@@ -162,7 +165,9 @@ stream_rows(TransferProcess *process, Portal portal, ExportCounts *counts)
 		SPI_freetuptable(SPI_tuptable);
 		CHECK_FOR_INTERRUPTS();
 	}
-	if (out.len > 0 && !transfer_write(process, out.data, out.len))
+	/* COPY's end-of-data marker: without it, ddb-transfer takes the rows as cut short */
+	appendStringInfoString(&out, "\\.\n");
+	if (!transfer_write(process, out.data, out.len))
 		report_failure(process);
 	pfree(out.data);
 }

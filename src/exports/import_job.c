@@ -123,6 +123,7 @@ write_batch(Import *import)
 		return;
 	write.text = PointerGetDatum(cstring_to_text_with_len(import->batch.data, import->batch.len));
 	error = api_subtransaction_run(run_write, &write);
+	pfree(DatumGetPointer(write.text));
 	if (error == NULL)
 		import->imported += write.written;
 	else
@@ -135,6 +136,7 @@ write_batch(Import *import)
 
 			write.text = PointerGetDatum(cstring_to_text_with_len(import->batch.data + item->offset, item->len));
 			error = api_subtransaction_run(run_write, &write);
+			pfree(DatumGetPointer(write.text));
 			if (error == NULL)
 				import->imported++;
 			else

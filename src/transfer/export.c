@@ -7,7 +7,8 @@
  *   items are not);
  *   ddb-transfer write-export: rows the server's exports write on its
  *   standard input (ExportTableToPointInTime, docs/transfer.md), as COPY's
- *   text format writes them.
+ *   text format writes them, ended by COPY's end-of-data marker \. (rows
+ *   that end without it were cut short: no manifest-summary.json).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,16 +179,29 @@ write_export_run(const ExportOptions *options)
 	size_t		cap = 0;
 	ssize_t		len;
 	int			ok = 1;
+	int			ended = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &started);
 	if ((writer = export_writer_open(&options->target)) == NULL)
 		return TRANSFER_FAILED;
 	progress_start(options->progress, 0, 0);
-	while (ok && (len = getline(&row, &cap, stdin)) > 0)
-		ok = write_row(writer, row, (size_t) len) == 0;
+	while (ok && !ended && (len = getline(&row, &cap, stdin)) > 0)
+	{
+		/* COPY's end-of-data marker ends the rows */
+		if (strcmp(row, "\\.\n") == 0 || strcmp(row, "\\.") == 0)
+			ended = 1;
+		else
+			ok = write_row(writer, row, (size_t) len) == 0;
+	}
 	if (ok && ferror(stdin))
 	{
 		progress_message("cannot read standard input");
+		ok = 0;
+	}
+	else if (ok && !ended)
+	{
+		/* the writer stopped (it was terminated): the export must not look complete */
+		progress_message("the rows ended without the end-of-data marker \\.");
 		ok = 0;
 	}
 	free(row);

@@ -48,7 +48,7 @@ usage(int status)
 			"                    [--s3-bucket B] [--s3-prefix P] [--s3-sse-algorithm A] [--s3-sse-kms-key-id K]\n"
 			"                    [--export-time T | --incremental FROM TO VIEW] [--no-gzip] [--file-items N]\n"
 			"writes the rows of standard input (the item's size, a tab, its DynamoDB JSON, as COPY writes\n"
-			"them) as an export in DIR;\n"
+			"them, ended by a line \\.) as an export in DIR;\n"
 			"       ddb-transfer read-items --bucket-dir DIR [--key-prefix PREFIX] [--max-files N]\n"
 			"writes the items of the files under DIR whose paths begin with PREFIX, checked, one per line.\n"
 			"\n"
