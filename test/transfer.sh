@@ -5,7 +5,8 @@
 # DynamoDB type (export, import into a twin table, every item compared, GSIs
 # verified), gzip, plain, several files and export directories, bad lines
 # reported by file:line with nothing loaded (or skipped on request), bad
-# files and arguments, and garbage that must never crash it.
+# files and arguments, garbage that must never crash it, and the two
+# commands the server's exports and imports run (write-export, read-items).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK="$ROOT/build/transfer"
@@ -266,6 +267,29 @@ check "a gzip file cut short of random bytes: no crash" "1" "$(run import --dsn 
 } >"$WORK/odd.json"
 check "odd JSON (deep nesting, duplicates, bad numbers, surrogates, NUL, unknown types): each line refused" "3 11" \
     "$(run import --dsn "$DSN" --table Bad --skip-bad-lines "$WORK/odd.json") $(grep -c 'odd.json:' "$WORK/err")"
+
+# the two commands the server's exports and imports run (docs/transfer.md): files only, no connection
+rows() { printf '%s\t%s\n' 10 '{"pk": {"S": "a"}, "v": {"S": "back\\\\slash"}}' 10 '{"pk": {"S": "b"}}'; }
+server_export() { "$TRANSFER" write-export --out "$WORK/server/$1" --export-id 01700000000000-0000abcd \
+                      --table-arn arn:aws:dynamodb:ddb-model:000000000000:table/T --table-id 00000000-0000-0000-0000-000000000000 \
+                      --s3-bucket b --quiet; }
+check "write-export writes the rows of its input, ended by \\., as an export" "0 2 b" \
+    "$({ rows; printf '\\.\n'; } | server_export done >/dev/null 2>&1; echo $?) $(zcat "$WORK"/server/done/data/*.json.gz | wc -l) $(
+       perl -ne 'print $1 if /"s3Bucket":"([^"]*)"/' "$WORK/server/done/manifest-summary.json")"
+check "and as DynamoDB's lines, COPY's escapes undone" '{"Item":{"pk":{"S":"a"},"v":{"S":"back\\slash"}}}' \
+    "$(zcat "$WORK"/server/done/data/*.json.gz | head -1)"
+check "rows that end without \\. (a writer stopped) leave no manifest-summary.json" "1 no summary" \
+    "$(rows | server_export cut >/dev/null 2>&1; echo $?) $(test -e "$WORK/server/cut/manifest-summary.json" && echo summary || echo no summary)"
+mkdir -p "$WORK/bucket/in/sub" "$WORK/bucket/other"
+printf '%s\n' '{"Item": {"pk": {"S": "a"}}}' '' 'bad' >"$WORK/bucket/in/one.json"
+printf '%s\n' '{"Item": {"pk": {"S": "b"}}}' | gzip >"$WORK/bucket/in/sub/two.json.gz"
+printf '%s\n' '{"Item": {"pk": {"S": "c"}}}' >"$WORK/bucket/other/three.json"
+ln -s "$WORK/bucket/other/three.json" "$WORK/bucket/in/link.json"
+check "read-items: the files under the key prefix, in key order, their lines as records (no link followed)" \
+    "F in/one.json|I 0 {\"pk\": {\"S\": \"a\"}}|E 1 invalid JSON: '[' or '{' expected near 'bad' (column 3)|F in/sub/two.json.gz|I 0 {\"pk\": {\"S\": \"b\"}}|S 2" \
+    "$("$TRANSFER" read-items --bucket-dir "$WORK/bucket" --key-prefix in/ | tr '\t' ' ' | sed 's/^S \([0-9]*\) .*/S \1/' | paste -sd '|')"
+check "read-items refuses more files than its limit" "1 more than 1 files under the prefix" \
+    "$("$TRANSFER" read-items --bucket-dir "$WORK/bucket" --max-files 1 >/dev/null 2>"$WORK/err"; echo $?) $(grep -o 'more than 1 files under the prefix' "$WORK/err")"
 
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status
