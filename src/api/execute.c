@@ -85,6 +85,8 @@ static const struct
 	{"DescribeStream", "ddb.api_describe_stream"},
 	{"GetShardIterator", "ddb.api_get_shard_iterator"},
 	{"GetRecords", "ddb.api_get_records"},
+	{"DescribeLimits", "ddb.api_describe_limits"},
+	{"DescribeEndpoints", "ddb.api_describe_endpoints"},
 };
 
 
