@@ -6,7 +6,8 @@
  * the node of their partition key; the operations that span nodes are the
  * SQL functions ddb_router.<operation> (sql/router/); the
  * catalog's read-only operations are the router's own (its catalog is the
- * nodes'), and so is ListStreams (a stream's ARN is the router's).
+ * nodes'), and so are ListStreams (a stream's ARN is the router's) and the
+ * account's DescribeLimits and DescribeEndpoints (the gateway's address).
  */
 #include "postgres.h"
 
@@ -64,6 +65,8 @@ static const struct
 	{"ListTables", ROUTE_LOCAL, NULL},
 	{"DescribeTimeToLive", ROUTE_LOCAL, NULL},
 	{"ListTagsOfResource", ROUTE_LOCAL, NULL},
+	{"DescribeLimits", ROUTE_LOCAL, NULL},
+	{"DescribeEndpoints", ROUTE_LOCAL, NULL},
 };
 
 /* The operations that may set an attribute (PutItem's item, an update, a PartiQL INSERT or UPDATE). */
