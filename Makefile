@@ -56,6 +56,8 @@ OBJS = \
 	src/api/request.o \
 	src/api/subtransaction.o \
 	src/api/capacity.o \
+	src/api/throttle.o \
+	src/api/throttle_buckets.o \
 	src/api/transactions.o \
 	src/api/legacy.o \
 	src/api/partiql_parse.o \
@@ -118,6 +120,7 @@ INSTALL_SQL = \
 	sql/access_keys.sql \
 	sql/tokens.sql \
 	sql/streams.sql \
+	sql/throttle.sql \
 	sql/security.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \

@@ -27,7 +27,8 @@
 	X(ACCESS_DENIED, '0', '1', '0', "com.amazon.coral.service#AccessDeniedException", 400) \
 	X(DUPLICATE_ITEM, '0', '1', '1', "com.amazonaws.dynamodb.v20120810#DuplicateItemException", 400) \
 	X(TRANSACTION_CONFLICT, '0', '1', '2', "com.amazonaws.dynamodb.v20120810#TransactionConflictException", 400) \
-	X(SERVICE_UNAVAILABLE, '0', '1', '3', "com.amazonaws.dynamodb.v20120810#ServiceUnavailable", 503)
+	X(SERVICE_UNAVAILABLE, '0', '1', '3', "com.amazonaws.dynamodb.v20120810#ServiceUnavailable", 503) \
+	X(PROVISIONED_THROUGHPUT_EXCEEDED, '0', '2', '0', "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", 400)
 
 /*
  * The errors only ddb-gateway answers, before a request reaches the
