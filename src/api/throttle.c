@@ -52,17 +52,22 @@ static bool active = false;
 static List *admissions = NIL;
 static MemoryContext admissions_context = NULL;
 
+/* True while the setting is being defined (the library loading): a value set before is then taken as it is. */
+static bool defining = false;
+
 /*
  * Check hook of ddb.throttling: turning it on where the buckets cannot be
  * shared (ddb_model not preloaded) is refused when a user does it (SET,
  * ALTER DATABASE/ROLE ... SET); from a configuration file, a database's or a
- * role's settings it is accepted, and every request then fails with the
- * same message (api_throttle_start), never a silent no-op.
+ * role's settings, or a SET made before the library was loaded (refusing
+ * it then would only warn and leave it off), it is accepted, and every
+ * request then fails with the same message (api_throttle_start), never a
+ * silent no-op.
  */
 static bool
 check_throttling(bool *newval, void **extra, GucSource source)
 {
-	if (*newval && source >= PGC_S_INTERACTIVE && !throttle_buckets_ready())
+	if (*newval && source >= PGC_S_INTERACTIVE && !defining && !throttle_buckets_ready())
 	{
 		GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
 		GUC_check_errmsg("ddb.throttling needs ddb_model in shared_preload_libraries");
@@ -76,12 +81,14 @@ check_throttling(bool *newval, void **extra, GucSource source)
 void
 throttle_init(void)
 {
+	defining = true;
 	DefineCustomBoolVariable("ddb.throttling",
 							 "Throttles requests to PROVISIONED tables above their provisioned capacity.",
 							 "Reads and writes beyond a table's or global index's capacity, after 300 seconds of "
 							 "unused capacity, get ProvisionedThroughputExceededException. Needs ddb_model in "
 							 "shared_preload_libraries.",
 							 &throttling, false, PGC_SUSET, 0, check_throttling, NULL, NULL);
+	defining = false;
 	if (process_shared_preload_libraries_in_progress)
 		throttle_buckets_init();
 }
