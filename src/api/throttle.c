@@ -195,10 +195,11 @@ raise_exceeded(List *exhausted)
 			 errmsg("%s", message),
 			 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_PROVISIONED_THROUGHPUT_EXCEEDED), message,
 											"ThrottlingReasons", &reasons)),
-			 errhint("The %s capacity of %s \"%s\" (%g units a second, up to %d seconds of them kept) is spent; "
+			 errhint("The %s capacity of %s \"%s\" (%g unit%s a second, up to %d seconds of them kept) is spent; "
 					 "it refills as time passes (ddb.throttling is on: docs/throttling.md).",
 					 first->side == THROTTLE_READ ? "read" : "write", first->index ? "index" : "table",
-					 first->index ? first->index : first->table, first->rate, THROTTLE_BURST_SECONDS)));
+					 first->index ? first->index : first->table, first->rate, first->rate == 1 ? "" : "s",
+					 THROTTLE_BURST_SECONDS)));
 }
 
 /*
