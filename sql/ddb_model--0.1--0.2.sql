@@ -2177,6 +2177,7 @@ BEGIN
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
 
+-- ===========================================================================
 -- Throttling of PROVISIONED tables (docs/throttling.md): the functions that
 -- show its buckets and move their clock (sql/throttle.sql).
 -- ===========================================================================
