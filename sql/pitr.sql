@@ -132,8 +132,11 @@ BEGIN
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
                    'change_order integer NOT NULL, item jsonb, item_size integer)',
                    t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
-    EXECUTE format('CREATE INDEX %I ON %I.%I (%s, changed_at, change_order)',
-                   ddb.relation_name(history || '$versions'), t.schema_name, history, key_columns);
+    -- no btree: a version is written by a heap insertion alone (a btree on
+    -- the key was most of a version's cost); restores and trims sort the
+    -- history, and a BRIN index finds a span of time
+    EXECUTE format('CREATE INDEX %I ON %I.%I USING brin (changed_at)',
+                   ddb.relation_name(history || '$changed_at'), t.schema_name, history);
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
                    'Point-in-time recovery history of DynamoDB table ' || t.table_name
                    || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
@@ -315,12 +318,14 @@ DECLARE
 BEGIN
     FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
              FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
+        -- per key, the versions up to the start, latest first: the first is in force then
         EXECUTE format(
-            'DELETE FROM %I.%I h WHERE h.changed_at < $1 AND (h.item IS NULL OR EXISTS ('
-            'SELECT FROM %I.%I l WHERE l.pk = h.pk%s AND (l.changed_at, l.change_order) > (h.changed_at, h.change_order) '
-            'AND l.changed_at <= $1))',
-            c.schema_name, c.history_relation, c.schema_name, c.history_relation,
-            CASE WHEN c.range_key IS NOT NULL THEN ' AND l.sk = h.sk' ELSE '' END)
+            'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
+            'row_number() OVER (PARTITION BY %s ORDER BY changed_at DESC, change_order DESC) AS n '
+            'FROM %I.%I WHERE changed_at <= $1) v '
+            'WHERE h.ctid = v.ctid AND v.changed_at < $1 AND (v.n > 1 OR v.deleted)',
+            c.schema_name, c.history_relation,
+            CASE WHEN c.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END, c.schema_name, c.history_relation)
         USING c.window_start;
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
