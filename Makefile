@@ -69,7 +69,10 @@ OBJS = \
 	src/api/collection_metrics.o \
 	src/api/item_sql.o \
 	src/api/tokens.o \
+	src/api/restore_items.o \
 	src/api/execute.o \
+	src/jobs/job_catalog.o \
+	src/jobs/job_worker.o \
 	src/router/route.o \
 	src/router/write_guard.o \
 	src/router/table_lists.o \
@@ -120,6 +123,9 @@ INSTALL_SQL = \
 	sql/streams.sql \
 	sql/pitr.sql \
 	sql/security.sql \
+	sql/jobs.sql \
+	sql/backups.sql \
+	sql/restore.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \
 	sql/models/underwriting.sql \

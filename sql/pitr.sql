@@ -54,7 +54,7 @@ BEGIN
 END $$;
 
 -- The table a request names in member (TableName, SourceTableName: a name
--- or a table's ARN), or DynamoDB's TableNotFoundException (YD030).
+-- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
 CREATE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -74,7 +74,7 @@ BEGIN
     SELECT * INTO t FROM ddb.tables
     WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     RETURN t;
 END $$;
@@ -234,7 +234,7 @@ BEGIN
     t := ddb.pitr_table(request->>'TableName', 'tableName');
     PERFORM ddb.check_table_access(t.table_name, 'UpdateContinuousBackups', 'own');
     IF t.model IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD031',
+        RAISE EXCEPTION USING ERRCODE = 'YD030',
             MESSAGE = format('Backups are not available for table %s: it belongs to the %s model, installed with the extension',
                              t.table_name, t.model);
     END IF;
@@ -256,7 +256,7 @@ END $$;
 
 -- The point-in-time recovery of a table, checked for a moment of its
 -- window (which ends at the current time): PointInTimeRecoveryUnavailableException
--- (YD032) for a table without it, InvalidRestoreTimeException (YD033) for a moment outside.
+-- (YD031) for a table without it, InvalidRestoreTimeException (YD032) for a moment outside.
 CREATE FUNCTION ddb.pitr_of(t ddb.tables, as_of timestamptz) RETURNS ddb.continuous_backups
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -267,12 +267,12 @@ DECLARE
 BEGIN
     SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD032',
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
             MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
     END IF;
     SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
     IF as_of IS NULL OR as_of < w.earliest OR as_of > w.latest THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD033',
+        RAISE EXCEPTION USING ERRCODE = 'YD032',
             MESSAGE = 'An invalid restore time was specified. RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime.',
             DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
                             w.earliest, w.latest, coalesce(as_of::text, 'null'));

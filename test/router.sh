@@ -96,9 +96,9 @@ check "a request that is no object is the router's SerializationException" "YD00
     "$(error GetItem '[1]' | cut -d'|' -f1,3)"
 check "an operation no one serves is UnknownOperationException" "YD007|UnknownOperationException" \
     "$(error DescribeNothing '{}' | cut -d'|' -f1,3)"
-check "UpdateContinuousBackups is refused: the shards keep no history" "YD031|ContinuousBackupsUnavailableException" \
+check "UpdateContinuousBackups is refused: the shards keep no history" "YD030|ContinuousBackupsUnavailableException" \
     "$(error UpdateContinuousBackups '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}' | cut -d'|' -f1,3)"
-check "RestoreTableToPointInTime too" "YD032|PointInTimeRecoveryUnavailableException" \
+check "RestoreTableToPointInTime too" "YD031|PointInTimeRecoveryUnavailableException" \
     "$(error RestoreTableToPointInTime '{"SourceTableName": "Music", "TargetTableName": "Music2", "UseLatestRestorableTime": true}' | cut -d'|' -f1,3)"
 check "DescribeContinuousBackups says point-in-time recovery is off" "DISABLED" \
     "$(call DescribeContinuousBackups '{"TableName": "Music"}' "r->'ContinuousBackupsDescription'->'PointInTimeRecoveryDescription'->>'PointInTimeRecoveryStatus'")"

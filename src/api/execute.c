@@ -85,6 +85,11 @@ static const struct
 	{"DescribeStream", "ddb.api_describe_stream"},
 	{"GetShardIterator", "ddb.api_get_shard_iterator"},
 	{"GetRecords", "ddb.api_get_records"},
+	{"CreateBackup", "ddb.api_create_backup"},
+	{"DescribeBackup", "ddb.api_describe_backup"},
+	{"ListBackups", "ddb.api_list_backups"},
+	{"DeleteBackup", "ddb.api_delete_backup"},
+	{"RestoreTableFromBackup", "ddb.api_restore_table_from_backup"},
 	{"UpdateContinuousBackups", "ddb.api_update_continuous_backups"},
 	{"DescribeContinuousBackups", "ddb.api_describe_continuous_backups"},
 };
