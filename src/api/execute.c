@@ -92,6 +92,7 @@ static const struct
 	{"RestoreTableFromBackup", "ddb.api_restore_table_from_backup"},
 	{"UpdateContinuousBackups", "ddb.api_update_continuous_backups"},
 	{"DescribeContinuousBackups", "ddb.api_describe_continuous_backups"},
+	{"RestoreTableToPointInTime", "ddb.api_restore_table_to_point_in_time"},
 };
 
 
