@@ -117,6 +117,7 @@ declare -A request=(
     [GetRecords]="{\"ShardIterator\": \"$iterator\"}"
     [UpdateContinuousBackups]='{"TableName": "Secret", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}'
     [DescribeContinuousBackups]='{"TableName": "Secret"}'
+    [RestoreTableToPointInTime]='{"SourceTableName": "Secret", "TargetTableName": "Mine", "UseLatestRestorableTime": true}'
 )
 # what a refusal looks like per operation: AccessDeniedException, except the
 # listings (nothing to see) and BatchExecuteStatement (an error per statement)
@@ -191,6 +192,8 @@ check "and reads the table's history (ddb.pitr_items): every item" "2" \
     "$(q -c "SET ROLE ddb_authz_reader" -c "SELECT count(*) FROM ddb.pitr_items('Orders', clock_timestamp())")"
 check "a key with leading keys reads its own items' history only" "tenant1#o1" \
     "$(q -c "SET ROLE ddb_authz_tenant" -c "SELECT string_agg(pk::text, ' ') FROM ddb.pitr_items('Orders', clock_timestamp())")"
+check "a read-only key may not restore it (CreateTable's privilege)" "400 AccessDeniedException" \
+    "$(as reader RestoreTableToPointInTime '{"SourceTableName": "Orders", "TargetTableName": "OrdersBack", "UseLatestRestorableTime": true}')"
 
 check "a pattern grant reaches a table created later" "200 " \
     "$(q -c "SELECT ddb.create_table('orders_2026', 'pk')" >/dev/null; as orders PutItem '{"TableName": "orders_2026", "Item": {"pk": {"S": "a"}}}')"
