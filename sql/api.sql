@@ -316,9 +316,11 @@ BEGIN
     PERFORM ddb.require_table(request->>'TableName');
     PERFORM ddb.check_table_access(request->>'TableName', 'DescribeTable', 'read');
     description := ddb.describe_table(request->>'TableName') || ddb.restore_description(request->>'TableName');
-    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName')
-       AND NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
-        description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName') THEN
+        -- (a statement of its own: it sees what ending the restore did)
+        IF NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
+            description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+        END IF;
     END IF;
     RETURN jsonb_build_object('Table', description);
 END $$;

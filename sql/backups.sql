@@ -154,11 +154,14 @@ BEGIN
     END IF;
     name := ddb.backup_table_name(request->>'TableName');
     PERFORM ddb.check_name('backupName', request->>'BackupName');
-    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
-    IF NOT FOUND THEN
+    IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
+    IF NOT FOUND THEN   -- deleted meanwhile
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
     IF ddb.table_restoring(name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
     END IF;
@@ -258,9 +261,10 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    b ddb.backups := ddb.require_backup(request->>'BackupArn', 'update');
+    b ddb.backups := ddb.require_backup(request->>'BackupArn');
 BEGIN
     PERFORM ddb.require_backup_access(b, 'DeleteBackup', 'own');
+    b := ddb.require_backup(b.backup_arn, 'update');
     IF EXISTS (SELECT FROM ddb.table_restores r
                WHERE r.source_backup_arn = b.backup_arn AND r.in_progress AND ddb.restore_running(r.table_name)) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD021',

@@ -1735,11 +1735,14 @@ BEGIN
     END IF;
     name := ddb.backup_table_name(request->>'TableName');
     PERFORM ddb.check_name('backupName', request->>'BackupName');
-    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
-    IF NOT FOUND THEN
+    IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
+    IF NOT FOUND THEN   -- deleted meanwhile
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
     IF ddb.table_restoring(name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
     END IF;
@@ -1839,9 +1842,10 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    b ddb.backups := ddb.require_backup(request->>'BackupArn', 'update');
+    b ddb.backups := ddb.require_backup(request->>'BackupArn');
 BEGIN
     PERFORM ddb.require_backup_access(b, 'DeleteBackup', 'own');
+    b := ddb.require_backup(b.backup_arn, 'update');
     IF EXISTS (SELECT FROM ddb.table_restores r
                WHERE r.source_backup_arn = b.backup_arn AND r.in_progress AND ddb.restore_running(r.table_name)) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD021',
@@ -2107,10 +2111,11 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.check_name('targetTableName', target);
-    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
-    b := ddb.require_backup(request->>'BackupArn', 'share');
+    b := ddb.require_backup(request->>'BackupArn');
     PERFORM ddb.check_table_access(target, 'RestoreTableFromBackup', 'create');
     PERFORM ddb.require_backup_access(b, 'RestoreTableFromBackup', 'read');
+    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
+    b := ddb.require_backup(b.backup_arn, 'share');
     RETURN jsonb_build_object('TableDescription', ddb.start_restore(
         target, b.description, request, 'ddb.backup_items(jsonb)'::regprocedure,
         jsonb_build_object('BackupArn', b.backup_arn),
@@ -2134,9 +2139,11 @@ BEGIN
     PERFORM ddb.require_table(request->>'TableName');
     PERFORM ddb.check_table_access(request->>'TableName', 'DescribeTable', 'read');
     description := ddb.describe_table(request->>'TableName') || ddb.restore_description(request->>'TableName');
-    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName')
-       AND NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
-        description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName') THEN
+        -- (a statement of its own: it sees what ending the restore did)
+        IF NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
+            description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+        END IF;
     END IF;
     RETURN jsonb_build_object('Table', description);
 END $$;
@@ -2616,6 +2623,77 @@ BEGIN
         removed := removed + n;
     END LOOP;
     RETURN removed;
+END $$;
+
+-- A time given as epoch seconds (a JSON number, as DynamoDB's SDKs send
+-- one), to the microsecond (to_timestamp's double precision would round
+-- the sixth decimal of a time such as EarliestRestorableDateTime).
+CREATE FUNCTION ddb.epoch_timestamp(seconds numeric) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN to_timestamp(floor(seconds)::double precision)
+       + round((seconds - floor(seconds)) * 1000000)::bigint * interval '1 microsecond';
+
+-- The items of a table at a moment, for a restore (ddb.start_restore's
+-- items function): argument {"TableName": ..., "RestoreTime": timestamptz as text}.
+CREATE FUNCTION ddb.pitr_restore_items(argument jsonb) RETURNS SETOF jsonb
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT item FROM ddb.pitr_items(argument->>'TableName', (argument->>'RestoreTime')::timestamptz);
+END;
+
+-- RestoreTableToPointInTime: a new table (TargetTableName) with the items
+-- the source (SourceTableName or SourceTableArn) held at RestoreDateTime
+-- (epoch seconds) or, with UseLatestRestorableTime, now; its indexes are
+-- the source's, with the overrides DynamoDB takes (ddb.start_restore).
+-- Reads the source and takes CreateTable's privilege (docs/security.md).
+CREATE FUNCTION ddb.api_restore_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    target text := request->>'TargetTableName';
+    source_name text := coalesce(request->>'SourceTableName', request->>'SourceTableArn');
+    restore_time jsonb := nullif(request->'RestoreDateTime', 'null');
+    latest jsonb := nullif(request->'UseLatestRestorableTime', 'null');
+    t ddb.tables;
+    restore_at timestamptz;
+BEGIN
+    IF target IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('targetTableName', target);
+    IF request ? 'SourceTableName' AND request ? 'SourceTableArn' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of SourceTableName or SourceTableArn can be specified');
+    END IF;
+    IF source_name IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either SourceTableName or SourceTableArn must be specified');
+    END IF;
+    IF latest IS NOT NULL AND jsonb_typeof(latest) <> 'boolean' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for UseLatestRestorableTime: expected a boolean';
+    END IF;
+    IF restore_time IS NOT NULL AND jsonb_typeof(restore_time) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for RestoreDateTime: expected a timestamp in seconds';
+    END IF;
+    IF restore_time IS NOT NULL AND latest = 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of RestoreDateTime or UseLatestRestorableTime can be specified');
+    END IF;
+    IF restore_time IS NULL AND latest IS DISTINCT FROM 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either RestoreDateTime or UseLatestRestorableTime must be specified');
+    END IF;
+    t := ddb.pitr_table(source_name, CASE WHEN request ? 'SourceTableName' THEN 'sourceTableName' ELSE 'sourceTableArn' END);
+    PERFORM ddb.check_table_access(t.table_name, 'RestoreTableToPointInTime', 'read');
+    PERFORM ddb.check_table_access(target, 'RestoreTableToPointInTime', 'create');
+    restore_at := coalesce(ddb.epoch_timestamp(restore_time::numeric), clock_timestamp());
+    PERFORM ddb.pitr_of(t, restore_at);
+    -- the versions of a time up to the restore's have all committed once this returns
+    PERFORM ddb.pitr_settle(t.table_name);
+    RETURN jsonb_build_object('TableDescription', ddb.start_restore(
+        target, ddb.describe_table(t.table_name), request,
+        'ddb.pitr_restore_items(jsonb)'::regprocedure,
+        jsonb_build_object('TableName', t.table_name, 'RestoreTime', restore_at),
+        jsonb_build_object('SourceTableArn', ddb.table_arn(t.table_name), 'RestoreDateTime', extract(epoch FROM restore_at))));
 END $$;
 
 GRANT SELECT ON ddb.continuous_backups TO PUBLIC;

@@ -249,10 +249,11 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.check_name('targetTableName', target);
-    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
-    b := ddb.require_backup(request->>'BackupArn', 'share');
+    b := ddb.require_backup(request->>'BackupArn');
     PERFORM ddb.check_table_access(target, 'RestoreTableFromBackup', 'create');
     PERFORM ddb.require_backup_access(b, 'RestoreTableFromBackup', 'read');
+    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
+    b := ddb.require_backup(b.backup_arn, 'share');
     RETURN jsonb_build_object('TableDescription', ddb.start_restore(
         target, b.description, request, 'ddb.backup_items(jsonb)'::regprocedure,
         jsonb_build_object('BackupArn', b.backup_arn),

@@ -50,7 +50,11 @@ SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "ten
 SELECT ddb.grant_tables('ddb_authz_reader', 'Orders', true);
 SELECT ddb.grant_tables('ddb_authz_tenant', 'Orders', false, ARRAY['tenant1#*']);
 SELECT ddb.grant_tables('ddb_authz_orders', 'orders_*');
+SELECT ddb.execute('CreateBackup', '{"TableName": "Secret", "BackupName": "secret-backup"}');
+SELECT ddb.execute('CreateBackup', '{"TableName": "Orders", "BackupName": "orders-backup"}');
 SQL
+secret_backup=$(q -c "SELECT backup_arn FROM ddb.backups WHERE table_name = 'Secret'")
+orders_backup=$(q -c "SELECT backup_arn FROM ddb.backups WHERE table_name = 'Orders'")
 key() {  # ROLE: "id secret" of a new key acting as ROLE ('' for the gateway's own)
     q -F ' ' -c "SELECT * FROM ddb.create_access_key(NULLIF('$1', ''))"
 }
@@ -118,6 +122,11 @@ declare -A request=(
     [UpdateContinuousBackups]='{"TableName": "Secret", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}'
     [DescribeContinuousBackups]='{"TableName": "Secret"}'
     [RestoreTableToPointInTime]='{"SourceTableName": "Secret", "TargetTableName": "Mine", "UseLatestRestorableTime": true}'
+    [CreateBackup]='{"TableName": "Secret", "BackupName": "mine"}'
+    [DescribeBackup]="{\"BackupArn\": \"$secret_backup\"}"
+    [ListBackups]='{}'
+    [DeleteBackup]="{\"BackupArn\": \"$secret_backup\"}"
+    [RestoreTableFromBackup]="{\"BackupArn\": \"$secret_backup\", \"TargetTableName\": \"Stolen\"}"
 )
 # what a refusal looks like per operation: AccessDeniedException, except the
 # listings (nothing to see) and BatchExecuteStatement (an error per statement)
@@ -125,6 +134,7 @@ expected() {
     case "$1" in
         ListTables) echo '200  {"TableNames": []}' ;;
         ListStreams) echo '200  {"Streams": []}' ;;
+        ListBackups) echo '200  {"BackupSummaries": []}' ;;
         BatchExecuteStatement) echo '200  AccessDenied' ;;
         *) echo '400 AccessDeniedException' ;;
     esac
@@ -137,7 +147,7 @@ for op in $operations; do
     [ -n "${request[$op]:-}" ] || continue
     got=$(as none "$op" "${request[$op]}")
     case "$op" in
-        ListTables | ListStreams) got="$got $(cat "$WORK/body")" ;;
+        ListTables | ListStreams | ListBackups) got="$got $(cat "$WORK/body")" ;;
         BatchExecuteStatement) got="$got $(field '{Responses}[0]{Error}{Code}')" ;;
     esac
     check "$op by a key without access is refused" "$(expected "$op")" "$got"
@@ -147,6 +157,8 @@ check "and nothing was written or changed" '1 {} f 0' \
                           (SELECT ttl_attribute IS NOT NULL FROM ddb.tables WHERE table_name = 'Secret'),
                           (SELECT count(*) FROM ddb.continuous_backups)
                     FROM public.\"Secret\"")"
+check "and no backup was taken, deleted or restored" "2 0" \
+    "$(q -F ' ' -c "SELECT (SELECT count(*) FROM ddb.backups), (SELECT count(*) FROM ddb.tables WHERE table_name IN ('Stolen', 'Mine'))")"
 check "an AccessDeniedException is worded as DynamoDB words it" \
     "User: arn:aws:iam::000000000000:user/ddb_authz_none is not authorized to perform: dynamodb:GetItem on resource: $ARN/Secret because no identity-based policy allows the dynamodb:GetItem action" \
     "$(as none GetItem "${request[GetItem]}" >/dev/null; field '{message}')"
@@ -161,6 +173,20 @@ check "nor tag it" "400 AccessDeniedException" "$(as reader TagResource "{\"Reso
 check "it lists its tags" "200 " "$(as reader ListTagsOfResource "{\"ResourceArn\": \"$ARN/Orders\"}")"
 check "ListTables lists only the tables a key may use" '{"TableNames": ["Orders"]}' "$(as reader ListTables '{}' >/dev/null; cat "$WORK/body")"
 check "ListStreams too" "Orders" "$(as reader ListStreams '{}' >/dev/null; field '{Streams}[0]{TableName}')$(field '{Streams}[1]{TableName}')"
+
+# ---- backups: the table's owner takes them, their readers describe and restore them ----
+check "a read-only key may not back its table up (ownership)" "400 AccessDeniedException" \
+    "$(as reader CreateBackup '{"TableName": "Orders", "BackupName": "mine"}')"
+check "the refusal of a backup names the backup's ARN" \
+    "User: arn:aws:iam::000000000000:user/ddb_authz_reader is not authorized to perform: dynamodb:DescribeBackup on resource: $orders_backup because no identity-based policy allows the dynamodb:DescribeBackup action" \
+    "$(as reader DescribeBackup "{\"BackupArn\": \"$orders_backup\"}" >/dev/null; field '{message}')"
+check "nor list a backup it may not read" '{"BackupSummaries": []}' "$(as reader ListBackups '{}' >/dev/null; cat "$WORK/body")"
+q -c "GRANT SELECT ON ddb_backups.\"${orders_backup##*/}\" TO ddb_authz_reader"
+check "a backup's reader (GRANT SELECT on its relation) describes it" "200 " "$(as reader DescribeBackup "{\"BackupArn\": \"$orders_backup\"}")"
+check "and lists it" "$orders_backup" "$(as reader ListBackups '{}' >/dev/null; field '{BackupSummaries}[0]{BackupArn}')"
+check "but may not delete it (its owner's)" "400 AccessDeniedException" "$(as reader DeleteBackup "{\"BackupArn\": \"$orders_backup\"}")"
+check "nor restore it without CreateTable's privilege" "400 AccessDeniedException" \
+    "$(as reader RestoreTableFromBackup "{\"BackupArn\": \"$orders_backup\", \"TargetTableName\": \"Copy\"}")"
 
 put_tenant() { as tenant PutItem "{\"TableName\": \"Orders\", \"Item\": {\"pk\": {\"S\": \"$1\"}, \"sk\": {\"S\": \"1\"}, \"status\": {\"S\": \"open\"}}}"; }
 check "a key with leading keys writes items under them" "200 " "$(put_tenant tenant1#o1)"

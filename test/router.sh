@@ -102,6 +102,11 @@ check "RestoreTableToPointInTime too" "YD031|PointInTimeRecoveryUnavailableExcep
     "$(error RestoreTableToPointInTime '{"SourceTableName": "Music", "TargetTableName": "Music2", "UseLatestRestorableTime": true}' | cut -d'|' -f1,3)"
 check "DescribeContinuousBackups says point-in-time recovery is off" "DISABLED" \
     "$(call DescribeContinuousBackups '{"TableName": "Music"}' "r->'ContinuousBackupsDescription'->'PointInTimeRecoveryDescription'->>'PointInTimeRecoveryStatus'")"
+for op in CreateBackup DescribeBackup ListBackups DeleteBackup RestoreTableFromBackup; do
+    check "$op is ValidationException: not on a sharded deployment" \
+        "YD001|$op is not supported on a sharded deployment (ddb_router): back up each shard's database instead|ValidationException" \
+        "$(error "$op" '{"TableName": "Music", "BackupName": "b", "BackupArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Music/backup/01700000000000-00000000"}')"
+done
 check "an unknown table is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
     "$(error GetItem '{"TableName": "Nope", "Key": {"Artist": {"S": "a"}}}' | cut -d'|' -f1,3)"
 check "and the invalid requests wrote nothing" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"

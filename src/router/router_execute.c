@@ -71,6 +71,14 @@ static const struct
 	{"DescribeContinuousBackups", ROUTE_LOCAL, NULL},
 };
 
+/*
+ * The operations a sharded deployment does not serve: on-demand backups and
+ * restores (each shard's database is backed up on its own, docs/backups.md).
+ */
+static const char *const unsupported_operations[] = {
+	"CreateBackup", "DescribeBackup", "ListBackups", "DeleteBackup", "RestoreTableFromBackup",
+};
+
 /* The operations that may set an attribute (PutItem's item, an update, a PartiQL INSERT or UPDATE). */
 static const char *const unique_writers[] = {
 	"PutItem", "UpdateItem", "BatchWriteItem", "TransactWriteItems",
@@ -109,6 +117,19 @@ run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb
 	return answer;
 }
 
+/* Refuses an operation of unsupported_operations with DynamoDB's ValidationException. */
+static pg_attribute_noreturn() void
+unsupported(const char *operation)
+{
+	char	   *message = psprintf("%s is not supported on a sharded deployment (ddb_router): "
+								   "back up each shard's database instead", operation);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_VALIDATION),
+			 errmsg_internal("%s", message),
+			 errdetail_internal("%s", ddb_error_body(ddb_error_type(DDB_ERROR_VALIDATION), message, NULL, NULL))));
+}
+
 /* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed. */
 Datum
 ddb_router_execute_metered(PG_FUNCTION_ARGS)
@@ -135,6 +156,9 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	operation = PG_GETARG_TEXT_PP(1);
 	op = text_to_cstring(operation);
 	request = PG_GETARG_JSONB_P(2);
+	for (size_t i = 0; i < lengthof(unsupported_operations); i++)
+		if (strcmp(op, unsupported_operations[i]) == 0)
+			unsupported(op);
 
 	/* a reference table's items are on every node (sql/router/reference.sql) */
 	if (router_request_names_listed(REFERENCE_TABLES, request))
