@@ -96,6 +96,7 @@ run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/con
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/gateway_replicas.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
     "$ROOT/test/gateway_fuzz.sh"
 run_checks "backups and restores" backups "$ROOT/test/backups.sh"
+run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
     "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh"
