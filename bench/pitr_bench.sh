@@ -4,7 +4,8 @@
 # UpdateItem through ddb.execute into a table without and a table with
 # point-in-time recovery, pgbench with 1 and 2 clients; then, on a table of
 # BENCH_RESTORE_ITEMS items, the time to turn it on (the items copied in as
-# the first versions) and the rate at which ddb.pitr_items reads them back.
+# the first versions), the rate at which ddb.pitr_items reads them back and
+# the rate of a RestoreTableToPointInTime of them (its background job).
 #
 #   bash bench/pitr_bench.sh                   # 100,000 items per table, 3 rounds of 10 s, 1,000,000 to read back
 #   BENCH_SECONDS=5 BENCH_ROUNDS=2 BENCH_RESTORE_ITEMS=100000 bash bench/pitr_bench.sh
@@ -98,7 +99,8 @@ for key in "${!RESULTS[@]}"; do MEDIAN[$key]=$(echo "${RESULTS[$key]}" | xargs |
 versions=$(psql_bench -At -c 'SELECT count(*) FROM public."Pitr$pitr"')
 
 # a table of RESTORE_ITEMS items: point-in-time recovery turned on (a copy
-# of every item), then every item read back by ddb.pitr_items
+# of every item), every item read back by ddb.pitr_items, then restored
+# into a new table by RestoreTableToPointInTime
 echo "== $RESTORE_ITEMS items for reading back"
 psql_bench -v items="$RESTORE_ITEMS" <<'SQL'
 SELECT bench_table('Large') \g /dev/null
@@ -112,6 +114,11 @@ seconds() {  # SQL -> the seconds it took
 enable_seconds=$(seconds "SELECT ddb.set_continuous_backups('Large', true)")
 psql_bench -c 'VACUUM ANALYZE public."Large$pitr"'
 read_seconds=$(seconds "SELECT count(*) FROM ddb.pitr_items('Large', clock_timestamp())")
+# RestoreTableToPointInTime: from the request to the restore's job COMPLETED
+restore_seconds=$(seconds "SELECT ddb.execute('RestoreTableToPointInTime', '{\"SourceTableName\": \"Large\",
+    \"TargetTableName\": \"LargeRestored\", \"UseLatestRestorableTime\": true}');
+SELECT ddb.wait_for_job(job_id, 36000) FROM ddb.table_restores WHERE table_name = 'LargeRestored'")
+restored=$(psql_bench -At -c 'SELECT count(*) FROM public."LargeRestored"')
 rate() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.0f", n / s}'; }
 
 {
@@ -134,5 +141,7 @@ rate() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.0f", n / s}'; }
     echo "$RESTORE_ITEMS items: turning point-in-time recovery on (every item copied in as a version)" \
          "$(awk -v s="$enable_seconds" 'BEGIN {printf "%.1f", s}') s ($(rate "$RESTORE_ITEMS" "$enable_seconds") items/s);" \
          "ddb.pitr_items reading them all back $(awk -v s="$read_seconds" 'BEGIN {printf "%.1f", s}') s" \
-         "($(rate "$RESTORE_ITEMS" "$read_seconds") items/s)."
+         "($(rate "$RESTORE_ITEMS" "$read_seconds") items/s);" \
+         "RestoreTableToPointInTime of them, from the request to its job's end," \
+         "$(awk -v s="$restore_seconds" 'BEGIN {printf "%.1f", s}') s ($(rate "$restored" "$restore_seconds") items/s, $restored items restored)."
 } | tee "$REPORT"
