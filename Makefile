@@ -42,6 +42,7 @@ OBJS = \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
 	src/table/stream_capture.o \
+	src/table/pitr_capture.o \
 	src/table/table_access.o \
 	src/expr/reserved_words.o \
 	src/expr/expr_lex.o \
@@ -70,7 +71,10 @@ OBJS = \
 	src/api/collection_metrics.o \
 	src/api/item_sql.o \
 	src/api/tokens.o \
+	src/api/restore_items.o \
 	src/api/execute.o \
+	src/jobs/job_catalog.o \
+	src/jobs/job_worker.o \
 	src/router/route.o \
 	src/router/write_guard.o \
 	src/router/table_lists.o \
@@ -121,7 +125,11 @@ INSTALL_SQL = \
 	sql/tokens.sql \
 	sql/streams.sql \
 	sql/throttle.sql \
+	sql/pitr.sql \
 	sql/security.sql \
+	sql/jobs.sql \
+	sql/backups.sql \
+	sql/restore.sql \
 	sql/models/mailshot.sql \
 	sql/models/uds.sql \
 	sql/models/underwriting.sql \
@@ -148,6 +156,7 @@ ROUTER_SQL = \
 	sql/router/placements.sql \
 	sql/router/reference.sql \
 	sql/router/move.sql \
+	sql/router/pitr.sql \
 	sql/router/execute.sql
 
 ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control

@@ -308,18 +308,29 @@ BEGIN
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
 
--- DescribeTable.
+-- DescribeTable; a restored table's also has its RestoreSummary, and is
+-- CREATING while the restore runs (DELETING once, when this finds its
+-- restore's worker gone and the table dropped: sql/restore.sql).
 CREATE FUNCTION ddb.api_describe_table(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    description jsonb;
 BEGIN
     IF request->>'TableName' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.require_table(request->>'TableName');
     PERFORM ddb.check_table_access(request->>'TableName', 'DescribeTable', 'read');
-    RETURN jsonb_build_object('Table', ddb.describe_table(request->>'TableName'));
+    description := ddb.describe_table(request->>'TableName') || ddb.restore_description(request->>'TableName');
+    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName') THEN
+        -- (a statement of its own: it sees what ending the restore did)
+        IF NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
+            description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+        END IF;
+    END IF;
+    RETURN jsonb_build_object('Table', description);
 END $$;
 
 -- A request's Limit: default_value when absent, else an integer from 1 to max_value (DynamoDB's message otherwise).
@@ -386,6 +397,15 @@ BEGIN
     PERFORM ddb.require_table(request->>'TableName', true);
     PERFORM ddb.check_table_access(request->>'TableName', 'DeleteTable', 'own');
     description := ddb.describe_table(request->>'TableName');
+    -- a table being restored waits for its restore; one whose restore lost its worker went with it
+    IF ddb.table_restoring(request->>'TableName') THEN
+        IF ddb.restore_running(request->>'TableName') THEN
+            PERFORM ddb.refuse_restoring(request->>'TableName');
+        END IF;
+        IF NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
+            RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
+        END IF;
+    END IF;
     PERFORM ddb.delete_table(request->>'TableName');
     RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
 END $$;
@@ -406,6 +426,7 @@ BEGIN
     END IF;
     PERFORM ddb.require_table(request->>'TableName');
     PERFORM ddb.check_table_access(request->>'TableName', 'UpdateTimeToLive', 'own');
+    PERFORM ddb.refuse_restoring(request->>'TableName');
     PERFORM ddb.update_time_to_live(request->>'TableName', spec->>'AttributeName', (spec->>'Enabled')::boolean);
     RETURN jsonb_build_object('TimeToLiveSpecification', spec);
 END $$;
@@ -629,6 +650,7 @@ BEGIN
     PERFORM ddb.check_name('tableName', name);
     t := ddb.require_table(name);
     PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    PERFORM ddb.refuse_restoring(name);
     IF t.model IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);

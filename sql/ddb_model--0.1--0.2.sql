@@ -2199,3 +2199,1438 @@ CREATE FUNCTION ddb.throttling_advance(seconds double precision) RETURNS void
 COMMENT ON FUNCTION ddb.throttling_advance(double precision) IS
     'Refills every throttling bucket of this database as if seconds more had passed (a test''s clock)';
 REVOKE ALL ON FUNCTION ddb.throttling_advance(double precision) FROM PUBLIC;
+
+
+-- ---------------------------------------------------------------------------
+-- 0.2: background jobs (sql/jobs.sql)
+-- ---------------------------------------------------------------------------
+
+CREATE SEQUENCE ddb.job_ids AS integer;
+SELECT pg_catalog.pg_extension_config_dump('ddb.job_ids', '');
+
+CREATE TABLE ddb.jobs (
+    id integer PRIMARY KEY DEFAULT nextval('ddb.job_ids'),
+    kind text NOT NULL,                 -- ddb.job_<kind> does the work
+    spec jsonb NOT NULL,                -- what to do, the kind's own
+    role_name name NOT NULL,            -- who started it: the work runs with its privileges
+    status text NOT NULL DEFAULT 'IN_PROGRESS' CHECK (status IN ('IN_PROGRESS', 'COMPLETED', 'FAILED')),
+    progress jsonb NOT NULL DEFAULT '{}',   -- the counters the last step returned
+    error text,                         -- why it FAILED
+    created_at timestamptz NOT NULL DEFAULT now(),
+    started_at timestamptz,
+    ended_at timestamptz
+);
+ALTER SEQUENCE ddb.job_ids OWNED BY ddb.jobs.id;
+COMMENT ON TABLE ddb.jobs IS 'Background jobs (restores, ...): kind, spec, the role that started them, status, progress, error';
+SELECT pg_catalog.pg_extension_config_dump('ddb.jobs', '');
+
+-- Each role sees its own jobs (and those of the roles it has the privileges
+-- of); only the extension's code writes them (src/jobs/, as the owner).
+GRANT SELECT ON ddb.jobs TO PUBLIC;
+ALTER TABLE ddb.jobs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY starters ON ddb.jobs FOR SELECT TO PUBLIC
+    USING (CASE WHEN to_regrole(quote_ident(role_name)) IS NULL THEN false
+                ELSE pg_has_role(to_regrole(quote_ident(role_name)), 'USAGE') END);
+
+-- Records a job of a kind (there must be a function ddb.job_<kind>(integer,
+-- jsonb, jsonb)) and starts its background worker, which runs it once the
+-- calling transaction commits; returns the job's id.  LimitExceededException
+-- (YD009) when no background worker is free (max_worker_processes).
+CREATE FUNCTION ddb.start_job(kind text, spec jsonb) RETURNS integer
+    AS 'MODULE_PATHNAME', 'ddb_start_job' LANGUAGE C VOLATILE STRICT;
+
+-- A job's status (IN_PROGRESS, COMPLETED, FAILED; NULL when there is no such
+-- job).  A job IN_PROGRESS whose worker is gone (the server restarted, the
+-- worker was terminated) ends FAILED here, with its failure function run.
+CREATE FUNCTION ddb.job_state(job_id integer) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_job_state' LANGUAGE C VOLATILE STRICT;
+
+-- Waits until a job is no longer IN_PROGRESS (timeout_seconds at most) and
+-- returns its status; a job started by the calling transaction cannot end
+-- before that transaction does, and is refused.
+CREATE FUNCTION ddb.wait_for_job(job_id integer, timeout_seconds double precision DEFAULT 60) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + make_interval(secs => timeout_seconds);
+    status text;
+BEGIN
+    IF EXISTS (SELECT FROM pg_locks l WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid()
+                                        AND l.classid = 1685283444 AND l.objid = job_id::oid AND l.objsubid = 2) THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('job %s was started by this transaction and runs once it commits', job_id);
+    END IF;
+    LOOP
+        status := ddb.job_state(job_id);
+        EXIT WHEN status IS DISTINCT FROM 'IN_PROGRESS' OR clock_timestamp() > deadline;
+        PERFORM pg_sleep(0.02);
+    END LOOP;
+    RETURN status;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- 0.2: on-demand backups and restores (sql/backups.sql, sql/restore.sql):
+-- the table operations that change a table wait for a restore (CREATING),
+-- DescribeTable shows a restored table's RestoreSummary, DROP EXTENSION
+-- refuses while backups exist.
+-- ---------------------------------------------------------------------------
+
+-- The tables DROP EXTENSION would destroy items of: every table users
+-- created, the model tables that hold items, and every backup (docs/backups.md).
+CREATE OR REPLACE FUNCTION ddb.tables_blocking_drop() RETURNS SETOF text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    has_items boolean;
+BEGIN
+    FOR t IN SELECT * FROM ddb.tables ORDER BY table_name LOOP
+        IF t.model IS NULL THEN
+            RETURN NEXT t.table_name;
+            CONTINUE;
+        END IF;
+        EXECUTE format('SELECT EXISTS (SELECT FROM %I.%I)', t.schema_name, t.relation_name) INTO has_items;
+        IF has_items THEN
+            RETURN NEXT t.table_name;
+        END IF;
+    END LOOP;
+    RETURN QUERY SELECT 'backup ' || b.backup_arn FROM ddb.backups b ORDER BY b.backup_arn;
+END $$;
+
+CREATE SCHEMA ddb_backups;
+COMMENT ON SCHEMA ddb_backups IS 'Items of DynamoDB backups (ddb_model): one relation per backup, named by its id';
+GRANT USAGE ON SCHEMA ddb_backups TO PUBLIC;
+
+CREATE TABLE ddb.backups (
+    backup_arn text PRIMARY KEY,        -- <table ARN>/backup/<id>
+    backup_name text NOT NULL,
+    table_name text NOT NULL,           -- the table it was taken of (which may since be gone)
+    table_arn text NOT NULL,
+    table_id uuid NOT NULL,
+    relation_name name NOT NULL UNIQUE, -- ddb_backups.<relation_name> holds the items: the backup's id
+    created_at timestamptz NOT NULL,
+    size_bytes bigint NOT NULL,
+    item_count bigint NOT NULL,
+    description jsonb NOT NULL          -- the table's TableDescription at that moment, with its TimeToLiveDescription
+);
+COMMENT ON TABLE ddb.backups IS 'On-demand backups: name, table, size, and the table''s description when it was taken';
+SELECT pg_catalog.pg_extension_config_dump('ddb.backups', '');
+-- names and sizes are no secret to SQL users, as ddb.tables' are not
+GRANT SELECT ON ddb.backups TO PUBLIC;
+
+-- A backup's ARN: its table's, /backup/, its id.
+CREATE FUNCTION ddb.backup_arn(table_name text, backup_id text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.table_arn(table_name) || '/backup/' || backup_id;
+
+-- Raises AccessDeniedException unless the current user may 'read' (SELECT)
+-- or 'own' a backup's relation; resource is the backup's ARN after the
+-- table ARN's prefix (<table>/backup/<id>), as the refusal names it.
+CREATE FUNCTION ddb.check_backup_access(relation regclass, resource text, action text, access text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_backup_access' LANGUAGE C VOLATILE STRICT;
+
+-- Checks the current user's access to a backup for an action (see ddb.check_backup_access).
+CREATE FUNCTION ddb.require_backup_access(b ddb.backups, action text, access text) RETURNS void
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.check_backup_access(format('ddb_backups.%I', b.relation_name)::regclass,
+                               b.table_name || '/backup/' || b.relation_name, action, access);
+
+-- The TableName of CreateBackup and ListBackups, which may also be the table's ARN, checked as a name.
+CREATE FUNCTION ddb.backup_table_name(value text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := coalesce(substring(value FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]*)$'), value);
+BEGIN
+    PERFORM ddb.check_name('tableName', name);
+    RETURN name;
+END $$;
+
+-- The backup a BackupArn names (its row locked FOR SHARE or FOR UPDATE
+-- when asked), or BackupNotFoundException (YD020); the ARN checked as
+-- DynamoDB checks it first.
+CREATE FUNCTION ddb.require_backup(arn text, lock_mode text DEFAULT NULL) RETURNS ddb.backups
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b ddb.backups;
+BEGIN
+    IF arn IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''backupArn'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF length(arn) NOT BETWEEN 37 AND 1024 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''backupArn'' failed to satisfy constraint: Member must have length %s',
+            arn, CASE WHEN length(arn) < 37 THEN 'greater than or equal to 37' ELSE 'less than or equal to 1024' END));
+    END IF;
+    IF lock_mode = 'update' THEN
+        SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn FOR UPDATE;
+    ELSIF lock_mode = 'share' THEN
+        SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn FOR SHARE;
+    ELSE
+        SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD020', MESSAGE = 'Backup not found: ' || arn;
+    END IF;
+    RETURN b;
+END $$;
+
+-- A backup's BackupDetails (status AVAILABLE, or as given).
+CREATE FUNCTION ddb.backup_details(b ddb.backups, status text DEFAULT 'AVAILABLE') RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('BackupArn', b.backup_arn, 'BackupName', b.backup_name,
+                          'BackupSizeBytes', b.size_bytes, 'BackupStatus', status, 'BackupType', 'USER',
+                          'BackupCreationDateTime', extract(epoch FROM b.created_at));
+
+-- A backup's BackupDescription: its details, and its table's details and
+-- features as they were (SourceTableDetails, SourceTableFeatureDetails).
+CREATE FUNCTION ddb.backup_description(b ddb.backups, status text DEFAULT 'AVAILABLE') RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object(
+    'BackupDetails', ddb.backup_details(b, status),
+    'SourceTableDetails', jsonb_strip_nulls(jsonb_build_object(
+        'TableName', b.table_name, 'TableId', b.table_id, 'TableArn', b.table_arn,
+        'TableSizeBytes', b.size_bytes, 'ItemCount', b.item_count,
+        'KeySchema', b.description->'KeySchema',
+        'TableCreationDateTime', b.description->'CreationDateTime',
+        'ProvisionedThroughput', (b.description->'ProvisionedThroughput') - 'NumberOfDecreasesToday',
+        'OnDemandThroughput', b.description->'OnDemandThroughput',
+        'BillingMode', b.description->'BillingModeSummary'->'BillingMode')),
+    'SourceTableFeatureDetails', jsonb_strip_nulls(jsonb_build_object(
+        'LocalSecondaryIndexes', (SELECT jsonb_agg(jsonb_build_object('IndexName', i->'IndexName', 'KeySchema', i->'KeySchema',
+                                                                      'Projection', i->'Projection'))
+                                  FROM jsonb_array_elements(b.description->'LocalSecondaryIndexes') i),
+        'GlobalSecondaryIndexes', (SELECT jsonb_agg(jsonb_build_object('IndexName', i->'IndexName', 'KeySchema', i->'KeySchema',
+                                                                       'Projection', i->'Projection',
+                                                                       'ProvisionedThroughput',
+                                                                       (i->'ProvisionedThroughput') - 'NumberOfDecreasesToday'))
+                                   FROM jsonb_array_elements(b.description->'GlobalSecondaryIndexes') i),
+        'StreamDescription', b.description->'StreamSpecification',
+        'TimeToLiveDescription', b.description->'TimeToLiveDescription',
+        'SSEDescription', b.description->'SSEDescription')));
+
+-- CreateBackup: the table's items as one snapshot sees them, copied into a
+-- relation of the backup's own, and its description.  Takes ownership of
+-- the table (docs/security.md); the table's catalog row is held FOR SHARE,
+-- so that no DeleteTable or UpdateTable changes it meanwhile, while writers
+-- go on.
+CREATE FUNCTION ddb.api_create_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text;
+    t ddb.tables;
+    id text := lpad(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, 14, '0')
+               || '-' || left(replace(gen_random_uuid()::text, '-', ''), 8);
+    stats record;
+    b ddb.backups;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF request->>'BackupName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''backupName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    name := ddb.backup_table_name(request->>'TableName');
+    PERFORM ddb.check_name('backupName', request->>'BackupName');
+    IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
+    IF NOT FOUND THEN   -- deleted meanwhile
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    IF ddb.table_restoring(name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
+    END IF;
+    -- one statement, one snapshot: the items as they were when it began (expired ones are no longer items)
+    EXECUTE format('CREATE TABLE ddb_backups.%I AS SELECT item, item_size FROM %I.%I WHERE ddb.ttl_visible(expires_at)',
+                   id, t.schema_name, t.relation_name);
+    EXECUTE format('COMMENT ON TABLE ddb_backups.%I IS %L', id,
+                   format('Items of DynamoDB backup %s of table %s (ddb_model)', request->>'BackupName', name));
+    EXECUTE format('SELECT count(*) AS items, coalesce(sum(item_size), 0) AS bytes FROM ddb_backups.%I', id) INTO stats;
+    INSERT INTO ddb.backups (backup_arn, backup_name, table_name, table_arn, table_id, relation_name, created_at,
+                             size_bytes, item_count, description)
+    VALUES (ddb.backup_arn(name, id), request->>'BackupName', name, ddb.table_arn(name), ddb.table_id(t), id,
+            clock_timestamp(), stats.bytes, stats.items,
+            ddb.describe_table(name) || jsonb_build_object('ItemCount', stats.items, 'TableSizeBytes', stats.bytes)
+            || (ddb.api_describe_time_to_live(jsonb_build_object('TableName', name))))
+    RETURNING * INTO b;
+    RETURN jsonb_build_object('BackupDetails', ddb.backup_details(b));
+END $$;
+
+-- DescribeBackup: for whoever may read the backup.
+CREATE FUNCTION ddb.api_describe_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b ddb.backups := ddb.require_backup(request->>'BackupArn');
+BEGIN
+    PERFORM ddb.require_backup_access(b, 'DescribeBackup', 'read');
+    RETURN jsonb_build_object('BackupDescription', ddb.backup_description(b));
+END $$;
+
+-- A bound of ListBackups' TimeRange (epoch seconds), or NULL when absent.
+CREATE FUNCTION ddb.backup_time_bound(request jsonb, member text) RETURNS timestamptz
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF request->member IS NULL OR jsonb_typeof(request->member) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(request->member) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = format('Unexpected value type in payload for %s: expected a timestamp in seconds', member);
+    END IF;
+    RETURN to_timestamp((request->>member)::double precision);
+END $$;
+
+-- ListBackups: the backups the caller may read, in ARN order, filtered by
+-- TableName, TimeRangeLowerBound (inclusive) and TimeRangeUpperBound
+-- (exclusive) and BackupType (on-demand backups are USER; SYSTEM and
+-- AWS_BACKUP list none), paged by Limit and ExclusiveStartBackupArn.
+CREATE FUNCTION ddb.api_list_backups(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page_size int := ddb.request_limit(request, 100, 100);
+    backup_type text := coalesce(request->>'BackupType', 'USER');
+    name text;
+    lower_bound timestamptz := ddb.backup_time_bound(request, 'TimeRangeLowerBound');
+    upper_bound timestamptz := ddb.backup_time_bound(request, 'TimeRangeUpperBound');
+    summaries jsonb[];
+BEGIN
+    IF backup_type NOT IN ('USER', 'SYSTEM', 'AWS_BACKUP', 'ALL') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''backupType'' failed to satisfy constraint: Member must satisfy enum value set: [USER, SYSTEM, AWS_BACKUP, ALL]',
+            backup_type));
+    END IF;
+    IF request->>'TableName' IS NOT NULL THEN
+        name := ddb.backup_table_name(request->>'TableName');
+    END IF;
+    SELECT array_agg(s ORDER BY arn COLLATE "C") INTO summaries
+    FROM (SELECT b.backup_arn AS arn,
+                 jsonb_build_object('TableName', b.table_name, 'TableId', b.table_id, 'TableArn', b.table_arn)
+                 || ddb.backup_details(b) AS s
+          FROM ddb.backups b
+          WHERE backup_type IN ('USER', 'ALL')
+            AND (name IS NULL OR b.table_name = name)
+            AND (lower_bound IS NULL OR b.created_at >= lower_bound)
+            AND (upper_bound IS NULL OR b.created_at < upper_bound)
+            AND (request->>'ExclusiveStartBackupArn' IS NULL
+                 OR b.backup_arn COLLATE "C" > (request->>'ExclusiveStartBackupArn') COLLATE "C")
+            AND ddb.table_privilege('ddb_backups', b.relation_name, 'SELECT')
+          ORDER BY b.backup_arn COLLATE "C" LIMIT page_size + 1) page;
+    summaries := coalesce(summaries, '{}');
+    IF cardinality(summaries) > page_size THEN
+        RETURN jsonb_build_object('BackupSummaries', to_jsonb(summaries[1:page_size]),
+                                  'LastEvaluatedBackupArn', summaries[page_size]->>'BackupArn');
+    END IF;
+    RETURN jsonb_build_object('BackupSummaries', to_jsonb(summaries));
+END $$;
+
+-- DeleteBackup: for the backup's owner; BackupInUseException while a
+-- restore from it runs.
+CREATE FUNCTION ddb.api_delete_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b ddb.backups := ddb.require_backup(request->>'BackupArn');
+BEGIN
+    PERFORM ddb.require_backup_access(b, 'DeleteBackup', 'own');
+    b := ddb.require_backup(b.backup_arn, 'update');
+    IF EXISTS (SELECT FROM ddb.table_restores r
+               WHERE r.source_backup_arn = b.backup_arn AND r.in_progress AND ddb.restore_running(r.table_name)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD021',
+            MESSAGE = format('Backup is in use: a restore from %s is in progress', b.backup_arn);
+    END IF;
+    EXECUTE format('DROP TABLE ddb_backups.%I', b.relation_name);
+    DELETE FROM ddb.backups WHERE backup_arn = b.backup_arn;
+    RETURN jsonb_build_object('BackupDescription', ddb.backup_description(b, 'DELETED'));
+END $$;
+
+-- The items of a backup, for a restore (ddb.start_restore's items function):
+-- argument {"BackupArn": ...}; read as the restoring role, who must be able
+-- to read the backup.
+CREATE FUNCTION ddb.backup_items(argument jsonb) RETURNS SETOF jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b ddb.backups := ddb.require_backup(argument->>'BackupArn');
+BEGIN
+    RETURN QUERY EXECUTE format('SELECT item FROM ddb_backups.%I', b.relation_name);
+END $$;
+
+CREATE TABLE ddb.table_restores (
+    table_name text PRIMARY KEY REFERENCES ddb.tables ON DELETE CASCADE,
+    job_id integer NOT NULL,            -- the job that fills it (ddb.jobs)
+    source_backup_arn text,             -- RestoreSummary: the backup restored, if one was
+    source_table_arn text NOT NULL,
+    restore_date_time timestamptz NOT NULL,
+    in_progress boolean NOT NULL DEFAULT true   -- CREATING until the job has written every item
+);
+COMMENT ON TABLE ddb.table_restores IS 'Tables made by a restore: where from, and whether the restore still runs (CREATING)';
+SELECT pg_catalog.pg_extension_config_dump('ddb.table_restores', '');
+GRANT SELECT ON ddb.table_restores TO PUBLIC;
+-- a table being restored refuses item operations: its definition says so (src/table/table_def.c)
+CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.table_restores
+    FOR EACH ROW EXECUTE FUNCTION ddb.catalog_changed();
+
+-- True while a table is being restored (CREATING).
+CREATE FUNCTION ddb.table_restoring(table_name text) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN EXISTS (SELECT FROM ddb.table_restores r WHERE r.table_name = table_restoring.table_name AND r.in_progress);
+
+-- Raises ResourceInUseException (YD005) for a table being restored: the
+-- operations that change a table wait for its restore, as DynamoDB's wait
+-- for CREATING to end.
+CREATE FUNCTION ddb.refuse_restoring(table_name text) RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF ddb.table_restoring(table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = 'Attempt to change a resource which is still in use: Table is being created: ' || table_name;
+    END IF;
+END $$;
+
+-- True while a table's restore runs.  A restore whose worker is gone (the
+-- server restarted, the worker was terminated) ends FAILED here, and its
+-- table is dropped (ddb.job_state, ddb.job_restore_failed).
+CREATE FUNCTION ddb.restore_running(table_name text) RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT ddb.job_state(r.job_id) = 'IN_PROGRESS' FROM ddb.table_restores r
+                 WHERE r.table_name = restore_running.table_name AND r.in_progress), false);
+
+-- What DescribeTable adds for a restored table: its RestoreSummary, and
+-- TableStatus CREATING while the restore runs ({} for other tables).
+CREATE FUNCTION ddb.restore_description(table_name text) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT CASE WHEN r.in_progress THEN '{"TableStatus": "CREATING"}'::jsonb ELSE '{}' END
+                        || jsonb_build_object('RestoreSummary', jsonb_strip_nulls(jsonb_build_object(
+                               'SourceBackupArn', r.source_backup_arn, 'SourceTableArn', r.source_table_arn,
+                               'RestoreDateTime', extract(epoch FROM r.restore_date_time),
+                               'RestoreInProgress', r.in_progress)))
+                 FROM ddb.table_restores r WHERE r.table_name = restore_description.table_name), '{}');
+
+-- Writes the items a function returns into a table, as ddb.put_item does
+-- (the table may be CREATING: the restore's own), and returns how many it
+-- wrote: SELECT item FROM items_function(items_argument).
+CREATE FUNCTION ddb.restore_items(target_table text, items_function regprocedure, items_argument jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ddb_restore_items' LANGUAGE C VOLATILE;
+
+-- The secondary indexes of a restored table, as CreateTable takes them:
+-- the source's (kind: 'Global' or 'Local'), or the override's, each of
+-- which must be one of the source's, with its KeySchema (the Projection may
+-- change); a global index's ProvisionedThroughput when the table is
+-- PROVISIONED (the override's, else the source's).
+CREATE FUNCTION ddb.restored_indexes(source jsonb, overrides jsonb, kind text, billing_mode text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    member text := kind || 'SecondaryIndexOverride';
+    wanted jsonb := coalesce(overrides->member, source->(kind || 'SecondaryIndexes'), '[]');
+    chosen jsonb := '[]';
+    g jsonb;
+    s jsonb;
+BEGIN
+    IF jsonb_typeof(wanted) <> 'array' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a list', member);
+    END IF;
+    FOR g IN SELECT value FROM jsonb_array_elements(wanted) LOOP
+        SELECT value INTO s FROM jsonb_array_elements(source->(kind || 'SecondaryIndexes')) WHERE value->>'IndexName' = g->>'IndexName';
+        IF s IS NULL OR s->'KeySchema' IS DISTINCT FROM g->'KeySchema' THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: %s: the backup has no index %s with this KeySchema',
+                member, coalesce(g->>'IndexName', 'null')));
+        END IF;
+        chosen := chosen || jsonb_build_array(
+            jsonb_build_object('IndexName', s->'IndexName', 'KeySchema', s->'KeySchema',
+                               'Projection', coalesce(g->'Projection', s->'Projection'))
+            || CASE WHEN kind = 'Global' AND billing_mode = 'PROVISIONED'
+                    THEN jsonb_build_object('ProvisionedThroughput',
+                             coalesce(g->'ProvisionedThroughput', (s->'ProvisionedThroughput') - 'NumberOfDecreasesToday'))
+                    ELSE '{}' END);
+    END LOOP;
+    RETURN chosen;
+END $$;
+
+-- The CreateTable request of a restored table: the source's key schema,
+-- its indexes and billing, with the overrides RestoreTableFromBackup and
+-- RestoreTableToPointInTime take (BillingModeOverride,
+-- ProvisionedThroughputOverride, OnDemandThroughputOverride,
+-- GlobalSecondaryIndexOverride, LocalSecondaryIndexOverride; an
+-- SSESpecificationOverride is checked and, as every SSE setting here,
+-- left to the server's storage).  Tags, stream and TTL settings are not
+-- restored, as in DynamoDB.
+CREATE FUNCTION ddb.restored_table_request(target_table text, source jsonb, overrides jsonb) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mode text := coalesce(overrides->>'BillingModeOverride', source->'BillingModeSummary'->>'BillingMode', 'PROVISIONED');
+    sse jsonb := overrides->'SSESpecificationOverride';
+    globals jsonb;
+    locals jsonb;
+    used text[];
+BEGIN
+    IF mode NOT IN ('PROVISIONED', 'PAY_PER_REQUEST') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''billingModeOverride'' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]', mode));
+    END IF;
+    IF sse IS NOT NULL AND (jsonb_typeof(sse) <> 'object'
+                            OR jsonb_typeof(sse->'Enabled') NOT IN ('boolean', 'null')
+                            OR coalesce(sse->>'SSEType', 'KMS') NOT IN ('AES256', 'KMS')) THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''sSESpecificationOverride.sSEType'' failed to satisfy constraint: Member must satisfy enum value set: [AES256, KMS]',
+            sse->>'SSEType'));
+    END IF;
+    globals := ddb.restored_indexes(source, overrides, 'Global', mode);
+    locals := ddb.restored_indexes(source, overrides, 'Local', mode);
+    SELECT array_agg(DISTINCT k->>'AttributeName') INTO used
+    FROM jsonb_array_elements(source->'KeySchema' || coalesce((SELECT jsonb_agg(e) FROM jsonb_array_elements(globals || locals) i,
+                                                                    jsonb_array_elements(i->'KeySchema') e), '[]')) k;
+    RETURN jsonb_strip_nulls(jsonb_build_object(
+        'TableName', target_table,
+        'KeySchema', source->'KeySchema',
+        'AttributeDefinitions', (SELECT jsonb_agg(d ORDER BY d->>'AttributeName') FROM jsonb_array_elements(source->'AttributeDefinitions') d
+                                 WHERE d->>'AttributeName' = ANY (used)),
+        'BillingMode', mode,
+        'ProvisionedThroughput', CASE WHEN mode = 'PROVISIONED'
+                                      THEN coalesce(overrides->'ProvisionedThroughputOverride',
+                                                    (source->'ProvisionedThroughput') - 'NumberOfDecreasesToday')
+                                      ELSE overrides->'ProvisionedThroughputOverride' END,
+        'OnDemandThroughput', overrides->'OnDemandThroughputOverride',
+        'GlobalSecondaryIndexes', nullif(globals, '[]'),
+        'LocalSecondaryIndexes', nullif(locals, '[]')));
+END $$;
+
+-- Starts a restore (docs/backups.md, "Restores"): creates target_table,
+-- CREATING, from source_description (a TableDescription as DescribeTable
+-- gives it: KeySchema, AttributeDefinitions, BillingModeSummary,
+-- ProvisionedThroughput, GlobalSecondaryIndexes, LocalSecondaryIndexes)
+-- with overrides (RestoreTableFromBackup's and RestoreTableToPointInTime's
+-- *Override members: the request itself will do), and starts the job that
+-- writes SELECT item FROM items_function(items_argument) into it (natural
+-- items, as ddb.put_item takes them; items_function takes one jsonb and
+-- returns SETOF jsonb, and is called by the job with the privileges of the
+-- caller) and then makes it ACTIVE.  restore_summary is the RestoreSummary
+-- DescribeTable will show: SourceTableArn, RestoreDateTime (epoch
+-- seconds), SourceBackupArn if any.  Returns the new table's
+-- TableDescription.  TableAlreadyExistsException (YD023) or
+-- TableInUseException (YD024) when the name is taken, LimitExceededException
+-- when no background worker is free.  The caller authorizes: it checks
+-- nothing but what CreateTable checks.
+CREATE FUNCTION ddb.start_restore(target_table text, source_description jsonb, overrides jsonb,
+                                  items_function regprocedure, items_argument jsonb,
+                                  restore_summary jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    job integer;
+BEGIN
+    PERFORM ddb.check_name('targetTableName', target_table);
+    IF NOT EXISTS (SELECT FROM pg_proc p WHERE p.oid = items_function AND p.pronargs = 1 AND p.proretset
+                                         AND p.proargtypes[0] = 'jsonb'::regtype AND p.prorettype = 'jsonb'::regtype) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('the items function of a restore takes one jsonb and returns SETOF jsonb, not %s', items_function);
+    END IF;
+    IF restore_summary->>'SourceTableArn' IS NULL OR jsonb_typeof(restore_summary->'RestoreDateTime') IS DISTINCT FROM 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'the restore summary of a restore has a SourceTableArn and a RestoreDateTime (epoch seconds)';
+    END IF;
+    -- one creation of a name at a time, as ddb.create_table takes it
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
+    IF ddb.table_restoring(target_table) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || target_table;
+    END IF;
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;
+    END IF;
+    PERFORM ddb.api_create_table(ddb.restored_table_request(target_table, source_description, coalesce(overrides, '{}')));
+    job := ddb.start_job('restore', jsonb_build_object('TableName', target_table, 'ItemsFunction', items_function::text,
+                                                       'ItemsArgument', items_argument));
+    INSERT INTO ddb.table_restores (table_name, job_id, source_backup_arn, source_table_arn, restore_date_time)
+    VALUES (target_table, job, restore_summary->>'SourceBackupArn', restore_summary->>'SourceTableArn',
+            to_timestamp((restore_summary->>'RestoreDateTime')::double precision));
+    RETURN ddb.describe_table(target_table) || ddb.restore_description(target_table);
+END $$;
+
+-- The restore job (a step of kind 'restore', as the restoring role): every
+-- item, then the table ACTIVE, in one transaction.
+CREATE FUNCTION ddb.job_restore(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    items bigint := ddb.restore_items(spec->>'TableName', (spec->>'ItemsFunction')::regprocedure, spec->'ItemsArgument');
+BEGIN
+    UPDATE ddb.table_restores r SET in_progress = false
+    WHERE r.table_name = spec->>'TableName' AND r.job_id = job_restore.job_id;
+    RETURN jsonb_build_object('done', true, 'items', items);
+END $$;
+
+-- A failed restore's table goes (when it is still the one the job was filling).
+CREATE FUNCTION ddb.job_restore_failed(job_id integer, spec jsonb, error text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (SELECT FROM ddb.table_restores r
+               WHERE r.table_name = spec->>'TableName' AND r.job_id = job_restore_failed.job_id AND r.in_progress) THEN
+        PERFORM ddb.delete_table(spec->>'TableName');
+    END IF;
+END $$;
+
+-- RestoreTableFromBackup: a new table from a backup, with DynamoDB's
+-- overrides; takes CreateTable's privilege and the right to read the
+-- backup (docs/security.md).
+CREATE FUNCTION ddb.api_restore_table_from_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    target text := request->>'TargetTableName';
+    b ddb.backups;
+BEGIN
+    IF target IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('targetTableName', target);
+    b := ddb.require_backup(request->>'BackupArn');
+    PERFORM ddb.check_table_access(target, 'RestoreTableFromBackup', 'create');
+    PERFORM ddb.require_backup_access(b, 'RestoreTableFromBackup', 'read');
+    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
+    b := ddb.require_backup(b.backup_arn, 'share');
+    RETURN jsonb_build_object('TableDescription', ddb.start_restore(
+        target, b.description, request, 'ddb.backup_items(jsonb)'::regprocedure,
+        jsonb_build_object('BackupArn', b.backup_arn),
+        jsonb_build_object('SourceBackupArn', b.backup_arn, 'SourceTableArn', b.table_arn,
+                           'RestoreDateTime', extract(epoch FROM b.created_at))));
+END $$;
+
+-- DescribeTable; a restored table's also has its RestoreSummary, and is
+-- CREATING while the restore runs (DELETING once, when this finds its
+-- restore's worker gone and the table dropped: sql/restore.sql).
+CREATE OR REPLACE FUNCTION ddb.api_describe_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    description jsonb;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'DescribeTable', 'read');
+    description := ddb.describe_table(request->>'TableName') || ddb.restore_description(request->>'TableName');
+    IF description->>'TableStatus' = 'CREATING' AND NOT ddb.restore_running(request->>'TableName') THEN
+        -- (a statement of its own: it sees what ending the restore did)
+        IF NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
+            description := jsonb_set(description || '{"TableStatus": "DELETING"}', '{RestoreSummary,RestoreInProgress}', 'false');
+        END IF;
+    END IF;
+    RETURN jsonb_build_object('Table', description);
+END $$;
+
+-- DeleteTable.
+CREATE OR REPLACE FUNCTION ddb.api_delete_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    description jsonb;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    -- the catalog row locked first: a concurrent DeleteTable waits here, then finds no table (YD004)
+    PERFORM ddb.require_table(request->>'TableName', true);
+    PERFORM ddb.check_table_access(request->>'TableName', 'DeleteTable', 'own');
+    description := ddb.describe_table(request->>'TableName');
+    -- a table being restored waits for its restore; one whose restore lost its worker went with it
+    IF ddb.table_restoring(request->>'TableName') THEN
+        IF ddb.restore_running(request->>'TableName') THEN
+            PERFORM ddb.refuse_restoring(request->>'TableName');
+        END IF;
+        IF NOT EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = request->>'TableName') THEN
+            RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
+        END IF;
+    END IF;
+    PERFORM ddb.delete_table(request->>'TableName');
+    RETURN jsonb_build_object('TableDescription', description || '{"TableStatus": "DELETING"}');
+END $$;
+
+-- UpdateTimeToLive.
+CREATE OR REPLACE FUNCTION ddb.api_update_time_to_live(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    spec jsonb := request->'TimeToLiveSpecification';
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF spec IS NULL OR jsonb_typeof(spec->'Enabled') IS DISTINCT FROM 'boolean' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''timeToLiveSpecification.enabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.require_table(request->>'TableName');
+    PERFORM ddb.check_table_access(request->>'TableName', 'UpdateTimeToLive', 'own');
+    PERFORM ddb.refuse_restoring(request->>'TableName');
+    PERFORM ddb.update_time_to_live(request->>'TableName', spec->>'AttributeName', (spec->>'Enabled')::boolean);
+    RETURN jsonb_build_object('TimeToLiveSpecification', spec);
+END $$;
+
+-- UpdateTable: billing mode and throughput, and GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput, Delete).
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    PERFORM ddb.refuse_restoring(name);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF c->'ProvisionedThroughput' IS NULL OR jsonb_typeof(c->'ProvisionedThroughput') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+            UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+            WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- ===========================================================================
+-- Point-in-time recovery (docs/pitr.md): UpdateContinuousBackups,
+-- DescribeContinuousBackups, RestoreTableToPointInTime; the history of a
+-- table's items, dropped with the table and read by its readers.
+-- ===========================================================================
+
+CREATE TABLE ddb.continuous_backups (
+    table_name text PRIMARY KEY REFERENCES ddb.tables ON DELETE CASCADE,
+    history_relation name NOT NULL,     -- in the table's schema
+    recovery_period_days integer NOT NULL CHECK (recovery_period_days BETWEEN 1 AND 35),
+    enabled_at timestamptz NOT NULL     -- the time of the first versions: the earliest restorable one, until the window passes it
+);
+COMMENT ON TABLE ddb.continuous_backups IS 'Point-in-time recovery: the tables that have it, their history relation and recovery period';
+SELECT pg_catalog.pg_extension_config_dump('ddb.continuous_backups', '');
+
+-- The name of a table's history relation, beside it in its schema.
+CREATE FUNCTION ddb.pitr_history_name(relation_name name) RETURNS name
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.relation_name(relation_name || '$pitr');
+
+-- Collects a change of an item of a table with point-in-time recovery: the
+-- deferred trigger ddb_pitr (arguments: the table's DynamoDB name, its history relation).
+CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ddb_pitr_capture' LANGUAGE C;
+
+-- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
+CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN 1885959282;
+
+-- Waits until the transactions committing versions of a table are done:
+-- each holds the table's lock shared from before it reads its time until
+-- its commit is over (src/table/pitr_capture.c), so that a snapshot taken
+-- afterwards sees every version of a time up to now.
+CREATE FUNCTION ddb.pitr_settle(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pg_advisory_lock(ddb.pitr_lock_class(), hashtext(table_name));
+    PERFORM pg_advisory_unlock(ddb.pitr_lock_class(), hashtext(table_name));
+END $$;
+
+-- The table a request names in member (TableName, SourceTableName: a name
+-- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
+CREATE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
+    END IF;
+    IF length(name) NOT BETWEEN 1 AND 1024 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have length %s',
+            name, member, CASE WHEN name = '' THEN 'greater than or equal to 1' ELSE 'less than or equal to 1024' END));
+    END IF;
+    SELECT * INTO t FROM ddb.tables
+    WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    RETURN t;
+END $$;
+
+-- The window of a table with point-in-time recovery at a moment (as_of):
+-- from its first versions, or the recovery period back, to as_of.
+CREATE FUNCTION ddb.pitr_window(c ddb.continuous_backups, as_of timestamptz, OUT earliest timestamptz, OUT latest timestamptz)
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT greatest(c.enabled_at, as_of - make_interval(days => c.recovery_period_days)), as_of;
+END;
+
+-- Turns a table's point-in-time recovery on (or sets its recovery period,
+-- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
+-- on copies the table's items into the new history as versions of this
+-- moment, with the table locked against writes until the transaction ends.
+CREATE FUNCTION ddb.set_continuous_backups(table_name text, enabled boolean, recovery_period_days integer DEFAULT 35)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name, true);
+    history name := ddb.pitr_history_name(t.relation_name);
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+    enabled_at timestamptz;
+BEGIN
+    IF enabled IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF recovery_period_days IS NULL OR recovery_period_days NOT BETWEEN 1 AND 35 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
+            recovery_period_days, CASE WHEN recovery_period_days > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END));
+    END IF;
+    IF NOT enabled THEN
+        PERFORM ddb.drop_pitr_history(t.table_name);
+        RETURN;
+    END IF;
+    UPDATE ddb.continuous_backups c SET recovery_period_days = set_continuous_backups.recovery_period_days
+    WHERE c.table_name = t.table_name;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+    -- the first versions are the items as this statement sees them: a
+    -- snapshot older than the lock below could miss a write committed before it
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION USING ERRCODE = '0A000',
+            MESSAGE = 'point-in-time recovery can only be enabled in a READ COMMITTED transaction',
+            DETAIL = format('This transaction is %s.', current_setting('transaction_isolation'));
+    END IF;
+    -- writers wait from here until the history and its trigger are in place
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
+                   'change_order integer NOT NULL, item jsonb, item_size integer)',
+                   t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
+    -- no btree: a version is written by a heap insertion alone (a btree on
+    -- the key was most of a version's cost); restores and trims sort the
+    -- history, and a BRIN index finds a span of time
+    EXECUTE format('CREATE INDEX %I ON %I.%I USING brin (changed_at)',
+                   ddb.relation_name(history || '$changed_at'), t.schema_name, history);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
+                   'Point-in-time recovery history of DynamoDB table ' || t.table_name
+                   || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
+    enabled_at := clock_timestamp();
+    EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
+                   t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
+    USING enabled_at;
+    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
+                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
+                   t.schema_name, t.relation_name, t.table_name, history);
+    INSERT INTO ddb.continuous_backups (table_name, history_relation, recovery_period_days, enabled_at)
+    VALUES (t.table_name, history, recovery_period_days, enabled_at);
+    -- the table's readers read its history too (sql/security.sql)
+    PERFORM ddb.apply_table_grants(t.table_name);
+END $$;
+
+-- Drops a table's point-in-time recovery, if it has it: its trigger, its
+-- history and its catalog row (disabling it; DeleteTable).
+CREATE FUNCTION ddb.drop_pitr_history(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    c ddb.continuous_backups;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- changes this transaction made are collected now, while the trigger is there
+    -- (and go nowhere: the history is dropped)
+    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
+    DELETE FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+END $$;
+
+-- A table's ContinuousBackupsDescription (DescribeContinuousBackups,
+-- UpdateContinuousBackups): the window ends at the current time.
+CREATE FUNCTION ddb.continuous_backups_description(table_name text) RETURNS jsonb
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object(
+    'ContinuousBackupsStatus', 'ENABLED',
+    'PointInTimeRecoveryDescription',
+    coalesce((SELECT jsonb_build_object('PointInTimeRecoveryStatus', 'ENABLED',
+                                        'RecoveryPeriodInDays', c.recovery_period_days,
+                                        'EarliestRestorableDateTime', extract(epoch FROM w.earliest),
+                                        'LatestRestorableDateTime', extract(epoch FROM w.latest))
+              FROM ddb.continuous_backups c, ddb.pitr_window(c, clock_timestamp()) w
+              WHERE c.table_name = continuous_backups_description.table_name),
+             '{"PointInTimeRecoveryStatus": "DISABLED"}'));
+
+-- UpdateContinuousBackups: PointInTimeRecoverySpecification's
+-- PointInTimeRecoveryEnabled and RecoveryPeriodInDays (1 to 35, 35 when not given).
+CREATE FUNCTION ddb.api_update_continuous_backups(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    spec jsonb := nullif(request->'PointInTimeRecoverySpecification', 'null');
+    enabled jsonb := nullif(spec->'PointInTimeRecoveryEnabled', 'null');
+    days jsonb := nullif(spec->'RecoveryPeriodInDays', 'null');
+    broken text[] := '{}';
+    t ddb.tables;
+BEGIN
+    IF nullif(request->'TableName', 'null') IS NULL THEN
+        broken := broken || 'Value null at ''tableName'' failed to satisfy constraint: Member must not be null'::text;
+    END IF;
+    IF spec IS NULL THEN
+        broken := broken || 'Value null at ''pointInTimeRecoverySpecification'' failed to satisfy constraint: Member must not be null'::text;
+    ELSIF jsonb_typeof(spec) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = 'Unexpected value type in payload for PointInTimeRecoverySpecification: expected an object';
+    ELSE
+        IF enabled IS NULL THEN
+            broken := broken || 'Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null'::text;
+        ELSIF jsonb_typeof(enabled) <> 'boolean' THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006',
+                MESSAGE = 'Unexpected value type in payload for PointInTimeRecoveryEnabled: expected a boolean';
+        END IF;
+        IF days IS NOT NULL AND (jsonb_typeof(days) <> 'number' OR days::numeric <> trunc(days::numeric)) THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006',
+                MESSAGE = 'Unexpected value type in payload for RecoveryPeriodInDays: expected an integer';
+        ELSIF days::numeric NOT BETWEEN 1 AND 35 THEN
+            broken := broken || format('Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
+                                       days, CASE WHEN days::numeric > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END);
+        END IF;
+    END IF;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
+    END IF;
+    t := ddb.pitr_table(request->>'TableName', 'tableName');
+    PERFORM ddb.check_table_access(t.table_name, 'UpdateContinuousBackups', 'own');
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD030',
+            MESSAGE = format('Backups are not available for table %s: it belongs to the %s model, installed with the extension',
+                             t.table_name, t.model);
+    END IF;
+    PERFORM ddb.set_continuous_backups(t.table_name, enabled::boolean, coalesce(days::numeric::integer, 35));
+    RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
+END $$;
+
+-- DescribeContinuousBackups.
+CREATE FUNCTION ddb.api_describe_continuous_backups(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(request->>'TableName', 'tableName');
+BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'DescribeContinuousBackups', 'read');
+    RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
+END $$;
+
+-- The point-in-time recovery of a table, checked for a moment of its
+-- window (which ends at the current time): PointInTimeRecoveryUnavailableException
+-- (YD031) for a table without it, InvalidRestoreTimeException (YD032) for a moment outside.
+CREATE FUNCTION ddb.pitr_of(t ddb.tables, as_of timestamptz) RETURNS ddb.continuous_backups
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c ddb.continuous_backups;
+    w record;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
+            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
+    END IF;
+    SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
+    IF as_of IS NULL OR as_of < w.earliest OR as_of > w.latest THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD032',
+            MESSAGE = 'An invalid restore time was specified. RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime.',
+            DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
+                            w.earliest, w.latest, coalesce(as_of::text, 'null'));
+    END IF;
+    RETURN c;
+END $$;
+
+-- The items of a table with point-in-time recovery as they were at a
+-- moment of its window: per key, its latest version at or before the
+-- moment, unless that is a delete.  In key order.
+CREATE FUNCTION ddb.pitr_items(table_name text, as_of timestamptz)
+RETURNS TABLE (pk ddb.ddb_key, sk ddb.ddb_key, item jsonb, item_size integer)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(table_name, 'tableName');
+    c ddb.continuous_backups := ddb.pitr_of(t, as_of);
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT v.pk, %s, v.item, v.item_size FROM '
+        '(SELECT DISTINCT ON (%s) * FROM %I.%I WHERE changed_at <= $1 ORDER BY %s, changed_at DESC, change_order DESC) v '
+        'WHERE v.item IS NOT NULL',
+        CASE WHEN t.range_key IS NOT NULL THEN 'v.sk' ELSE 'NULL::ddb.ddb_key' END,
+        key_columns, t.schema_name, c.history_relation, key_columns)
+    USING as_of;
+END $$;
+
+-- Collapses the history of every table with point-in-time recovery to its
+-- window as of a moment (now, by default): the versions older than the
+-- window's start go, but for each key the one in force at the start, which
+-- goes too when it is a delete.  Returns how many versions it removed;
+-- schedule it like ddb.expire (docs/ttl.md, docs/pitr.md).
+CREATE FUNCTION ddb.trim_pitr_history(as_of timestamptz DEFAULT now()) RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c record;
+    removed bigint := 0;
+    n bigint;
+BEGIN
+    FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
+             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
+        -- per key, the versions up to the start, latest first: the first is in force then
+        EXECUTE format(
+            'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
+            'row_number() OVER (PARTITION BY %s ORDER BY changed_at DESC, change_order DESC) AS n '
+            'FROM %I.%I WHERE changed_at <= $1) v '
+            'WHERE h.ctid = v.ctid AND v.changed_at < $1 AND (v.n > 1 OR v.deleted)',
+            c.schema_name, c.history_relation,
+            CASE WHEN c.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END, c.schema_name, c.history_relation)
+        USING c.window_start;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        removed := removed + n;
+    END LOOP;
+    RETURN removed;
+END $$;
+
+-- A time given as epoch seconds (a JSON number, as DynamoDB's SDKs send
+-- one), to the microsecond (to_timestamp's double precision would round
+-- the sixth decimal of a time such as EarliestRestorableDateTime).
+CREATE FUNCTION ddb.epoch_timestamp(seconds numeric) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN to_timestamp(floor(seconds)::double precision)
+       + round((seconds - floor(seconds)) * 1000000)::bigint * interval '1 microsecond';
+
+-- The items of a table at a moment, for a restore (ddb.start_restore's
+-- items function): argument {"TableName": ..., "RestoreTime": timestamptz as text}.
+CREATE FUNCTION ddb.pitr_restore_items(argument jsonb) RETURNS SETOF jsonb
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT item FROM ddb.pitr_items(argument->>'TableName', (argument->>'RestoreTime')::timestamptz);
+END;
+
+-- RestoreTableToPointInTime: a new table (TargetTableName) with the items
+-- the source (SourceTableName or SourceTableArn) held at RestoreDateTime
+-- (epoch seconds) or, with UseLatestRestorableTime, now; its indexes are
+-- the source's, with the overrides DynamoDB takes (ddb.start_restore).
+-- Reads the source and takes CreateTable's privilege (docs/security.md).
+CREATE FUNCTION ddb.api_restore_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    target text := request->>'TargetTableName';
+    source_name text := coalesce(request->>'SourceTableName', request->>'SourceTableArn');
+    restore_time jsonb := nullif(request->'RestoreDateTime', 'null');
+    latest jsonb := nullif(request->'UseLatestRestorableTime', 'null');
+    t ddb.tables;
+    restore_at timestamptz;
+BEGIN
+    IF target IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('targetTableName', target);
+    IF request ? 'SourceTableName' AND request ? 'SourceTableArn' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of SourceTableName or SourceTableArn can be specified');
+    END IF;
+    IF source_name IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either SourceTableName or SourceTableArn must be specified');
+    END IF;
+    IF latest IS NOT NULL AND jsonb_typeof(latest) <> 'boolean' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for UseLatestRestorableTime: expected a boolean';
+    END IF;
+    IF restore_time IS NOT NULL AND jsonb_typeof(restore_time) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for RestoreDateTime: expected a timestamp in seconds';
+    END IF;
+    IF restore_time IS NOT NULL AND latest = 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of RestoreDateTime or UseLatestRestorableTime can be specified');
+    END IF;
+    IF restore_time IS NULL AND latest IS DISTINCT FROM 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either RestoreDateTime or UseLatestRestorableTime must be specified');
+    END IF;
+    t := ddb.pitr_table(source_name, CASE WHEN request ? 'SourceTableName' THEN 'sourceTableName' ELSE 'sourceTableArn' END);
+    PERFORM ddb.check_table_access(t.table_name, 'RestoreTableToPointInTime', 'read');
+    PERFORM ddb.check_table_access(target, 'RestoreTableToPointInTime', 'create');
+    restore_at := coalesce(ddb.epoch_timestamp(restore_time::numeric), clock_timestamp());
+    PERFORM ddb.pitr_of(t, restore_at);
+    -- the versions of a time up to the restore's have all committed once this returns
+    PERFORM ddb.pitr_settle(t.table_name);
+    RETURN jsonb_build_object('TableDescription', ddb.start_restore(
+        target, ddb.describe_table(t.table_name), request,
+        'ddb.pitr_restore_items(jsonb)'::regprocedure,
+        jsonb_build_object('TableName', t.table_name, 'RestoreTime', restore_at),
+        jsonb_build_object('SourceTableArn', ddb.table_arn(t.table_name), 'RestoreDateTime', extract(epoch FROM restore_at))));
+END $$;
+
+GRANT SELECT ON ddb.continuous_backups TO PUBLIC;
+
+-- Drops a table, its indexes and its catalog entries.
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    -- Point-in-time recovery's history goes with the table (DynamoDB would
+    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
+    -- docs/pitr.md); a system backup taken here would be made before this line.
+    PERFORM ddb.drop_pitr_history(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;
+
+-- Makes a table's privileges and policies what ddb.table_grants says:
+-- what earlier grants gave is taken back, then every grant whose pattern
+-- matches is given, on the table and on its index relations (read there).
+CREATE OR REPLACE FUNCTION ddb.apply_table_grants(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    rel name;
+    is_base boolean;
+    p record;
+    g record;
+    role_name name;
+    rule text;
+BEGIN
+    FOR rel, is_base IN SELECT t.relation_name, true
+                        UNION ALL SELECT i.relation_name, false FROM ddb.indexes i WHERE i.table_name = t.table_name
+                        -- point-in-time recovery's history: read by the table's readers (sql/pitr.sql)
+                        UNION ALL SELECT c.history_relation, false FROM ddb.continuous_backups c WHERE c.table_name = t.table_name LOOP
+        FOR p IN SELECT polname, polroles FROM pg_policy
+                 WHERE polrelid = format('%I.%I', t.schema_name, rel)::regclass AND polname LIKE 'ddb\_grant %' LOOP
+            EXECUTE format('DROP POLICY %I ON %I.%I', p.polname, t.schema_name, rel);
+            FOREACH role_name IN ARRAY ARRAY(SELECT rolname FROM pg_roles WHERE oid = ANY (p.polroles)) LOOP
+                EXECUTE format('REVOKE ALL ON %I.%I FROM %I', t.schema_name, rel, role_name);
+            END LOOP;
+        END LOOP;
+        FOR g IN SELECT gr.role_name, bool_and(gr.read_only) AS read_only,
+                        bool_or(gr.leading_keys IS NULL) AS any_key,
+                        array_remove(array_agg(DISTINCT k), NULL) AS leading_keys
+                 FROM ddb.table_grants gr LEFT JOIN LATERAL unnest(gr.leading_keys) k ON true
+                 WHERE ddb.table_pattern_matches(t.table_name, gr.table_pattern)
+                   AND to_regrole(quote_ident(gr.role_name)) IS NOT NULL
+                 GROUP BY gr.role_name LOOP
+            rule := CASE WHEN g.any_key THEN 'true'
+                         ELSE format('ddb.leading_key_matches(pk, %L::text[])', g.leading_keys) END;
+            EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', t.schema_name, g.role_name);
+            IF is_base AND NOT g.read_only THEN
+                EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I TO %I USING (%s) WITH CHECK (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule, rule);
+            ELSE
+                EXECUTE format('GRANT SELECT ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I FOR SELECT TO %I USING (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule);
+            END IF;
+            IF NOT g.any_key THEN
+                EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.schema_name, rel);
+            END IF;
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- ===========================================================================
+-- 0.2: the definitions of ddb.api_update_table and ddb.delete_table that the
+-- sections above each changed (table settings; backups and point-in-time recovery)
+-- ===========================================================================
+
+-- UpdateTable: billing mode and throughput, GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput and settings, Delete), and the table
+-- settings of sql/table_settings.sql.
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    PERFORM ddb.refuse_restoring(name);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    PERFORM ddb.check_update_concerns(request);
+    PERFORM ddb.keep_warm_throughput(name);
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput, on-demand maxima or warm throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            PERFORM ddb.set_index_settings(name, c, false);
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- Drops a table, its indexes and its catalog entries; a table with
+-- deletion protection on is refused, as DeleteTable refuses it.
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    IF t.deletion_protection THEN
+        PERFORM ddb.validation_error('Resource cannot be deleted as it is currently protected against deletion. '
+                                     'Disable deletion protection first.');
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    -- Point-in-time recovery's history goes with the table (DynamoDB would
+    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
+    -- docs/pitr.md); a system backup taken here would be made before this line.
+    PERFORM ddb.drop_pitr_history(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;

@@ -3,7 +3,7 @@
 -- ---------------------------------------------------------------------------
 
 -- The tables DROP EXTENSION would destroy items of: every table users
--- created, and the model tables that hold items.
+-- created, the model tables that hold items, and every backup (docs/backups.md).
 CREATE FUNCTION ddb.tables_blocking_drop() RETURNS SETOF text
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -22,6 +22,7 @@ BEGIN
             RETURN NEXT t.table_name;
         END IF;
     END LOOP;
+    RETURN QUERY SELECT 'backup ' || b.backup_arn FROM ddb.backups b ORDER BY b.backup_arn;
 END $$;
 
 CREATE FUNCTION ddb.guard_drop_extension() RETURNS event_trigger

@@ -15,6 +15,8 @@
 GRANT USAGE ON SCHEMA ddb TO PUBLIC;
 -- table names and key schemas are no secret to SQL users, as pg_class is not
 GRANT SELECT ON ddb.tables, ddb.indexes TO PUBLIC;
+-- and so is which tables have point-in-time recovery (sql/pitr.sql)
+GRANT SELECT ON ddb.continuous_backups TO PUBLIC;
 
 -- ddb.execute as a role the caller may SET ROLE to (ddb-gateway's access keys).
 CREATE FUNCTION ddb.execute_as(role_name name, operation text, request jsonb) RETURNS jsonb
@@ -141,7 +143,9 @@ DECLARE
     rule text;
 BEGIN
     FOR rel, is_base IN SELECT t.relation_name, true
-                        UNION ALL SELECT i.relation_name, false FROM ddb.indexes i WHERE i.table_name = t.table_name LOOP
+                        UNION ALL SELECT i.relation_name, false FROM ddb.indexes i WHERE i.table_name = t.table_name
+                        -- point-in-time recovery's history: read by the table's readers (sql/pitr.sql)
+                        UNION ALL SELECT c.history_relation, false FROM ddb.continuous_backups c WHERE c.table_name = t.table_name LOOP
         FOR p IN SELECT polname, polroles FROM pg_policy
                  WHERE polrelid = format('%I.%I', t.schema_name, rel)::regclass AND polname LIKE 'ddb\_grant %' LOOP
             EXECUTE format('DROP POLICY %I ON %I.%I', p.polname, t.schema_name, rel);

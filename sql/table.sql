@@ -283,6 +283,10 @@ BEGIN
     FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
         EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
     END LOOP;
+    -- Point-in-time recovery's history goes with the table (DynamoDB would
+    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
+    -- docs/pitr.md); a system backup taken here would be made before this line.
+    PERFORM ddb.drop_pitr_history(t.table_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
     DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
     DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;

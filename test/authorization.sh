@@ -50,7 +50,11 @@ SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "ten
 SELECT ddb.grant_tables('ddb_authz_reader', 'Orders', true);
 SELECT ddb.grant_tables('ddb_authz_tenant', 'Orders', false, ARRAY['tenant1#*']);
 SELECT ddb.grant_tables('ddb_authz_orders', 'orders_*');
+SELECT ddb.execute('CreateBackup', '{"TableName": "Secret", "BackupName": "secret-backup"}');
+SELECT ddb.execute('CreateBackup', '{"TableName": "Orders", "BackupName": "orders-backup"}');
 SQL
+secret_backup=$(q -c "SELECT backup_arn FROM ddb.backups WHERE table_name = 'Secret'")
+orders_backup=$(q -c "SELECT backup_arn FROM ddb.backups WHERE table_name = 'Orders'")
 key() {  # ROLE: "id secret" of a new key acting as ROLE ('' for the gateway's own)
     q -F ' ' -c "SELECT * FROM ddb.create_access_key(NULLIF('$1', ''))"
 }
@@ -117,6 +121,14 @@ declare -A request=(
     [GetRecords]="{\"ShardIterator\": \"$iterator\"}"
     [DescribeLimits]='{}'
     [DescribeEndpoints]='{}'
+    [UpdateContinuousBackups]='{"TableName": "Secret", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}'
+    [DescribeContinuousBackups]='{"TableName": "Secret"}'
+    [RestoreTableToPointInTime]='{"SourceTableName": "Secret", "TargetTableName": "Mine", "UseLatestRestorableTime": true}'
+    [CreateBackup]='{"TableName": "Secret", "BackupName": "mine"}'
+    [DescribeBackup]="{\"BackupArn\": \"$secret_backup\"}"
+    [ListBackups]='{}'
+    [DeleteBackup]="{\"BackupArn\": \"$secret_backup\"}"
+    [RestoreTableFromBackup]="{\"BackupArn\": \"$secret_backup\", \"TargetTableName\": \"Stolen\"}"
 )
 # what a refusal looks like per operation: AccessDeniedException, except the
 # listings (nothing to see), BatchExecuteStatement (an error per statement)
@@ -125,6 +137,7 @@ expected() {
     case "$1" in
         ListTables) echo '200  {"TableNames": []}' ;;
         ListStreams) echo '200  {"Streams": []}' ;;
+        ListBackups) echo '200  {"BackupSummaries": []}' ;;
         BatchExecuteStatement) echo '200  AccessDenied' ;;
         DescribeLimits) echo '200  40000' ;;
         DescribeEndpoints) echo "200  127.0.0.1:$PORT" ;;
@@ -139,7 +152,7 @@ for op in $operations; do
     [ -n "${request[$op]:-}" ] || continue
     got=$(as none "$op" "${request[$op]}")
     case "$op" in
-        ListTables | ListStreams) got="$got $(cat "$WORK/body")" ;;
+        ListTables | ListStreams | ListBackups) got="$got $(cat "$WORK/body")" ;;
         BatchExecuteStatement) got="$got $(field '{Responses}[0]{Error}{Code}')" ;;
         DescribeLimits) got="$got $(field '{TableMaxReadCapacityUnits}')" ;;
         DescribeEndpoints) got="$got $(field '{Endpoints}[0]{Address}')" ;;
@@ -149,10 +162,13 @@ for op in $operations; do
         *) check "$op by a key without access is refused" "$(expected "$op")" "$got" ;;
     esac
 done
-check "and nothing was written or changed" '1 {} f' \
+check "and nothing was written or changed" '1 {} f 0' \
     "$(q -F ' ' -c "SELECT count(*), (SELECT tags FROM ddb.tables WHERE table_name = 'Secret'),
-                          (SELECT ttl_attribute IS NOT NULL FROM ddb.tables WHERE table_name = 'Secret')
+                          (SELECT ttl_attribute IS NOT NULL FROM ddb.tables WHERE table_name = 'Secret'),
+                          (SELECT count(*) FROM ddb.continuous_backups)
                     FROM public.\"Secret\"")"
+check "and no backup was taken, deleted or restored" "2 0" \
+    "$(q -F ' ' -c "SELECT (SELECT count(*) FROM ddb.backups), (SELECT count(*) FROM ddb.tables WHERE table_name IN ('Stolen', 'Mine'))")"
 check "an AccessDeniedException is worded as DynamoDB words it" \
     "User: arn:aws:iam::000000000000:user/ddb_authz_none is not authorized to perform: dynamodb:GetItem on resource: $ARN/Secret because no identity-based policy allows the dynamodb:GetItem action" \
     "$(as none GetItem "${request[GetItem]}" >/dev/null; field '{message}')"
@@ -167,6 +183,20 @@ check "nor tag it" "400 AccessDeniedException" "$(as reader TagResource "{\"Reso
 check "it lists its tags" "200 " "$(as reader ListTagsOfResource "{\"ResourceArn\": \"$ARN/Orders\"}")"
 check "ListTables lists only the tables a key may use" '{"TableNames": ["Orders"]}' "$(as reader ListTables '{}' >/dev/null; cat "$WORK/body")"
 check "ListStreams too" "Orders" "$(as reader ListStreams '{}' >/dev/null; field '{Streams}[0]{TableName}')$(field '{Streams}[1]{TableName}')"
+
+# ---- backups: the table's owner takes them, their readers describe and restore them ----
+check "a read-only key may not back its table up (ownership)" "400 AccessDeniedException" \
+    "$(as reader CreateBackup '{"TableName": "Orders", "BackupName": "mine"}')"
+check "the refusal of a backup names the backup's ARN" \
+    "User: arn:aws:iam::000000000000:user/ddb_authz_reader is not authorized to perform: dynamodb:DescribeBackup on resource: $orders_backup because no identity-based policy allows the dynamodb:DescribeBackup action" \
+    "$(as reader DescribeBackup "{\"BackupArn\": \"$orders_backup\"}" >/dev/null; field '{message}')"
+check "nor list a backup it may not read" '{"BackupSummaries": []}' "$(as reader ListBackups '{}' >/dev/null; cat "$WORK/body")"
+q -c "GRANT SELECT ON ddb_backups.\"${orders_backup##*/}\" TO ddb_authz_reader"
+check "a backup's reader (GRANT SELECT on its relation) describes it" "200 " "$(as reader DescribeBackup "{\"BackupArn\": \"$orders_backup\"}")"
+check "and lists it" "$orders_backup" "$(as reader ListBackups '{}' >/dev/null; field '{BackupSummaries}[0]{BackupArn}')"
+check "but may not delete it (its owner's)" "400 AccessDeniedException" "$(as reader DeleteBackup "{\"BackupArn\": \"$orders_backup\"}")"
+check "nor restore it without CreateTable's privilege" "400 AccessDeniedException" \
+    "$(as reader RestoreTableFromBackup "{\"BackupArn\": \"$orders_backup\", \"TargetTableName\": \"Copy\"}")"
 
 put_tenant() { as tenant PutItem "{\"TableName\": \"Orders\", \"Item\": {\"pk\": {\"S\": \"$1\"}, \"sk\": {\"S\": \"1\"}, \"status\": {\"S\": \"open\"}}}"; }
 check "a key with leading keys writes items under them" "200 " "$(put_tenant tenant1#o1)"
@@ -186,6 +216,20 @@ check "an index Query too" "1 tenant1#o1" \
        field '{Count}') $(field '{Items}[0]{pk}{S}')"
 check "another tenant's item is untouched" "1" \
     "$(q -c "SELECT count(*) FROM public.\"Orders\" WHERE pk = 'tenant2#o1'")"
+
+# ---- point-in-time recovery: the owner's to turn on, the readers' to describe and read ----
+check "a read-only key may not turn point-in-time recovery on" "400 AccessDeniedException" \
+    "$(as reader UpdateContinuousBackups '{"TableName": "Orders", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}')"
+check "the owner's key may" "200 " \
+    "$(as admin UpdateContinuousBackups '{"TableName": "Orders", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}')"
+check "a read-only key describes it" "200  ENABLED" \
+    "$(as reader DescribeContinuousBackups '{"TableName": "Orders"}') $(field '{ContinuousBackupsDescription}{PointInTimeRecoveryDescription}{PointInTimeRecoveryStatus}')"
+check "and reads the table's history (ddb.pitr_items): every item" "2" \
+    "$(q -c "SET ROLE ddb_authz_reader" -c "SELECT count(*) FROM ddb.pitr_items('Orders', clock_timestamp())")"
+check "a key with leading keys reads its own items' history only" "tenant1#o1" \
+    "$(q -c "SET ROLE ddb_authz_tenant" -c "SELECT string_agg(pk::text, ' ') FROM ddb.pitr_items('Orders', clock_timestamp())")"
+check "a read-only key may not restore it (CreateTable's privilege)" "400 AccessDeniedException" \
+    "$(as reader RestoreTableToPointInTime '{"SourceTableName": "Orders", "TargetTableName": "OrdersBack", "UseLatestRestorableTime": true}')"
 
 check "a pattern grant reaches a table created later" "200 " \
     "$(q -c "SELECT ddb.create_table('orders_2026', 'pk')" >/dev/null; as orders PutItem '{"TableName": "orders_2026", "Item": {"pk": {"S": "a"}}}')"

@@ -151,5 +151,57 @@ for op in "DeleteTable:{\"TableName\": \"Twice\"}" \
         "ERROR:  $([ "${op%%:*}" = DeleteTable ] && echo YD004 || echo YD005)" "$(grep ERROR "$WORK/twice.out")"
 done
 
+# Point-in-time recovery (docs/pitr.md) times a transaction's versions when
+# it commits.  B began before A, but writes the item after A committed: B's
+# version is the later one (a time taken when a transaction began would put
+# it first, and a restore would give A's item).
+q -c "SELECT ddb.create_table('PitRace', 'pk')" -c "SELECT ddb.set_continuous_backups('PitRace', true)" >/dev/null
+{
+    echo "BEGIN;"
+    echo "SELECT now();"
+    echo "SELECT pg_sleep(1);"
+    echo "SELECT ddb.put_item('PitRace', '{\"pk\": \"k\", \"who\": \"B\"}');"
+    echo "COMMIT;"
+} | q >/dev/null 2>&1 &
+b_pid=$!
+sleep 0.3
+q -c "SELECT ddb.put_item('PitRace', '{\"pk\": \"k\", \"who\": \"A\"}')" >/dev/null
+wait "$b_pid"
+check "PITR: a transaction that began first but wrote later has the later version" "A B|B" \
+    "$(q -c "SELECT string_agg(item->>'who', ' ' ORDER BY changed_at) FROM public.\"PitRace\$pitr\"")|$(q -c "SELECT item->>'who' FROM ddb.pitr_items('PitRace', clock_timestamp())")"
+
+# A prepared transaction's versions are written at PREPARE TRANSACTION (its
+# time is read then) and seen once COMMIT PREPARED commits it.
+q -c "BEGIN" -c "SELECT ddb.put_item('PitRace', '{\"pk\": \"prepared\"}')" -c "PREPARE TRANSACTION 'ddb_pitr_prepared'" >/dev/null
+before=$(q -c "SELECT count(*) FROM ddb.pitr_items('PitRace', clock_timestamp()) WHERE pk = 'prepared'")
+q -c "COMMIT PREPARED 'ddb_pitr_prepared'" >/dev/null
+check "PITR: a prepared transaction's version is seen once it is committed" "0 1" \
+    "$before $(q -c "SELECT count(*) FROM ddb.pitr_items('PitRace', clock_timestamp()) WHERE pk = 'prepared'")"
+
+# A restore reads after ddb.pitr_settle, which waits for the writers that
+# have timed their versions but not finished committing.  A's commit is held
+# after its time was read, waiting for a synchronous standby that does not
+# exist: a read of the history misses A's version, a read after settling
+# waits for A and has it.
+reset_standby() { psql -X -q -d postgres -c "ALTER SYSTEM RESET synchronous_standby_names" -c "SELECT pg_reload_conf()" >/dev/null; }
+trap reset_standby EXIT
+psql -X -q -d postgres -c "ALTER SYSTEM SET synchronous_standby_names = 'ddb_nobody'" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+q -c "SET synchronous_commit = on" -c "SELECT ddb.put_item('PitRace', '{\"pk\": \"late\"}')" >/dev/null 2>&1 &
+a_pid=$!
+sleep 1
+after=$(q -c "SELECT clock_timestamp()")
+missed=$(q -c "SELECT count(*) FROM ddb.pitr_items('PitRace', '$after') WHERE pk = 'late'")
+q -c "SELECT ddb.pitr_settle('PitRace')" -c "SELECT count(*) FROM ddb.pitr_items('PitRace', '$after') WHERE pk = 'late'" \
+    >"$WORK/settled.out" 2>&1 &
+settle_pid=$!
+sleep 1
+kill -0 "$settle_pid" 2>/dev/null && waiting=waits || waiting="did not wait"
+reset_standby
+trap - EXIT
+wait "$a_pid" "$settle_pid"
+check "PITR: a read before the commit is over misses it; ddb.pitr_settle waits for it, then it is read" "0 waits 1" \
+    "$missed $waiting $(tail -1 "$WORK/settled.out")"
+
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
 exit $status

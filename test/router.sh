@@ -96,6 +96,17 @@ check "a request that is no object is the router's SerializationException" "YD00
     "$(error GetItem '[1]' | cut -d'|' -f1,3)"
 check "an operation no one serves is UnknownOperationException" "YD007|UnknownOperationException" \
     "$(error DescribeNothing '{}' | cut -d'|' -f1,3)"
+check "UpdateContinuousBackups is refused: the shards keep no history" "YD030|ContinuousBackupsUnavailableException" \
+    "$(error UpdateContinuousBackups '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}' | cut -d'|' -f1,3)"
+check "RestoreTableToPointInTime too" "YD031|PointInTimeRecoveryUnavailableException" \
+    "$(error RestoreTableToPointInTime '{"SourceTableName": "Music", "TargetTableName": "Music2", "UseLatestRestorableTime": true}' | cut -d'|' -f1,3)"
+check "DescribeContinuousBackups says point-in-time recovery is off" "DISABLED" \
+    "$(call DescribeContinuousBackups '{"TableName": "Music"}' "r->'ContinuousBackupsDescription'->'PointInTimeRecoveryDescription'->>'PointInTimeRecoveryStatus'")"
+for op in CreateBackup DescribeBackup ListBackups DeleteBackup RestoreTableFromBackup; do
+    check "$op is ValidationException: not on a sharded deployment" \
+        "YD001|$op is not supported on a sharded deployment (ddb_router): back up each shard's database instead|ValidationException" \
+        "$(error "$op" '{"TableName": "Music", "BackupName": "b", "BackupArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Music/backup/01700000000000-00000000"}')"
+done
 check "an unknown table is ResourceNotFoundException" "YD004|ResourceNotFoundException" \
     "$(error GetItem '{"TableName": "Nope", "Key": {"Artist": {"S": "a"}}}' | cut -d'|' -f1,3)"
 check "and the invalid requests wrote nothing" "100" "$(sum "$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")")"

@@ -2,7 +2,7 @@
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
 # the dump/restore, upgrade and concurrency checks, the gateway's, the
-# sharding checks (ddb_router, and a deployment of tools/scale-out.sh) and
+# backups' (which restart the cluster once), the sharding checks (ddb_router, and a deployment of tools/scale-out.sh) and
 # ddb-transfer's, a cluster from a checkout at a long path, the examples of
 # docs/ and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
@@ -95,6 +95,8 @@ run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh"
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/gateway_replicas.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
     "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh"
+run_checks "backups and restores" backups "$ROOT/test/backups.sh"
+run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
     "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh"

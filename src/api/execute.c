@@ -88,6 +88,14 @@ static const struct
 	{"GetRecords", "ddb.api_get_records"},
 	{"DescribeLimits", "ddb.api_describe_limits"},
 	{"DescribeEndpoints", "ddb.api_describe_endpoints"},
+	{"CreateBackup", "ddb.api_create_backup"},
+	{"DescribeBackup", "ddb.api_describe_backup"},
+	{"ListBackups", "ddb.api_list_backups"},
+	{"DeleteBackup", "ddb.api_delete_backup"},
+	{"RestoreTableFromBackup", "ddb.api_restore_table_from_backup"},
+	{"UpdateContinuousBackups", "ddb.api_update_continuous_backups"},
+	{"DescribeContinuousBackups", "ddb.api_describe_continuous_backups"},
+	{"RestoreTableToPointInTime", "ddb.api_restore_table_to_point_in_time"},
 };
 
 

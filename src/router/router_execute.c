@@ -7,7 +7,8 @@
  * SQL functions ddb_router.<operation> (sql/router/); the
  * catalog's read-only operations are the router's own (its catalog is the
  * nodes'), and so are ListStreams (a stream's ARN is the router's) and the
- * account's DescribeLimits and DescribeEndpoints (the gateway's address).
+ * account's DescribeLimits and DescribeEndpoints (the gateway's address);
+ * the operations of point-in-time recovery are refused, but for its description.
  */
 #include "postgres.h"
 
@@ -67,6 +68,18 @@ static const struct
 	{"ListTagsOfResource", ROUTE_LOCAL, NULL},
 	{"DescribeLimits", ROUTE_LOCAL, NULL},
 	{"DescribeEndpoints", ROUTE_LOCAL, NULL},
+	/* the shards keep no point-in-time recovery history (sql/router/pitr.sql) */
+	{"UpdateContinuousBackups", ROUTE_SQL, "ddb_router.refuse_pitr"},
+	{"RestoreTableToPointInTime", ROUTE_SQL, "ddb_router.refuse_pitr"},
+	{"DescribeContinuousBackups", ROUTE_LOCAL, NULL},
+};
+
+/*
+ * The operations a sharded deployment does not serve: on-demand backups and
+ * restores (each shard's database is backed up on its own, docs/backups.md).
+ */
+static const char *const unsupported_operations[] = {
+	"CreateBackup", "DescribeBackup", "ListBackups", "DeleteBackup", "RestoreTableFromBackup",
 };
 
 /* The operations that may set an attribute (PutItem's item, an update, a PartiQL INSERT or UPDATE). */
@@ -107,6 +120,19 @@ run_sql(const char *function, Datum role, bool role_null, text *operation, Jsonb
 	return answer;
 }
 
+/* Refuses an operation of unsupported_operations with DynamoDB's ValidationException. */
+static pg_attribute_noreturn() void
+unsupported(const char *operation)
+{
+	char	   *message = psprintf("%s is not supported on a sharded deployment (ddb_router): "
+								   "back up each shard's database instead", operation);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_VALIDATION),
+			 errmsg_internal("%s", message),
+			 errdetail_internal("%s", ddb_error_body(ddb_error_type(DDB_ERROR_VALIDATION), message, NULL, NULL))));
+}
+
 /* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed. */
 Datum
 ddb_router_execute_metered(PG_FUNCTION_ARGS)
@@ -133,6 +159,9 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	operation = PG_GETARG_TEXT_PP(1);
 	op = text_to_cstring(operation);
 	request = PG_GETARG_JSONB_P(2);
+	for (size_t i = 0; i < lengthof(unsupported_operations); i++)
+		if (strcmp(op, unsupported_operations[i]) == 0)
+			unsupported(op);
 
 	/* a reference table's items are on every node (sql/router/reference.sql) */
 	if (router_request_names_listed(REFERENCE_TABLES, request))

@@ -4,9 +4,10 @@
  *
  * The data tables users create are not members of the extension but depend
  * on its key type, so DROP EXTENSION ... CASCADE would drop them; the
- * models' tables are members and would go too.  While any user table
- * exists, or a model table holds items (ddb.tables_blocking_drop), the
- * guard refuses the command instead.
+ * models' tables are members and would go too, and so would the backups
+ * (docs/backups.md).  While any user table exists, a model table holds
+ * items, or a backup exists (ddb.tables_blocking_drop), the guard refuses
+ * the command instead.
  */
 #include "postgres.h"
 
@@ -56,10 +57,11 @@ ddb_guard_drop_extension(PG_FUNCTION_ARGS)
 	if (tables > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-				 errmsg("cannot drop extension ddb_model while it holds %lld DynamoDB tables",
+				 errmsg("cannot drop extension ddb_model while it holds %lld DynamoDB tables or backups",
 						(long long) tables),
 				 errdetail("Dropping it would destroy their items (RETAIN removal policy)."),
-				 errhint("Delete those tables with ddb.delete_table(name), and the items of a model's tables, "
-						 "first, or keep the extension; SELECT ddb.tables_blocking_drop() lists them.")));
+				 errhint("Delete those tables with ddb.delete_table(name), the items of a model's tables, "
+						 "and the backups (DeleteBackup) first, or keep the extension; "
+						 "SELECT ddb.tables_blocking_drop() lists them.")));
 	PG_RETURN_VOID();
 }

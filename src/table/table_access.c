@@ -234,7 +234,7 @@ ddb_check_table_access(PG_FUNCTION_ARGS)
 		table_access_set_action(outer);
 		PG_RETURN_VOID();
 	}
-	def = table_def_get(table_name);
+	def = table_def_get_any(table_name);
 	if (strcmp(access, "read") == 0)
 		table_access_check(def, NULL, TABLE_READ);
 	else if (strcmp(access, "write") == 0)
@@ -271,5 +271,34 @@ ddb_set_table_tags(PG_FUNCTION_ARGS)
 		elog(ERROR, "ddb_model: could not set the tags of table %s", def->name);
 	SPI_finish();
 	owner_context_exit(&saved);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(ddb_check_backup_access);
+
+/*
+ * ddb.check_backup_access(relation, resource, action, access): the backup
+ * operations' check (sql/backups.sql): 'read' takes SELECT on the backup's
+ * relation, 'own' its ownership; a refusal names resource, the backup's
+ * ARN after the table ARN's prefix (<table>/backup/<id>).
+ */
+Datum
+ddb_check_backup_access(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *resource = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	const char *outer = table_access_set_action(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	char	   *access = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	bool		allowed;
+
+	if (strcmp(access, "read") == 0)
+		allowed = has_privileges(relid, ACL_SELECT);
+	else if (strcmp(access, "own") == 0)
+		allowed = pg_class_ownercheck(relid, GetUserId());
+	else
+		elog(ERROR, "ddb_model: unknown backup access \"%s\"", access);
+	if (!allowed)
+		access_denied(resource, NULL);
+	table_access_set_action(outer);
 	PG_RETURN_VOID();
 }

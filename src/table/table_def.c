@@ -39,6 +39,7 @@ typedef struct TableCacheEntry
 static HTAB *table_cache = NULL;
 static List *retired_defs = NIL;	/* stale definitions, freed at transaction end */
 static uint64 invalidation_count = 0;	/* bumped by every relcache callback */
+static const char *restoring_table = NULL;	/* the table this backend restores (table_def_set_restoring) */
 
 /* Frees kept plans. */
 static void
@@ -144,6 +145,17 @@ table_def_report_missing(const char *table_name)
 			 errhint("There is no DynamoDB table %s (SELECT table_name FROM ddb.tables lists them).", table_name)));
 }
 
+/* Raises DDB_ERROR_RESOURCE_NOT_FOUND for an item operation on a table being restored, as DynamoDB does. */
+static pg_attribute_noreturn() void
+table_def_report_creating(const char *table_name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_RESOURCE_NOT_FOUND),
+			 errmsg("Requested resource not found"),
+			 errhint("Table %s is being restored (CREATING); it takes requests once DescribeTable says ACTIVE.",
+					 table_name)));
+}
+
 /* Column n (1-based) of SPI row r as a string copied into cxt, or NULL. */
 static char *
 spi_string(int r, int n, MemoryContext cxt)
@@ -189,6 +201,13 @@ indexes_have_column(const char *column)
 	Oid			relid = get_relname_relid("indexes", get_namespace_oid("ddb", false));
 
 	return OidIsValid(relid) && get_attnum(relid, column) != InvalidAttrNumber;
+}
+
+/* True when the catalog has a relation ddb.<name> (that of an older version may lack it). */
+static bool
+catalog_has_relation(const char *name)
+{
+	return OidIsValid(get_relname_relid(name, get_namespace_oid("ddb", false)));
 }
 
 /* Fills the attribute arrays of a key schema of at most one attribute per side. */
@@ -268,13 +287,16 @@ load_def(const char *table_name)
 	bool		capacity;
 
 	SPI_connect();
-	catalog_query("SELECT schema_name, relation_name, hash_key, range_key, "
-				  "attribute_types OPERATOR(pg_catalog.->>) hash_key, "
-				  "attribute_types OPERATOR(pg_catalog.->>) range_key, partitions, ttl_attribute, "
-				  "stream_view_type, stream_label, "
-				  "CASE WHEN billing_mode OPERATOR(pg_catalog.=) 'PROVISIONED' THEN read_capacity ELSE 0 END, "
-				  "CASE WHEN billing_mode OPERATOR(pg_catalog.=) 'PROVISIONED' THEN write_capacity ELSE 0 END "
-				  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", args);
+	catalog_query(psprintf("SELECT schema_name, relation_name, hash_key, range_key, "
+						   "attribute_types OPERATOR(pg_catalog.->>) hash_key, "
+						   "attribute_types OPERATOR(pg_catalog.->>) range_key, partitions, ttl_attribute, "
+						   "stream_view_type, stream_label, "
+						   "CASE WHEN billing_mode OPERATOR(pg_catalog.=) 'PROVISIONED' THEN read_capacity ELSE 0 END, "
+						   "CASE WHEN billing_mode OPERATOR(pg_catalog.=) 'PROVISIONED' THEN write_capacity ELSE 0 END, %s "
+						   "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1",
+						   catalog_has_relation("table_restores") ?
+						   "EXISTS (SELECT FROM ddb.table_restores r WHERE r.table_name OPERATOR(pg_catalog.=) $1 "
+						   "AND r.in_progress)::pg_catalog.text" : "'false'"), args);
 	if (SPI_processed == 0)
 	{
 		SPI_finish();
@@ -299,6 +321,7 @@ load_def(const char *table_name)
 	def->stream_label = spi_string(0, 10, cxt);
 	def->read_capacity = atoi(spi_string(0, 11, cxt));
 	def->write_capacity = atoi(spi_string(0, 12, cxt));
+	def->creating = strcmp(spi_string(0, 13, cxt), "true") == 0;
 	def->relid = relation_oid(def->schema_name, def->relation_name);
 
 	multi = indexes_have_column("extra_hash_keys");
@@ -406,7 +429,7 @@ cached_def(const char *table_name, bool missing_ok)
  * (ResourceNotFoundException, rather than a plan on a dropped relation).
  */
 TableDef *
-table_def_get(const char *table_name)
+table_def_get_any(const char *table_name)
 {
 	for (;;)
 	{
@@ -416,6 +439,27 @@ table_def_get(const char *table_name)
 		if (def->valid)
 			return def;
 	}
+}
+
+/* table_def_get_any, refusing a table being restored but by its restore; see table_def.h. */
+TableDef *
+table_def_get(const char *table_name)
+{
+	TableDef   *def = table_def_get_any(table_name);
+
+	if (def->creating && (restoring_table == NULL || strcmp(restoring_table, table_name) != 0))
+		table_def_report_creating(table_name);
+	return def;
+}
+
+/* Names the table this backend restores; see table_def.h. */
+const char *
+table_def_set_restoring(const char *table_name)
+{
+	const char *previous = restoring_table;
+
+	restoring_table = table_name;
+	return previous;
 }
 
 /* table_def_get, or NULL when there is no such table. */

@@ -80,6 +80,7 @@ typedef struct TableDef
 	/* the provisioned read and write units per second; 0 on an on-demand table (throttle.c) */
 	int			read_capacity;
 	int			write_capacity;
+	bool		creating;		/* being restored (CREATING): item operations are refused */
 	int			nindexes;
 	IndexDef   *indexes;
 	SPIPlanPtr	plans[TABLE_MAX_PLANS];
@@ -92,10 +93,21 @@ typedef struct TableDef
 
 /*
  * The definition of a table by its DynamoDB name; raises DynamoDB's
- * DDB_ERROR_RESOURCE_NOT_FOUND when there is none.  Valid until the end of
- * the transaction.
+ * DDB_ERROR_RESOURCE_NOT_FOUND when there is none, or when it is being
+ * restored (CREATING), as DynamoDB answers item operations then, unless
+ * this backend is the restore (table_def_set_restoring).  Valid until the
+ * end of the transaction.
  */
 extern TableDef *table_def_get(const char *table_name);
+
+/* table_def_get, also of a table being restored: for the table operations that describe or tag one. */
+extern TableDef *table_def_get_any(const char *table_name);
+
+/*
+ * Names the table this backend restores (its items may be written while it
+ * is CREATING), NULL for none; returns the name it replaces, to be restored.
+ */
+extern const char *table_def_set_restoring(const char *table_name);
 
 /* table_def_get, or NULL when there is no such table. */
 extern TableDef *table_def_find(const char *table_name);

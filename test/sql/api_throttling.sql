@@ -14,7 +14,7 @@ DECLARE
 BEGIN
     PERFORM ddb.execute(operation, request);
     RETURN 'ok';
-EXCEPTION WHEN SQLSTATE 'YD020' THEN
+EXCEPTION WHEN SQLSTATE 'YD050' THEN
     GET STACKED DIAGNOSTICS body = PG_EXCEPTION_DETAIL;
     RETURN 'throttled: ' || (SELECT string_agg(r ->> 'reason', ', ') FROM jsonb_array_elements(body -> 'ThrottlingReasons') r);
 END $$;

@@ -1,0 +1,336 @@
+/*
+ * job_catalog.c — background jobs as the requesting backends see them
+ * (jobs.h): ddb.start_job records a job and starts its worker, ddb.job_state
+ * reports a job's status and ends FAILED a job whose worker is gone; the
+ * helpers the worker (job_worker.c) shares: reading a job, acting as its
+ * role, failing it.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/latch.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "../ddb_errors.h"
+#include "../api/api.h"
+#include "jobs.h"
+
+PG_FUNCTION_INFO_V1(ddb_start_job);
+PG_FUNCTION_INFO_V1(ddb_job_state);
+
+/* How long ddb.start_job waits for its worker to start, in milliseconds. */
+#define JOB_START_TIMEOUT_MS 30000
+
+/* The error of a job whose worker is gone. */
+#define JOB_WORKER_GONE "the background worker running the job ended before it finished " \
+	"(the server restarted or crashed, or the worker was terminated)"
+
+/* The tag of a job's request or run lock; see jobs.h. */
+void
+job_lock_tag(LOCKTAG *tag, uint32 key, int32 id)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, key, (uint32) id, 2);
+}
+
+/* True when a job kind is a name a function may end with: [a-z][a-z0-9_]*, at most 40 characters. */
+static bool
+valid_kind(const char *kind)
+{
+	size_t		n = strlen(kind);
+
+	if (n == 0 || n > 40 || kind[0] < 'a' || kind[0] > 'z')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((kind[i] >= 'a' && kind[i] <= 'z') || (kind[i] >= '0' && kind[i] <= '9') || kind[i] == '_'))
+			return false;
+	return true;
+}
+
+/* True when the function of this signature exists (SPI connected). */
+static bool
+function_exists(const char *signature)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(signature)};
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT pg_catalog.to_regprocedure($1) IS NOT NULL", 1, argtypes, args, NULL,
+							  true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not look up %s", signature);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* Reads a job; see jobs.h. */
+bool
+job_read(int32 id, Job *job)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(id)};
+	MemoryContext caller = CurrentMemoryContext;
+	OwnerContext saved;
+	bool		found;
+
+	owner_context_enter(ddb_relation_oid("jobs"), &saved);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT kind, spec, role_name, status, progress FROM ddb.jobs "
+							  "WHERE id OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read job %d", id);
+	found = SPI_processed == 1;
+	if (found)
+	{
+		HeapTuple	row = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		job->id = id;
+		job->kind = SPI_getvalue(row, desc, 1);
+		job->spec = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 2, &isnull));
+		job->role_name = SPI_getvalue(row, desc, 3);
+		job->status = SPI_getvalue(row, desc, 4);
+		job->progress = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 5, &isnull));
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	owner_context_exit(&saved);
+	return found;
+}
+
+/* Acts as the role that started a job; see jobs.h. */
+void
+job_role_enter(const Job *job, OwnerContext *saved)
+{
+	Oid			role = get_role_oid(job->role_name, true);
+
+	if (!OidIsValid(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the role \"%s\" that started job %d no longer exists", job->role_name, job->id)));
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(role, saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+/* A job and the error that ended it: what its failure function is called with. */
+typedef struct FailedJob
+{
+	const Job  *job;
+	const char *message;
+} FailedJob;
+
+/* Runs ddb.job_<kind>_failed(id, spec, error) as the job's role, when the kind has one. */
+static void
+run_failure_function(void *arg)
+{
+	FailedJob  *failed = arg;
+	const Job  *job = failed->job;
+	Oid			argtypes[3] = {INT4OID, JSONBOID, TEXTOID};
+	Datum		args[3] = {Int32GetDatum(job->id), JsonbPGetDatum(job->spec), CStringGetTextDatum(failed->message)};
+	OwnerContext saved;
+
+	SPI_connect();
+	if (function_exists(psprintf("ddb.job_%s_failed(integer, jsonb, text)", job->kind)))
+	{
+		job_role_enter(job, &saved);
+		if (SPI_execute_with_args(psprintf("SELECT ddb.job_%s_failed($1, $2, $3)", job->kind), 3, argtypes, args,
+								  NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "ddb_model: the failure function of job %d failed", job->id);
+		owner_context_exit(&saved);
+	}
+	SPI_finish();
+}
+
+/* Ends a job as FAILED; see jobs.h. */
+bool
+job_fail(const Job *job, const char *message)
+{
+	Oid			argtypes[2] = {INT4OID, TEXTOID};
+	Datum		args[2] = {Int32GetDatum(job->id), CStringGetTextDatum(message)};
+	OwnerContext saved;
+	bool		ended;
+	FailedJob	failed = {job, message};
+	ErrorData  *error;
+
+	if (!valid_kind(job->kind))
+		elog(ERROR, "ddb_model: job %d has an invalid kind", job->id);
+	owner_context_enter(ddb_relation_oid("jobs"), &saved);
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE ddb.jobs SET status = 'FAILED', error = $2, ended_at = pg_catalog.clock_timestamp() "
+							  "WHERE id OPERATOR(pg_catalog.=) $1 AND status OPERATOR(pg_catalog.=) 'IN_PROGRESS'",
+							  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "ddb_model: could not end job %d", job->id);
+	ended = SPI_processed == 1;
+	SPI_finish();
+	owner_context_exit(&saved);
+	if (!ended)
+		return false;
+	error = api_subtransaction_run(run_failure_function, &failed);
+	if (error)
+		ereport(WARNING,
+				(errmsg("ddb_model: the failure function of job %d (%s) failed: %s", job->id, job->kind, error->message),
+				 errhint("What the job left behind may need removing by hand.")));
+	return true;
+}
+
+/* Records a job as the owner of ddb.jobs, started by the current user; returns its id. */
+static int32
+insert_job(const char *kind, Jsonb *spec)
+{
+	Oid			argtypes[3] = {TEXTOID, JSONBOID, NAMEOID};
+	Datum		args[3] = {CStringGetTextDatum(kind), JsonbPGetDatum(spec),
+	CStringGetDatum(GetUserNameFromId(GetUserId(), false))};
+	OwnerContext saved;
+	bool		isnull;
+	int32		id;
+
+	owner_context_enter(ddb_relation_oid("jobs"), &saved);
+	if (SPI_execute_with_args("INSERT INTO ddb.jobs (kind, spec, role_name) VALUES ($1, $2, $3) RETURNING id",
+							  3, argtypes, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "ddb_model: could not record the job");
+	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	owner_context_exit(&saved);
+	return id;
+}
+
+/* The owner of the extension, whom a job's worker connects as (SPI connected). */
+static Oid
+extension_owner(void)
+{
+	bool		isnull;
+
+	if (SPI_execute("SELECT extowner FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'ddb_model'",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "ddb_model: the extension is not installed in this database");
+	return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * Waits until the worker of a job holds its run lock (it then waits for
+ * the request lock this transaction holds); raises when it stopped first.
+ */
+static void
+wait_for_worker(int32 id, BackgroundWorkerHandle *handle)
+{
+	LOCKTAG		run;
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), JOB_START_TIMEOUT_MS);
+
+	job_lock_tag(&run, JOB_RUN_LOCK, id);
+	for (;;)
+	{
+		pid_t		pid;
+		BgwHandleStatus status;
+
+		if (LockAcquire(&run, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+			return;
+		LockRelease(&run, ExclusiveLock, false);
+		status = GetBackgroundWorkerPid(handle, &pid);
+		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the background worker of job %d stopped before it began", id),
+					 errhint("The server log says why; the worker connects as the extension's owner, who must be able to log in.")));
+		if (GetCurrentTimestamp() > deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the background worker of job %d did not start within %d seconds", id,
+							JOB_START_TIMEOUT_MS / 1000)));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 2, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Starts the background worker of a job (SPI connected); LimitExceededException when none is free. */
+static void
+launch_worker(int32 id)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+	JobWorkerArgs args = {MyDatabaseId, extension_owner()};
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "ddb_model");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "ddb_job_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "ddb_model job %d", id);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "ddb_model job");
+	worker.bgw_main_arg = Int32GetDatum(id);
+	worker.bgw_notify_pid = MyProcPid;
+	memcpy(worker.bgw_extra, &args, sizeof(args));
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_LIMIT_EXCEEDED),
+				 errmsg("Subscriber limit exceeded: no background worker is free to run the operation "
+						"(max_worker_processes = %d); retry when one has ended", max_worker_processes),
+				 errhint("Raise max_worker_processes (a server restart) to run more background operations at once.")));
+	wait_for_worker(id, handle);
+}
+
+/* ddb.start_job(kind, spec): records a job and starts its worker; returns its id. */
+Datum
+ddb_start_job(PG_FUNCTION_ARGS)
+{
+	char	   *kind = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Jsonb	   *spec = PG_GETARG_JSONB_P(1);
+	LOCKTAG		request;
+	int32		id;
+
+	SPI_connect();
+	if (!valid_kind(kind) || !function_exists(psprintf("ddb.job_%s(integer, jsonb, jsonb)", kind)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("there is no kind of job \"%s\"", kind),
+				 errhint("A kind K is run by a function ddb.job_K(job_id integer, spec jsonb, progress jsonb).")));
+	id = insert_job(kind, spec);
+	job_lock_tag(&request, JOB_REQUEST_LOCK, id);
+	(void) LockAcquire(&request, ExclusiveLock, false, false);
+	launch_worker(id);
+	SPI_finish();
+	PG_RETURN_INT32(id);
+}
+
+/* True when the worker of a job holds its run lock. */
+static bool
+worker_alive(int32 id)
+{
+	LOCKTAG		run;
+
+	job_lock_tag(&run, JOB_RUN_LOCK, id);
+	if (LockAcquire(&run, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&run, ExclusiveLock, false);
+	return false;
+}
+
+/*
+ * ddb.job_state(job_id): the job's status, NULL when there is none; a job
+ * IN_PROGRESS whose worker is gone ends FAILED (not in a read-only
+ * transaction, which reports what it reads).
+ */
+Datum
+ddb_job_state(PG_FUNCTION_ARGS)
+{
+	int32		id = PG_GETARG_INT32(0);
+	Job			job;
+
+	if (!job_read(id, &job))
+		PG_RETURN_NULL();
+	if (strcmp(job.status, "IN_PROGRESS") == 0 && !XactReadOnly && !RecoveryInProgress() && !worker_alive(id))
+	{
+		ereport(LOG, (errmsg("ddb_model: job %d (%s) lost its background worker: it failed", id, job.kind)));
+		if (job_fail(&job, JOB_WORKER_GONE))
+			job.status = "FAILED";
+		else if (!job_read(id, &job))	/* it ended meanwhile */
+			PG_RETURN_NULL();
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(job.status));
+}

@@ -1,0 +1,67 @@
+/*
+ * jobs.h — background jobs (docs/operations.md, sql/jobs.sql): a job is a
+ * row of ddb.jobs run by a dynamic background worker of its own
+ * (job_worker.c), started by ddb.start_job in the requesting transaction
+ * (job_catalog.c).
+ *
+ * The hand-off: the requesting transaction holds the job's request lock
+ * (an advisory lock, released when it ends); the worker takes the job's
+ * run lock for its whole life, then waits for the request lock, so that it
+ * reads the job only once the request has committed (or finds no job: the
+ * request rolled back).  ddb.start_job returns only once the worker holds
+ * the run lock; a job IN_PROGRESS whose run lock is free has lost its
+ * worker.
+ */
+#ifndef DDB_JOBS_H
+#define DDB_JOBS_H
+
+#include "postgres.h"
+
+#include "storage/lock.h"
+#include "utils/jsonb.h"
+
+#include "../table/table_access.h"
+
+/* The first keys of the jobs' advisory locks (pg_locks: classid; objid is the job's id, objsubid 2). */
+#define JOB_REQUEST_LOCK 1685283444
+#define JOB_RUN_LOCK 1685283445
+
+/* What the worker is handed in bgw_extra: where to connect, and as whom. */
+typedef struct JobWorkerArgs
+{
+	Oid			database;
+	Oid			user;			/* the extension's owner */
+} JobWorkerArgs;
+
+/* A row of ddb.jobs, as the runner uses it. */
+typedef struct Job
+{
+	int32		id;
+	char	   *kind;
+	Jsonb	   *spec;
+	char	   *role_name;
+	char	   *status;
+	Jsonb	   *progress;
+} Job;
+
+/* The tag of a job's request lock (JOB_REQUEST_LOCK) or run lock (JOB_RUN_LOCK). */
+extern void job_lock_tag(LOCKTAG *tag, uint32 key, int32 id);
+
+/* Reads a job (as the owner of ddb.jobs, under a fresh snapshot); false when there is none. */
+extern bool job_read(int32 id, Job *job);
+
+/*
+ * Acts as the role that started a job (the caller's user comes back with
+ * owner_context_exit, or with the (sub)transaction's abort); raises when
+ * the role is gone.
+ */
+extern void job_role_enter(const Job *job, OwnerContext *saved);
+
+/*
+ * Ends a job IN_PROGRESS as FAILED with message, and runs its failure
+ * function as its role in a subtransaction (a failure there is logged);
+ * false when the job was no longer IN_PROGRESS.  In a transaction.
+ */
+extern bool job_fail(const Job *job, const char *message);
+
+#endif							/* DDB_JOBS_H */
