@@ -155,12 +155,12 @@ BEGIN
     name := ddb.backup_table_name(request->>'TableName');
     PERFORM ddb.check_name('backupName', request->>'BackupName');
     IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
     SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
     IF NOT FOUND THEN   -- deleted meanwhile
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     IF ddb.table_restoring(name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;

@@ -1493,6 +1493,714 @@ RETURN (SELECT jsonb_build_object(
                                  FROM ddb.indexes i WHERE i.table_name = t.table_name), '[]'))
         FROM ddb.tables t WHERE t.table_name = table_definition.table_name);
 
+-- ===========================================================================
+-- 0.2: table settings (docs/tables.md, "Table settings"): deletion
+-- protection, table class, on-demand maxima and warm throughput on
+-- CreateTable, UpdateTable and global indexes; DescribeLimits and
+-- DescribeEndpoints (sql/table_settings.sql).
+-- ===========================================================================
+
+-- added without a default, then filled (a fast default would leave the
+-- catalog unlike a fresh install's: test/upgrade.sh)
+ALTER TABLE ddb.tables ADD COLUMN deletion_protection boolean;
+UPDATE ddb.tables SET deletion_protection = false;
+ALTER TABLE ddb.tables
+    ALTER COLUMN deletion_protection SET DEFAULT false, ALTER COLUMN deletion_protection SET NOT NULL,
+    ADD COLUMN table_class text CHECK (table_class IN ('STANDARD', 'STANDARD_INFREQUENT_ACCESS')),
+    ADD COLUMN table_class_updated_at timestamptz,
+    ADD COLUMN max_read_request_units bigint CHECK (max_read_request_units >= 1),
+    ADD COLUMN max_write_request_units bigint CHECK (max_write_request_units >= 1),
+    ADD COLUMN warm_read_units bigint,
+    ADD COLUMN warm_write_units bigint;
+ALTER TABLE ddb.indexes
+    ADD COLUMN max_read_request_units bigint CHECK (max_read_request_units >= 1),
+    ADD COLUMN max_write_request_units bigint CHECK (max_write_request_units >= 1),
+    ADD COLUMN warm_read_units bigint,
+    ADD COLUMN warm_write_units bigint;
+
+-- DynamoDB's default quotas of an account in a region (DescribeLimits); the
+-- table maxima bound OnDemandThroughput and WarmThroughput, as in DynamoDB.
+CREATE FUNCTION ddb.describe_limits() RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN '{"AccountMaxReadCapacityUnits": 80000, "AccountMaxWriteCapacityUnits": 80000,
+         "TableMaxReadCapacityUnits": 40000, "TableMaxWriteCapacityUnits": 40000}'::jsonb;
+
+-- DescribeLimits: takes no table, and no privilege (docs/security.md).
+CREATE FUNCTION ddb.api_describe_limits(request jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.describe_limits();
+
+-- DescribeEndpoints: this server's address, from the setting
+-- ddb.endpoint_address that ddb-gateway sets on its connections
+-- (docs/gateway.md); unset, the gateway's default address.
+CREATE FUNCTION ddb.api_describe_endpoints(request jsonb) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('Endpoints', jsonb_build_array(jsonb_build_object(
+    'Address', coalesce(nullif(current_setting('ddb.endpoint_address', true), ''), '127.0.0.1:8000'),
+    'CachePeriodInMinutes', 1440)));
+
+-- A whole number a request gives at member (NULL when absent or null);
+-- SerializationException for a value of another JSON type.
+CREATE FUNCTION ddb.request_long(value jsonb, member text) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(value) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a number', member);
+    END IF;
+    IF value::text !~ '^-?[0-9]{1,18}$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an integer', member);
+    END IF;
+    RETURN value::text::bigint;
+END $$;
+
+-- A request's object at member, or NULL when absent or null (SerializationException for another JSON type).
+CREATE FUNCTION ddb.request_object(value jsonb, member text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(value) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an object', member);
+    END IF;
+    RETURN value;
+END $$;
+
+-- An OnDemandThroughput (spec) of a table (index_name NULL) or a global
+-- index, checked as DynamoDB checks it: only on an on-demand table, each
+-- maximum at least 1 (or -1 to remove it, but not when creating) and at
+-- most the table maximum of DescribeLimits.  NULL for a maximum not given.
+CREATE FUNCTION ddb.read_on_demand_throughput(spec jsonb, billing_mode text, index_name text, creating boolean,
+                                              OUT reads bigint, OUT writes bigint)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    units bigint;
+    member text;
+    subject text := CASE WHEN index_name IS NULL THEN 'table' ELSE 'index : ' || index_name END;
+BEGIN
+    spec := ddb.request_object(spec, 'OnDemandThroughput');
+    reads := ddb.request_long(spec->'MaxReadRequestUnits', 'MaxReadRequestUnits');
+    writes := ddb.request_long(spec->'MaxWriteRequestUnits', 'MaxWriteRequestUnits');
+    IF reads IS NULL AND writes IS NULL THEN
+        RETURN;
+    END IF;
+    IF billing_mode = 'PROVISIONED' THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: %s for OnDemandThroughput%s cannot be specified when %s',
+            CASE WHEN reads IS NOT NULL THEN 'MaxReadRequestUnits' ELSE 'MaxWriteRequestUnits' END,
+            CASE WHEN index_name IS NULL THEN '' WHEN creating THEN ' for index: ' || index_name ELSE ' for index : ' || index_name END,
+            CASE WHEN creating THEN 'table BillingMode is PROVISIONED.' ELSE 'the table BillingMode is PROVISIONED' END));
+    END IF;
+    FOR member, units IN VALUES ('Read', reads), ('Write', writes) LOOP
+        IF units = 0 OR units < -1 OR (units = -1 AND creating) THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Requested Max%sRequestUnits for OnDemandThroughput for %s is outside of valid range',
+                member, subject));
+        END IF;
+        IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
+                'Subscriber limit exceeded: Requested Max%sRequestUnits for OnDemandThroughput for %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
+                member, subject, member);
+        END IF;
+    END LOOP;
+END $$;
+
+-- A maximum after a request: unchanged when not given, none after -1.
+CREATE FUNCTION ddb.next_maximum(current_units bigint, requested bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN requested IS NULL THEN current_units WHEN requested = -1 THEN NULL ELSE requested END;
+
+-- The warm throughput of a table or global index: what was asked for or
+-- reached (warm_reads, warm_writes), and never less than the base, which is
+-- 12000 reads and 4000 writes a second on demand, the provisioned units
+-- otherwise.
+CREATE FUNCTION ddb.warm_units(billing_mode text, read_capacity integer, write_capacity integer,
+                               warm_reads bigint, warm_writes bigint, OUT reads bigint, OUT writes bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT greatest(warm_reads, CASE WHEN billing_mode = 'PAY_PER_REQUEST' THEN 12000 ELSE read_capacity END),
+           greatest(warm_writes, CASE WHEN billing_mode = 'PAY_PER_REQUEST' THEN 4000 ELSE write_capacity END);
+END;
+
+-- A WarmThroughput (spec) of a table (index_name NULL) or a global index,
+-- checked as DynamoDB checks it: never below the current warm throughput
+-- (reads, writes; when creating, the base: DynamoDB's initial on-demand
+-- throughput, or the provisioned units) nor above the table maximum of
+-- DescribeLimits.  NULL for what is not given.
+CREATE FUNCTION ddb.read_warm_throughput(spec jsonb, billing_mode text, index_name text, creating boolean,
+                                         current_reads bigint, current_writes bigint,
+                                         OUT reads bigint, OUT writes bigint)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    member text;
+    units bigint;
+    floor_units bigint;
+    subject text := CASE WHEN index_name IS NULL THEN 'table' ELSE 'index ' || index_name END;
+BEGIN
+    spec := ddb.request_object(spec, 'WarmThroughput');
+    reads := ddb.request_long(spec->'ReadUnitsPerSecond', 'ReadUnitsPerSecond');
+    writes := ddb.request_long(spec->'WriteUnitsPerSecond', 'WriteUnitsPerSecond');
+    FOR member, units, floor_units IN VALUES ('Read', reads, current_reads), ('Write', writes, current_writes) LOOP
+        IF units < floor_units THEN
+            PERFORM ddb.validation_error(format('One or more parameter values were invalid: Requested %sUnitsPerSecond for WarmThroughput for %s is lower than %s',
+                member, subject,
+                CASE WHEN NOT creating THEN 'current WarmThroughput, decreasing WarmThroughput is not supported'
+                     WHEN billing_mode = 'PAY_PER_REQUEST'
+                     THEN 'initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial'
+                     ELSE member || 'CapacityUnits of ProvisionedThroughput' END));
+        END IF;
+        IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
+                'Subscriber limit exceeded: Requested %sUnitsPerSecond for WarmThroughput for %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
+                member, subject, member);
+        END IF;
+    END LOOP;
+END $$;
+
+-- Keeps a table's and its global indexes' warm throughput from falling
+-- when their base falls (DynamoDB's never decreases: it stays at the most
+-- a table was provisioned with); UpdateTable calls it before it changes
+-- anything.
+CREATE FUNCTION ddb.keep_warm_throughput(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE ddb.tables t SET (warm_read_units, warm_write_units) =
+        (SELECT w.reads, w.writes FROM ddb.warm_units(t.billing_mode, t.read_capacity, t.write_capacity,
+                                                      t.warm_read_units, t.warm_write_units) w)
+    WHERE t.table_name = keep_warm_throughput.table_name;
+    UPDATE ddb.indexes i SET (warm_read_units, warm_write_units) =
+        (SELECT w.reads, w.writes FROM ddb.tables t, ddb.warm_units(t.billing_mode, i.read_capacity, i.write_capacity,
+                                                                    i.warm_read_units, i.warm_write_units) w
+         WHERE t.table_name = i.table_name)
+    WHERE i.table_name = keep_warm_throughput.table_name AND NOT i.local;
+END $$;
+
+-- Turns a table's deletion protection on or off (UpdateTable's
+-- DeletionProtectionEnabled): DeleteTable and ddb.delete_table refuse a
+-- protected table.
+CREATE FUNCTION ddb.set_deletion_protection(table_name text, enabled boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF enabled IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''deletionProtectionEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.require_table(table_name, true);
+    UPDATE ddb.tables SET deletion_protection = enabled WHERE tables.table_name = set_deletion_protection.table_name;
+END $$;
+
+-- UpdateTable's rule that some changes go alone (DynamoDB runs them as
+-- separate jobs), in DynamoDB's words.
+CREATE FUNCTION ddb.check_update_concerns(request jsonb) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    given text[] := ARRAY(SELECT e.key FROM jsonb_each(request) e
+                          WHERE e.key IN ('BillingMode', 'ProvisionedThroughput', 'GlobalSecondaryIndexUpdates',
+                                          'StreamSpecification', 'SSESpecification', 'ReplicaUpdates', 'TableClass',
+                                          'DeletionProtectionEnabled', 'OnDemandThroughput', 'WarmThroughput')
+                            AND jsonb_typeof(e.value) <> 'null' AND e.value <> '[]');
+BEGIN
+    IF cardinality(given) < 2 THEN
+        RETURN;
+    END IF;
+    IF 'DeletionProtectionEnabled' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: DeletionProtection modification must be the only operation in the request');
+    END IF;
+    IF 'TableClass' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: TableClass modification must be the only operation in the request');
+    END IF;
+    IF 'WarmThroughput' = ANY (given) THEN
+        IF jsonb_typeof(request->'GlobalSecondaryIndexUpdates') = 'array'
+           AND EXISTS (SELECT FROM jsonb_array_elements(request->'GlobalSecondaryIndexUpdates') u WHERE u.value ? 'Create') THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Create global secondary index cannot be specified when updating WarmThroughput');
+        END IF;
+        PERFORM ddb.validation_error('One or more parameter values were invalid: WarmThroughput must be the only operation in the request');
+    END IF;
+    IF 'OnDemandThroughput' = ANY (given) AND given <@ ARRAY['OnDemandThroughput', 'BillingMode'] IS NOT TRUE THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: OnDemandThroughput can only be combined with BillingMode in an UpdateTable request');
+    END IF;
+END $$;
+
+-- CreateTable's and UpdateTable's DeletionProtectionEnabled, TableClass,
+-- OnDemandThroughput and WarmThroughput of a table, once its billing mode
+-- is set; a table that is (now) PROVISIONED has no on-demand maxima.
+CREATE FUNCTION ddb.set_table_settings(table_name text, request jsonb, creating boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name, true);
+    protect jsonb := request->'DeletionProtectionEnabled';
+    class jsonb := request->'TableClass';
+    maxima record := ddb.read_on_demand_throughput(request->'OnDemandThroughput', t.billing_mode, NULL, creating);
+    now_warm record := ddb.warm_units(t.billing_mode, t.read_capacity, t.write_capacity, t.warm_read_units, t.warm_write_units);
+    warm record := ddb.read_warm_throughput(request->'WarmThroughput', t.billing_mode, NULL, creating, now_warm.reads, now_warm.writes);
+BEGIN
+    IF protect IS NOT NULL AND jsonb_typeof(protect) <> 'null' THEN
+        IF jsonb_typeof(protect) <> 'boolean' THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for DeletionProtectionEnabled: expected a boolean';
+        END IF;
+        PERFORM ddb.set_deletion_protection(t.table_name, protect::boolean);
+    END IF;
+    IF class IS NOT NULL AND jsonb_typeof(class) <> 'null' THEN
+        IF jsonb_typeof(class) <> 'string' THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for TableClass: expected a string';
+        END IF;
+        IF class->>0 NOT IN ('STANDARD', 'STANDARD_INFREQUENT_ACCESS') THEN
+            PERFORM ddb.validation_error('Invalid table-class parameter provided. Please try again with a valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].');
+        END IF;
+        UPDATE ddb.tables SET table_class = class->>0,
+                              table_class_updated_at = CASE WHEN NOT creating AND class->>0 <> coalesce(t.table_class, 'STANDARD')
+                                                            THEN now() ELSE table_class_updated_at END
+        WHERE tables.table_name = t.table_name;
+    END IF;
+    UPDATE ddb.tables SET max_read_request_units = ddb.next_maximum(max_read_request_units, maxima.reads),
+                          max_write_request_units = ddb.next_maximum(max_write_request_units, maxima.writes),
+                          warm_read_units = coalesce(warm.reads, warm_read_units),
+                          warm_write_units = coalesce(warm.writes, warm_write_units)
+    WHERE tables.table_name = t.table_name
+      AND (maxima.reads IS NOT NULL OR maxima.writes IS NOT NULL OR warm.reads IS NOT NULL OR warm.writes IS NOT NULL);
+    IF t.billing_mode = 'PROVISIONED' THEN
+        UPDATE ddb.tables SET max_read_request_units = NULL, max_write_request_units = NULL
+        WHERE tables.table_name = t.table_name AND (max_read_request_units IS NOT NULL OR max_write_request_units IS NOT NULL);
+        UPDATE ddb.indexes i SET max_read_request_units = NULL, max_write_request_units = NULL
+        WHERE i.table_name = t.table_name AND (max_read_request_units IS NOT NULL OR max_write_request_units IS NOT NULL);
+    END IF;
+END $$;
+
+-- A global index's OnDemandThroughput and WarmThroughput (spec: its entry
+-- in CreateTable's GlobalSecondaryIndexes, or its Create or Update in
+-- UpdateTable's GlobalSecondaryIndexUpdates), checked as the table's.
+CREATE FUNCTION ddb.set_index_settings(table_name text, spec jsonb, creating boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    i ddb.indexes;
+    maxima record;
+    now_warm record;
+    warm record;
+BEGIN
+    SELECT * INTO STRICT i FROM ddb.indexes x WHERE x.table_name = t.table_name AND x.index_name = spec->>'IndexName';
+    maxima := ddb.read_on_demand_throughput(spec->'OnDemandThroughput', t.billing_mode, i.index_name, creating);
+    now_warm := ddb.warm_units(t.billing_mode, i.read_capacity, i.write_capacity, i.warm_read_units, i.warm_write_units);
+    warm := ddb.read_warm_throughput(spec->'WarmThroughput', t.billing_mode, i.index_name, creating, now_warm.reads, now_warm.writes);
+    UPDATE ddb.indexes x SET max_read_request_units = ddb.next_maximum(x.max_read_request_units, maxima.reads),
+                             max_write_request_units = ddb.next_maximum(x.max_write_request_units, maxima.writes),
+                             warm_read_units = coalesce(warm.reads, x.warm_read_units),
+                             warm_write_units = coalesce(warm.writes, x.warm_write_units)
+    WHERE x.table_name = i.table_name AND x.index_name = i.index_name
+      AND (maxima.reads IS NOT NULL OR maxima.writes IS NOT NULL OR warm.reads IS NOT NULL OR warm.writes IS NOT NULL);
+END $$;
+
+-- What DescribeTable says of on-demand maxima and warm throughput: an
+-- OnDemandThroughput with the maxima that are set (none when neither is),
+-- and the WarmThroughput in effect, ACTIVE (a change applies at once here).
+CREATE FUNCTION ddb.throughput_settings_description(billing_mode text, read_capacity integer, write_capacity integer,
+                                                    max_reads bigint, max_writes bigint,
+                                                    warm_reads bigint, warm_writes bigint) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT jsonb_build_object('WarmThroughput', jsonb_build_object('ReadUnitsPerSecond', w.reads,
+                                                                       'WriteUnitsPerSecond', w.writes, 'Status', 'ACTIVE'))
+               || CASE WHEN max_reads IS NULL AND max_writes IS NULL THEN '{}'::jsonb
+                       ELSE jsonb_build_object('OnDemandThroughput', jsonb_strip_nulls(jsonb_build_object(
+                                'MaxReadRequestUnits', max_reads, 'MaxWriteRequestUnits', max_writes))) END
+        FROM ddb.warm_units(billing_mode, read_capacity, write_capacity, warm_reads, warm_writes) w);
+
+-- What DescribeTable says of a table's settings: DeletionProtectionEnabled,
+-- TableClassSummary (once a class was given, with when UpdateTable last
+-- changed it), OnDemandThroughput and WarmThroughput.
+CREATE FUNCTION ddb.table_settings_description(t ddb.tables) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('DeletionProtectionEnabled', t.deletion_protection)
+       || CASE WHEN t.table_class IS NULL THEN '{}'::jsonb
+               ELSE jsonb_build_object('TableClassSummary', jsonb_build_object('TableClass', t.table_class)
+                                       || CASE WHEN t.table_class_updated_at IS NULL THEN '{}'::jsonb
+                                               ELSE jsonb_build_object('LastUpdateDateTime', extract(epoch FROM t.table_class_updated_at)) END) END
+       || ddb.throughput_settings_description(t.billing_mode, t.read_capacity, t.write_capacity,
+                                              t.max_read_request_units, t.max_write_request_units,
+                                              t.warm_read_units, t.warm_write_units);
+
+-- Drops a table, its indexes and its catalog entries; a table with
+-- deletion protection on is refused, as DeleteTable refuses it.
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    IF t.deletion_protection THEN
+        PERFORM ddb.validation_error('Resource cannot be deleted as it is currently protected against deletion. '
+                                     'Disable deletion protection first.');
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;
+
+-- The DynamoDB-JSON description of a table (DescribeTable's Table).
+CREATE OR REPLACE FUNCTION ddb.describe_table(table_name text) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    stats record;
+    indexes jsonb;
+    local_indexes jsonb;
+    arn text;
+BEGIN
+    t := ddb.require_table(table_name);
+    arn := ddb.table_arn(t.table_name);
+    EXECUTE format('SELECT count(*) AS n, coalesce(sum(item_size), 0) AS bytes FROM %I.%I',
+                   t.schema_name, t.relation_name) INTO stats;
+    -- a global index also has a status, throughput and its settings (sql/table_settings.sql); a local one has not
+    SELECT jsonb_agg(d || jsonb_build_object('IndexStatus', 'ACTIVE',
+                         'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', read_capacity,
+                                                                     'WriteCapacityUnits', write_capacity,
+                                                                     'NumberOfDecreasesToday', 0))
+                       || settings
+                     ORDER BY index_name) FILTER (WHERE NOT local),
+           jsonb_agg(d ORDER BY index_name) FILTER (WHERE local)
+    INTO indexes, local_indexes
+    FROM (SELECT i.index_name, i.local, i.read_capacity, i.write_capacity,
+                 ddb.throughput_settings_description(t.billing_mode, i.read_capacity, i.write_capacity,
+                                                     i.max_read_request_units, i.max_write_request_units,
+                                                     i.warm_read_units, i.warm_write_units) AS settings,
+                 jsonb_build_object(
+              'IndexName', i.index_name,
+              'KeySchema', ddb.key_schema(i.hash_key, i.range_key, i.extra_hash_keys, i.extra_range_keys),
+              'Projection', jsonb_build_object('ProjectionType', i.projection_type)
+                            || CASE WHEN i.non_key_attributes IS NOT NULL
+                               THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
+                               ELSE '{}'::jsonb END,
+              'IndexArn', arn || '/index/' || i.index_name,
+              'ItemCount', 0, 'IndexSizeBytes', 0) AS d
+          FROM ddb.indexes i WHERE i.table_name = t.table_name) described;
+    RETURN jsonb_build_object(
+        'TableName', t.table_name,
+        'TableStatus', 'ACTIVE',
+        'CreationDateTime', extract(epoch FROM t.created_at),
+        'KeySchema', ddb.key_schema(t.hash_key, t.range_key),
+        'AttributeDefinitions', (SELECT jsonb_agg(jsonb_build_object('AttributeName', key, 'AttributeType', value)
+                                                  ORDER BY key)
+                                 FROM jsonb_each_text(t.attribute_types)),
+        'ItemCount', stats.n,
+        'TableSizeBytes', stats.bytes,
+        'TableArn', arn,
+        'TableId', ddb.table_id(t),
+        'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', t.read_capacity,
+                                                    'WriteCapacityUnits', t.write_capacity,
+                                                    'NumberOfDecreasesToday', 0),
+        'BillingModeSummary', jsonb_build_object('BillingMode', t.billing_mode))
+        || ddb.table_settings_description(t)
+        || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
+           ELSE '{}'::jsonb END
+        || CASE WHEN local_indexes IS NOT NULL THEN jsonb_build_object('LocalSecondaryIndexes', local_indexes)
+           ELSE '{}'::jsonb END
+        || ddb.stream_description(t);
+END $$;
+
+-- Creates an index a request describes (CreateTable's GlobalSecondaryIndexes
+-- and LocalSecondaryIndexes, UpdateTable's Create): its IndexName, KeySchema
+-- (already checked by the caller) and Projection from spec, the key types
+-- from the request's AttributeDefinitions; a global one's
+-- ProvisionedThroughput checked against the table's billing mode (member:
+-- where the request has the index, as DynamoDB names it).
+CREATE OR REPLACE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, types jsonb, local boolean, member text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    projection jsonb := coalesce(spec->'Projection', '{}');
+    keys record := ddb.read_key_schema(spec->'KeySchema', 'keySchema', NOT local);
+    units record;
+BEGIN
+    PERFORM ddb.check_name(member || '.indexName', spec->>'IndexName');
+    IF NOT local THEN
+        units := ddb.index_throughput(spec, (SELECT t.billing_mode FROM ddb.tables t
+                                             WHERE t.table_name = create_requested_index.table_name), member);
+    END IF;
+    PERFORM ddb.create_index(table_name, spec->>'IndexName', keys.hash_key, types->>keys.hash_key,
+                             keys.range_key, coalesce(types->>keys.range_key, 'S'),
+                             coalesce(projection->>'ProjectionType', 'ALL'),
+                             (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v),
+                             local => local,
+                             extra_hash_keys => keys.extra_hash_keys,
+                             extra_hash_key_types => (SELECT array_agg(types->>k ORDER BY n)
+                                                      FROM unnest(keys.extra_hash_keys) WITH ORDINALITY AS a(k, n)),
+                             extra_range_keys => keys.extra_range_keys,
+                             extra_range_key_types => (SELECT array_agg(types->>k ORDER BY n)
+                                                       FROM unnest(keys.extra_range_keys) WITH ORDINALITY AS a(k, n)));
+    IF NOT local THEN
+        UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+        WHERE i.table_name = create_requested_index.table_name AND i.index_name = spec->>'IndexName';
+        PERFORM ddb.set_index_settings(table_name, spec, true);
+    END IF;
+END $$;
+
+-- CreateTable.
+CREATE OR REPLACE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    keys record;
+    types jsonb := '{}';
+    used text[] := '{}';
+    d jsonb;
+    position bigint;
+    g jsonb;
+    gkeys record;
+BEGIN
+    PERFORM ddb.check_table_access(coalesce(name, ''), 'CreateTable', 'create');
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('The parameter ''TableName'' is required but was not present in the request');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
+    IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    FOR d, position IN SELECT value, ordinality FROM jsonb_array_elements(request->'AttributeDefinitions') WITH ORDINALITY LOOP
+        IF types ? (d->>'AttributeName') THEN
+            PERFORM ddb.validation_error('Cannot have two attributes with the same name');
+        END IF;
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType',
+                                   format('attributeDefinitions.%s.member.attributeType', position));
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    used := ARRAY[keys.hash_key] || CASE WHEN keys.range_key IS NOT NULL THEN ARRAY[keys.range_key] ELSE '{}' END;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema', true);
+        used := used || array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys || gkeys.extra_range_keys, NULL);
+    END LOOP;
+    -- a local secondary index: the table's hash key, another range key, on a table that has one
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        IF keys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex');
+        END IF;
+        IF gkeys.hash_key IS DISTINCT FROM keys.hash_key THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s',
+                g->>'IndexName', gkeys.hash_key, keys.hash_key));
+        END IF;
+        -- (DynamoDB Local's words: AWS documents the rule, not the message)
+        IF gkeys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('Local secondary indices must have a range key');
+        END IF;
+        used := used || gkeys.range_key;
+    END LOOP;
+    IF EXISTS (SELECT FROM unnest(used) u WHERE NOT types ? u) THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]',
+            array_to_string(used, ', '), (SELECT string_agg(k, ', ') FROM jsonb_object_keys(types) k)));
+    END IF;
+    IF EXISTS (SELECT FROM jsonb_object_keys(types) k WHERE k <> ALL (used)) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions');
+    END IF;
+    IF (SELECT count(DISTINCT value->>'IndexName') <> count(*)
+        FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                  || coalesce(request->'LocalSecondaryIndexes', '[]'))) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: '
+            || (SELECT value->>'IndexName' FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                                                     || coalesce(request->'LocalSecondaryIndexes', '[]'))
+                GROUP BY 1 HAVING count(*) > 1 LIMIT 1));
+    END IF;
+
+    PERFORM ddb.create_table(name, keys.hash_key, types->>keys.hash_key, keys.range_key,
+                             coalesce(types->>keys.range_key, 'S'),
+                             coalesce(nullif(current_setting('ddb.default_schema', true), ''), 'public'),
+                             coalesce(nullif(current_setting('ddb.default_partitions', true), '')::int, 0));
+    -- without a BillingMode, PROVISIONED: the request then needs ProvisionedThroughput
+    PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode', 'PROVISIONED'), request->'ProvisionedThroughput');
+    IF jsonb_typeof(request->'StreamSpecification'->'StreamEnabled') = 'boolean'
+       AND (request->'StreamSpecification'->>'StreamEnabled')::boolean THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    PERFORM ddb.set_table_settings(name, request, true);
+    FOR g, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
+        PERFORM ddb.create_requested_index(name, g, types, false, format('globalSecondaryIndexes.%s.member', position));
+    END LOOP;
+    FOR g, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
+        PERFORM ddb.create_requested_index(name, g, types, true, format('localSecondaryIndexes.%s.member', position));
+    END LOOP;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- UpdateTable: billing mode and throughput, GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput and settings, Delete), and the table
+-- settings of sql/table_settings.sql.
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    PERFORM ddb.check_update_concerns(request);
+    PERFORM ddb.keep_warm_throughput(name);
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput, on-demand maxima or warm throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            PERFORM ddb.set_index_settings(name, c, false);
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- ===========================================================================
+-- Throttling of PROVISIONED tables (docs/throttling.md): the functions that
+-- show its buckets and move their clock (sql/throttle.sql).
+-- ===========================================================================
+
+-- The buckets of this database: the relation of a table or global index,
+-- and the units each side holds now (NULL for a side not used yet; below
+-- zero, spent ahead: refused until it refills).
+CREATE FUNCTION ddb.throttling_buckets(OUT relation regclass, OUT read_units double precision,
+                                       OUT write_units double precision) RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'ddb_throttling_buckets' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION ddb.throttling_buckets() IS
+    'The throttling buckets of this database: units each side of a table''s or global index''s holds now';
+REVOKE ALL ON FUNCTION ddb.throttling_buckets() FROM PUBLIC;
+
+-- Every bucket of this database refills as if seconds more had passed: a
+-- test shows refilling without waiting.
+CREATE FUNCTION ddb.throttling_advance(seconds double precision) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_throttling_advance' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION ddb.throttling_advance(double precision) IS
+    'Refills every throttling bucket of this database as if seconds more had passed (a test''s clock)';
+REVOKE ALL ON FUNCTION ddb.throttling_advance(double precision) FROM PUBLIC;
+
+
 -- ---------------------------------------------------------------------------
 -- 0.2: background jobs (sql/jobs.sql)
 -- ---------------------------------------------------------------------------
@@ -1559,409 +2267,6 @@ BEGIN
         PERFORM pg_sleep(0.02);
     END LOOP;
     RETURN status;
-END $$;
-
--- ===========================================================================
--- Point-in-time recovery (docs/pitr.md): UpdateContinuousBackups,
--- DescribeContinuousBackups, RestoreTableToPointInTime; the history of a
--- table's items, dropped with the table and read by its readers.
--- ===========================================================================
-
-CREATE TABLE ddb.continuous_backups (
-    table_name text PRIMARY KEY REFERENCES ddb.tables ON DELETE CASCADE,
-    history_relation name NOT NULL,     -- in the table's schema
-    recovery_period_days integer NOT NULL CHECK (recovery_period_days BETWEEN 1 AND 35),
-    enabled_at timestamptz NOT NULL     -- the time of the first versions: the earliest restorable one, until the window passes it
-);
-COMMENT ON TABLE ddb.continuous_backups IS 'Point-in-time recovery: the tables that have it, their history relation and recovery period';
-SELECT pg_catalog.pg_extension_config_dump('ddb.continuous_backups', '');
-
--- The name of a table's history relation, beside it in its schema.
-CREATE FUNCTION ddb.pitr_history_name(relation_name name) RETURNS name
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN ddb.relation_name(relation_name || '$pitr');
-
--- Collects a change of an item of a table with point-in-time recovery: the
--- deferred trigger ddb_pitr (arguments: the table's DynamoDB name, its history relation).
-CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'ddb_pitr_capture' LANGUAGE C;
-
--- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
-CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN 1885959282;
-
--- Waits until the transactions committing versions of a table are done:
--- each holds the table's lock shared from before it reads its time until
--- its commit is over (src/table/pitr_capture.c), so that a snapshot taken
--- afterwards sees every version of a time up to now.
-CREATE FUNCTION ddb.pitr_settle(table_name text) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM pg_advisory_lock(ddb.pitr_lock_class(), hashtext(table_name));
-    PERFORM pg_advisory_unlock(ddb.pitr_lock_class(), hashtext(table_name));
-END $$;
-
--- The table a request names in member (TableName, SourceTableName: a name
--- or a table's ARN), or DynamoDB's TableNotFoundException (YD030).
-CREATE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables;
-BEGIN
-    IF name IS NULL THEN
-        PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
-    END IF;
-    IF length(name) NOT BETWEEN 1 AND 1024 THEN
-        PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have length %s',
-            name, member, CASE WHEN name = '' THEN 'greater than or equal to 1' ELSE 'less than or equal to 1024' END));
-    END IF;
-    SELECT * INTO t FROM ddb.tables
-    WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
-    END IF;
-    RETURN t;
-END $$;
-
--- The window of a table with point-in-time recovery at a moment (as_of):
--- from its first versions, or the recovery period back, to as_of.
-CREATE FUNCTION ddb.pitr_window(c ddb.continuous_backups, as_of timestamptz, OUT earliest timestamptz, OUT latest timestamptz)
-LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-    SELECT greatest(c.enabled_at, as_of - make_interval(days => c.recovery_period_days)), as_of;
-END;
-
--- Turns a table's point-in-time recovery on (or sets its recovery period,
--- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
--- on copies the table's items into the new history as versions of this
--- moment, with the table locked against writes until the transaction ends.
-CREATE FUNCTION ddb.set_continuous_backups(table_name text, enabled boolean, recovery_period_days integer DEFAULT 35)
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables := ddb.require_table(table_name, true);
-    history name := ddb.pitr_history_name(t.relation_name);
-    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
-    enabled_at timestamptz;
-BEGIN
-    IF enabled IS NULL THEN
-        PERFORM ddb.validation_error('1 validation error detected: Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null');
-    END IF;
-    IF recovery_period_days IS NULL OR recovery_period_days NOT BETWEEN 1 AND 35 THEN
-        PERFORM ddb.validation_error(format(
-            '1 validation error detected: Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
-            recovery_period_days, CASE WHEN recovery_period_days > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END));
-    END IF;
-    IF NOT enabled THEN
-        PERFORM ddb.drop_pitr_history(t.table_name);
-        RETURN;
-    END IF;
-    UPDATE ddb.continuous_backups c SET recovery_period_days = set_continuous_backups.recovery_period_days
-    WHERE c.table_name = t.table_name;
-    IF FOUND THEN
-        RETURN;
-    END IF;
-    -- the first versions are the items as this statement sees them: a
-    -- snapshot older than the lock below could miss a write committed before it
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION USING ERRCODE = '0A000',
-            MESSAGE = 'point-in-time recovery can only be enabled in a READ COMMITTED transaction',
-            DETAIL = format('This transaction is %s.', current_setting('transaction_isolation'));
-    END IF;
-    -- writers wait from here until the history and its trigger are in place
-    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
-    EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
-                   'change_order integer NOT NULL, item jsonb, item_size integer)',
-                   t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
-    EXECUTE format('CREATE INDEX %I ON %I.%I (%s, changed_at, change_order)',
-                   ddb.relation_name(history || '$versions'), t.schema_name, history, key_columns);
-    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
-                   'Point-in-time recovery history of DynamoDB table ' || t.table_name
-                   || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
-    enabled_at := clock_timestamp();
-    EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
-                   t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
-    USING enabled_at;
-    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
-                   t.schema_name, t.relation_name, t.table_name, history);
-    INSERT INTO ddb.continuous_backups (table_name, history_relation, recovery_period_days, enabled_at)
-    VALUES (t.table_name, history, recovery_period_days, enabled_at);
-    -- the table's readers read its history too (sql/security.sql)
-    PERFORM ddb.apply_table_grants(t.table_name);
-END $$;
-
--- Drops a table's point-in-time recovery, if it has it: its trigger, its
--- history and its catalog row (disabling it; DeleteTable).
-CREATE FUNCTION ddb.drop_pitr_history(table_name text) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables := ddb.require_table(table_name);
-    c ddb.continuous_backups;
-BEGIN
-    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
-    IF NOT FOUND THEN
-        RETURN;
-    END IF;
-    -- changes this transaction made are collected now, while the trigger is there
-    -- (and go nowhere: the history is dropped)
-    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
-    EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
-    EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    DELETE FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
-END $$;
-
--- A table's ContinuousBackupsDescription (DescribeContinuousBackups,
--- UpdateContinuousBackups): the window ends at the current time.
-CREATE FUNCTION ddb.continuous_backups_description(table_name text) RETURNS jsonb
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-RETURN jsonb_build_object(
-    'ContinuousBackupsStatus', 'ENABLED',
-    'PointInTimeRecoveryDescription',
-    coalesce((SELECT jsonb_build_object('PointInTimeRecoveryStatus', 'ENABLED',
-                                        'RecoveryPeriodInDays', c.recovery_period_days,
-                                        'EarliestRestorableDateTime', extract(epoch FROM w.earliest),
-                                        'LatestRestorableDateTime', extract(epoch FROM w.latest))
-              FROM ddb.continuous_backups c, ddb.pitr_window(c, clock_timestamp()) w
-              WHERE c.table_name = continuous_backups_description.table_name),
-             '{"PointInTimeRecoveryStatus": "DISABLED"}'));
-
--- UpdateContinuousBackups: PointInTimeRecoverySpecification's
--- PointInTimeRecoveryEnabled and RecoveryPeriodInDays (1 to 35, 35 when not given).
-CREATE FUNCTION ddb.api_update_continuous_backups(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    spec jsonb := nullif(request->'PointInTimeRecoverySpecification', 'null');
-    enabled jsonb := nullif(spec->'PointInTimeRecoveryEnabled', 'null');
-    days jsonb := nullif(spec->'RecoveryPeriodInDays', 'null');
-    broken text[] := '{}';
-    t ddb.tables;
-BEGIN
-    IF nullif(request->'TableName', 'null') IS NULL THEN
-        broken := broken || 'Value null at ''tableName'' failed to satisfy constraint: Member must not be null'::text;
-    END IF;
-    IF spec IS NULL THEN
-        broken := broken || 'Value null at ''pointInTimeRecoverySpecification'' failed to satisfy constraint: Member must not be null'::text;
-    ELSIF jsonb_typeof(spec) <> 'object' THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD006',
-            MESSAGE = 'Unexpected value type in payload for PointInTimeRecoverySpecification: expected an object';
-    ELSE
-        IF enabled IS NULL THEN
-            broken := broken || 'Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null'::text;
-        ELSIF jsonb_typeof(enabled) <> 'boolean' THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD006',
-                MESSAGE = 'Unexpected value type in payload for PointInTimeRecoveryEnabled: expected a boolean';
-        END IF;
-        IF days IS NOT NULL AND (jsonb_typeof(days) <> 'number' OR days::numeric <> trunc(days::numeric)) THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD006',
-                MESSAGE = 'Unexpected value type in payload for RecoveryPeriodInDays: expected an integer';
-        ELSIF days::numeric NOT BETWEEN 1 AND 35 THEN
-            broken := broken || format('Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
-                                       days, CASE WHEN days::numeric > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END);
-        END IF;
-    END IF;
-    IF cardinality(broken) > 0 THEN
-        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
-            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
-    END IF;
-    t := ddb.pitr_table(request->>'TableName', 'tableName');
-    PERFORM ddb.check_table_access(t.table_name, 'UpdateContinuousBackups', 'own');
-    IF t.model IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD031',
-            MESSAGE = format('Backups are not available for table %s: it belongs to the %s model, installed with the extension',
-                             t.table_name, t.model);
-    END IF;
-    PERFORM ddb.set_continuous_backups(t.table_name, enabled::boolean, coalesce(days::numeric::integer, 35));
-    RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
-END $$;
-
--- DescribeContinuousBackups.
-CREATE FUNCTION ddb.api_describe_continuous_backups(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables := ddb.pitr_table(request->>'TableName', 'tableName');
-BEGIN
-    PERFORM ddb.check_table_access(t.table_name, 'DescribeContinuousBackups', 'read');
-    RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
-END $$;
-
--- The point-in-time recovery of a table, checked for a moment of its
--- window (which ends at the current time): PointInTimeRecoveryUnavailableException
--- (YD032) for a table without it, InvalidRestoreTimeException (YD033) for a moment outside.
-CREATE FUNCTION ddb.pitr_of(t ddb.tables, as_of timestamptz) RETURNS ddb.continuous_backups
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    c ddb.continuous_backups;
-    w record;
-BEGIN
-    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD032',
-            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
-    END IF;
-    SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
-    IF as_of IS NULL OR as_of < w.earliest OR as_of > w.latest THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD033',
-            MESSAGE = 'An invalid restore time was specified. RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime.',
-            DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
-                            w.earliest, w.latest, coalesce(as_of::text, 'null'));
-    END IF;
-    RETURN c;
-END $$;
-
--- The items of a table with point-in-time recovery as they were at a
--- moment of its window: per key, its latest version at or before the
--- moment, unless that is a delete.  In key order.
-CREATE FUNCTION ddb.pitr_items(table_name text, as_of timestamptz)
-RETURNS TABLE (pk ddb.ddb_key, sk ddb.ddb_key, item jsonb, item_size integer)
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables := ddb.pitr_table(table_name, 'tableName');
-    c ddb.continuous_backups := ddb.pitr_of(t, as_of);
-    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
-BEGIN
-    RETURN QUERY EXECUTE format(
-        'SELECT v.pk, %s, v.item, v.item_size FROM '
-        '(SELECT DISTINCT ON (%s) * FROM %I.%I WHERE changed_at <= $1 ORDER BY %s, changed_at DESC, change_order DESC) v '
-        'WHERE v.item IS NOT NULL',
-        CASE WHEN t.range_key IS NOT NULL THEN 'v.sk' ELSE 'NULL::ddb.ddb_key' END,
-        key_columns, t.schema_name, c.history_relation, key_columns)
-    USING as_of;
-END $$;
-
--- Collapses the history of every table with point-in-time recovery to its
--- window as of a moment (now, by default): the versions older than the
--- window's start go, but for each key the one in force at the start, which
--- goes too when it is a delete.  Returns how many versions it removed;
--- schedule it like ddb.expire (docs/ttl.md, docs/pitr.md).
-CREATE FUNCTION ddb.trim_pitr_history(as_of timestamptz DEFAULT now()) RETURNS bigint
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    c record;
-    removed bigint := 0;
-    n bigint;
-BEGIN
-    FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
-             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
-        EXECUTE format(
-            'DELETE FROM %I.%I h WHERE h.changed_at < $1 AND (h.item IS NULL OR EXISTS ('
-            'SELECT FROM %I.%I l WHERE l.pk = h.pk%s AND (l.changed_at, l.change_order) > (h.changed_at, h.change_order) '
-            'AND l.changed_at <= $1))',
-            c.schema_name, c.history_relation, c.schema_name, c.history_relation,
-            CASE WHEN c.range_key IS NOT NULL THEN ' AND l.sk = h.sk' ELSE '' END)
-        USING c.window_start;
-        GET DIAGNOSTICS n = ROW_COUNT;
-        removed := removed + n;
-    END LOOP;
-    RETURN removed;
-END $$;
-
-GRANT SELECT ON ddb.continuous_backups TO PUBLIC;
-
--- Drops a table, its indexes and its catalog entries.
-CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables;
-    i record;
-BEGIN
-    t := ddb.require_table(table_name, true);
-    IF t.model IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD005',
-            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
-                             'installed with the extension', table_name, t.model),
-            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
-    END IF;
-    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
-        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
-    END LOOP;
-    -- Point-in-time recovery's history goes with the table (DynamoDB would
-    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
-    -- docs/pitr.md); a system backup taken here would be made before this line.
-    PERFORM ddb.drop_pitr_history(t.table_name);
-    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
-    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
-    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
-END $$;
-
--- Makes a table's privileges and policies what ddb.table_grants says:
--- what earlier grants gave is taken back, then every grant whose pattern
--- matches is given, on the table and on its index relations (read there).
-CREATE OR REPLACE FUNCTION ddb.apply_table_grants(table_name text) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables := ddb.require_table(table_name);
-    rel name;
-    is_base boolean;
-    p record;
-    g record;
-    role_name name;
-    rule text;
-BEGIN
-    FOR rel, is_base IN SELECT t.relation_name, true
-                        UNION ALL SELECT i.relation_name, false FROM ddb.indexes i WHERE i.table_name = t.table_name
-                        -- point-in-time recovery's history: read by the table's readers (sql/pitr.sql)
-                        UNION ALL SELECT c.history_relation, false FROM ddb.continuous_backups c WHERE c.table_name = t.table_name LOOP
-        FOR p IN SELECT polname, polroles FROM pg_policy
-                 WHERE polrelid = format('%I.%I', t.schema_name, rel)::regclass AND polname LIKE 'ddb\_grant %' LOOP
-            EXECUTE format('DROP POLICY %I ON %I.%I', p.polname, t.schema_name, rel);
-            FOREACH role_name IN ARRAY ARRAY(SELECT rolname FROM pg_roles WHERE oid = ANY (p.polroles)) LOOP
-                EXECUTE format('REVOKE ALL ON %I.%I FROM %I', t.schema_name, rel, role_name);
-            END LOOP;
-        END LOOP;
-        FOR g IN SELECT gr.role_name, bool_and(gr.read_only) AS read_only,
-                        bool_or(gr.leading_keys IS NULL) AS any_key,
-                        array_remove(array_agg(DISTINCT k), NULL) AS leading_keys
-                 FROM ddb.table_grants gr LEFT JOIN LATERAL unnest(gr.leading_keys) k ON true
-                 WHERE ddb.table_pattern_matches(t.table_name, gr.table_pattern)
-                   AND to_regrole(quote_ident(gr.role_name)) IS NOT NULL
-                 GROUP BY gr.role_name LOOP
-            rule := CASE WHEN g.any_key THEN 'true'
-                         ELSE format('ddb.leading_key_matches(pk, %L::text[])', g.leading_keys) END;
-            EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', t.schema_name, g.role_name);
-            IF is_base AND NOT g.read_only THEN
-                EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I.%I TO %I', t.schema_name, rel, g.role_name);
-                EXECUTE format('CREATE POLICY %I ON %I.%I TO %I USING (%s) WITH CHECK (%s)',
-                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule, rule);
-            ELSE
-                EXECUTE format('GRANT SELECT ON %I.%I TO %I', t.schema_name, rel, g.role_name);
-                EXECUTE format('CREATE POLICY %I ON %I.%I FOR SELECT TO %I USING (%s)',
-                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule);
-            END IF;
-            IF NOT g.any_key THEN
-                EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.schema_name, rel);
-            END IF;
-        END LOOP;
-    END LOOP;
 END $$;
 
 -- ---------------------------------------------------------------------------
@@ -2139,12 +2444,12 @@ BEGIN
     name := ddb.backup_table_name(request->>'TableName');
     PERFORM ddb.check_name('backupName', request->>'BackupName');
     IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
     SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
     IF NOT FOUND THEN   -- deleted meanwhile
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     IF ddb.table_restoring(name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
@@ -2704,6 +3009,633 @@ BEGIN
 END $$;
 
 -- ===========================================================================
+-- Point-in-time recovery (docs/pitr.md): UpdateContinuousBackups,
+-- DescribeContinuousBackups, RestoreTableToPointInTime; the history of a
+-- table's items, dropped with the table and read by its readers.
+-- ===========================================================================
+
+CREATE TABLE ddb.continuous_backups (
+    table_name text PRIMARY KEY REFERENCES ddb.tables ON DELETE CASCADE,
+    history_relation name NOT NULL,     -- in the table's schema
+    recovery_period_days integer NOT NULL CHECK (recovery_period_days BETWEEN 1 AND 35),
+    enabled_at timestamptz NOT NULL     -- the time of the first versions: the earliest restorable one, until the window passes it
+);
+COMMENT ON TABLE ddb.continuous_backups IS 'Point-in-time recovery: the tables that have it, their history relation and recovery period';
+SELECT pg_catalog.pg_extension_config_dump('ddb.continuous_backups', '');
+
+-- The name of a table's history relation, beside it in its schema.
+CREATE FUNCTION ddb.pitr_history_name(relation_name name) RETURNS name
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.relation_name(relation_name || '$pitr');
+
+-- Collects a change of an item of a table with point-in-time recovery: the
+-- deferred trigger ddb_pitr (arguments: the table's DynamoDB name, its history relation).
+CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ddb_pitr_capture' LANGUAGE C;
+
+-- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
+CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN 1885959282;
+
+-- Waits until the transactions committing versions of a table are done:
+-- each holds the table's lock shared from before it reads its time until
+-- its commit is over (src/table/pitr_capture.c), so that a snapshot taken
+-- afterwards sees every version of a time up to now.
+CREATE FUNCTION ddb.pitr_settle(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pg_advisory_lock(ddb.pitr_lock_class(), hashtext(table_name));
+    PERFORM pg_advisory_unlock(ddb.pitr_lock_class(), hashtext(table_name));
+END $$;
+
+-- The table a request names in member (TableName, SourceTableName: a name
+-- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
+CREATE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
+    END IF;
+    IF length(name) NOT BETWEEN 1 AND 1024 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have length %s',
+            name, member, CASE WHEN name = '' THEN 'greater than or equal to 1' ELSE 'less than or equal to 1024' END));
+    END IF;
+    SELECT * INTO t FROM ddb.tables
+    WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    RETURN t;
+END $$;
+
+-- The window of a table with point-in-time recovery at a moment (as_of):
+-- from its first versions, or the recovery period back, to as_of.
+CREATE FUNCTION ddb.pitr_window(c ddb.continuous_backups, as_of timestamptz, OUT earliest timestamptz, OUT latest timestamptz)
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT greatest(c.enabled_at, as_of - make_interval(days => c.recovery_period_days)), as_of;
+END;
+
+-- Turns a table's point-in-time recovery on (or sets its recovery period,
+-- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
+-- on copies the table's items into the new history as versions of this
+-- moment, with the table locked against writes until the transaction ends.
+CREATE FUNCTION ddb.set_continuous_backups(table_name text, enabled boolean, recovery_period_days integer DEFAULT 35)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name, true);
+    history name := ddb.pitr_history_name(t.relation_name);
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+    enabled_at timestamptz;
+BEGIN
+    IF enabled IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF recovery_period_days IS NULL OR recovery_period_days NOT BETWEEN 1 AND 35 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
+            recovery_period_days, CASE WHEN recovery_period_days > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END));
+    END IF;
+    IF NOT enabled THEN
+        PERFORM ddb.drop_pitr_history(t.table_name);
+        RETURN;
+    END IF;
+    UPDATE ddb.continuous_backups c SET recovery_period_days = set_continuous_backups.recovery_period_days
+    WHERE c.table_name = t.table_name;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+    -- the first versions are the items as this statement sees them: a
+    -- snapshot older than the lock below could miss a write committed before it
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION USING ERRCODE = '0A000',
+            MESSAGE = 'point-in-time recovery can only be enabled in a READ COMMITTED transaction',
+            DETAIL = format('This transaction is %s.', current_setting('transaction_isolation'));
+    END IF;
+    -- writers wait from here until the history and its trigger are in place
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
+                   'change_order integer NOT NULL, item jsonb, item_size integer)',
+                   t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
+    -- no btree: a version is written by a heap insertion alone (a btree on
+    -- the key was most of a version's cost); restores and trims sort the
+    -- history, and a BRIN index finds a span of time
+    EXECUTE format('CREATE INDEX %I ON %I.%I USING brin (changed_at)',
+                   ddb.relation_name(history || '$changed_at'), t.schema_name, history);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
+                   'Point-in-time recovery history of DynamoDB table ' || t.table_name
+                   || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
+    enabled_at := clock_timestamp();
+    EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
+                   t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
+    USING enabled_at;
+    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
+                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
+                   t.schema_name, t.relation_name, t.table_name, history);
+    INSERT INTO ddb.continuous_backups (table_name, history_relation, recovery_period_days, enabled_at)
+    VALUES (t.table_name, history, recovery_period_days, enabled_at);
+    -- the table's readers read its history too (sql/security.sql)
+    PERFORM ddb.apply_table_grants(t.table_name);
+END $$;
+
+-- Drops a table's point-in-time recovery, if it has it: its trigger, its
+-- history and its catalog row (disabling it; DeleteTable).
+CREATE FUNCTION ddb.drop_pitr_history(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    c ddb.continuous_backups;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- changes this transaction made are collected now, while the trigger is there
+    -- (and go nowhere: the history is dropped)
+    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
+    DELETE FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+END $$;
+
+-- A table's ContinuousBackupsDescription (DescribeContinuousBackups,
+-- UpdateContinuousBackups): the window ends at the current time.
+CREATE FUNCTION ddb.continuous_backups_description(table_name text) RETURNS jsonb
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object(
+    'ContinuousBackupsStatus', 'ENABLED',
+    'PointInTimeRecoveryDescription',
+    coalesce((SELECT jsonb_build_object('PointInTimeRecoveryStatus', 'ENABLED',
+                                        'RecoveryPeriodInDays', c.recovery_period_days,
+                                        'EarliestRestorableDateTime', extract(epoch FROM w.earliest),
+                                        'LatestRestorableDateTime', extract(epoch FROM w.latest))
+              FROM ddb.continuous_backups c, ddb.pitr_window(c, clock_timestamp()) w
+              WHERE c.table_name = continuous_backups_description.table_name),
+             '{"PointInTimeRecoveryStatus": "DISABLED"}'));
+
+-- UpdateContinuousBackups: PointInTimeRecoverySpecification's
+-- PointInTimeRecoveryEnabled and RecoveryPeriodInDays (1 to 35, 35 when not given).
+CREATE FUNCTION ddb.api_update_continuous_backups(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    spec jsonb := nullif(request->'PointInTimeRecoverySpecification', 'null');
+    enabled jsonb := nullif(spec->'PointInTimeRecoveryEnabled', 'null');
+    days jsonb := nullif(spec->'RecoveryPeriodInDays', 'null');
+    broken text[] := '{}';
+    t ddb.tables;
+BEGIN
+    IF nullif(request->'TableName', 'null') IS NULL THEN
+        broken := broken || 'Value null at ''tableName'' failed to satisfy constraint: Member must not be null'::text;
+    END IF;
+    IF spec IS NULL THEN
+        broken := broken || 'Value null at ''pointInTimeRecoverySpecification'' failed to satisfy constraint: Member must not be null'::text;
+    ELSIF jsonb_typeof(spec) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = 'Unexpected value type in payload for PointInTimeRecoverySpecification: expected an object';
+    ELSE
+        IF enabled IS NULL THEN
+            broken := broken || 'Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null'::text;
+        ELSIF jsonb_typeof(enabled) <> 'boolean' THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006',
+                MESSAGE = 'Unexpected value type in payload for PointInTimeRecoveryEnabled: expected a boolean';
+        END IF;
+        IF days IS NOT NULL AND (jsonb_typeof(days) <> 'number' OR days::numeric <> trunc(days::numeric)) THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006',
+                MESSAGE = 'Unexpected value type in payload for RecoveryPeriodInDays: expected an integer';
+        ELSIF days::numeric NOT BETWEEN 1 AND 35 THEN
+            broken := broken || format('Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
+                                       days, CASE WHEN days::numeric > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END);
+        END IF;
+    END IF;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
+    END IF;
+    t := ddb.pitr_table(request->>'TableName', 'tableName');
+    PERFORM ddb.check_table_access(t.table_name, 'UpdateContinuousBackups', 'own');
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD030',
+            MESSAGE = format('Backups are not available for table %s: it belongs to the %s model, installed with the extension',
+                             t.table_name, t.model);
+    END IF;
+    PERFORM ddb.set_continuous_backups(t.table_name, enabled::boolean, coalesce(days::numeric::integer, 35));
+    RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
+END $$;
+
+-- DescribeContinuousBackups.
+CREATE FUNCTION ddb.api_describe_continuous_backups(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(request->>'TableName', 'tableName');
+BEGIN
+    PERFORM ddb.check_table_access(t.table_name, 'DescribeContinuousBackups', 'read');
+    RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
+END $$;
+
+-- The point-in-time recovery of a table, checked for a moment of its
+-- window (which ends at the current time): PointInTimeRecoveryUnavailableException
+-- (YD031) for a table without it, InvalidRestoreTimeException (YD032) for a moment outside.
+CREATE FUNCTION ddb.pitr_of(t ddb.tables, as_of timestamptz) RETURNS ddb.continuous_backups
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c ddb.continuous_backups;
+    w record;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
+            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
+    END IF;
+    SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
+    IF as_of IS NULL OR as_of < w.earliest OR as_of > w.latest THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD032',
+            MESSAGE = 'An invalid restore time was specified. RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime.',
+            DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
+                            w.earliest, w.latest, coalesce(as_of::text, 'null'));
+    END IF;
+    RETURN c;
+END $$;
+
+-- The items of a table with point-in-time recovery as they were at a
+-- moment of its window: per key, its latest version at or before the
+-- moment, unless that is a delete.  In key order.
+CREATE FUNCTION ddb.pitr_items(table_name text, as_of timestamptz)
+RETURNS TABLE (pk ddb.ddb_key, sk ddb.ddb_key, item jsonb, item_size integer)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(table_name, 'tableName');
+    c ddb.continuous_backups := ddb.pitr_of(t, as_of);
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT v.pk, %s, v.item, v.item_size FROM '
+        '(SELECT DISTINCT ON (%s) * FROM %I.%I WHERE changed_at <= $1 ORDER BY %s, changed_at DESC, change_order DESC) v '
+        'WHERE v.item IS NOT NULL',
+        CASE WHEN t.range_key IS NOT NULL THEN 'v.sk' ELSE 'NULL::ddb.ddb_key' END,
+        key_columns, t.schema_name, c.history_relation, key_columns)
+    USING as_of;
+END $$;
+
+-- Collapses the history of every table with point-in-time recovery to its
+-- window as of a moment (now, by default): the versions older than the
+-- window's start go, but for each key the one in force at the start, which
+-- goes too when it is a delete.  Returns how many versions it removed;
+-- schedule it like ddb.expire (docs/ttl.md, docs/pitr.md).
+CREATE FUNCTION ddb.trim_pitr_history(as_of timestamptz DEFAULT now()) RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c record;
+    removed bigint := 0;
+    n bigint;
+BEGIN
+    FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
+             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
+        -- per key, the versions up to the start, latest first: the first is in force then
+        EXECUTE format(
+            'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
+            'row_number() OVER (PARTITION BY %s ORDER BY changed_at DESC, change_order DESC) AS n '
+            'FROM %I.%I WHERE changed_at <= $1) v '
+            'WHERE h.ctid = v.ctid AND v.changed_at < $1 AND (v.n > 1 OR v.deleted)',
+            c.schema_name, c.history_relation,
+            CASE WHEN c.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END, c.schema_name, c.history_relation)
+        USING c.window_start;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        removed := removed + n;
+    END LOOP;
+    RETURN removed;
+END $$;
+
+-- A time given as epoch seconds (a JSON number, as DynamoDB's SDKs send
+-- one), to the microsecond (to_timestamp's double precision would round
+-- the sixth decimal of a time such as EarliestRestorableDateTime).
+CREATE FUNCTION ddb.epoch_timestamp(seconds numeric) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN to_timestamp(floor(seconds)::double precision)
+       + round((seconds - floor(seconds)) * 1000000)::bigint * interval '1 microsecond';
+
+-- The items of a table at a moment, for a restore (ddb.start_restore's
+-- items function): argument {"TableName": ..., "RestoreTime": timestamptz as text}.
+CREATE FUNCTION ddb.pitr_restore_items(argument jsonb) RETURNS SETOF jsonb
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT item FROM ddb.pitr_items(argument->>'TableName', (argument->>'RestoreTime')::timestamptz);
+END;
+
+-- RestoreTableToPointInTime: a new table (TargetTableName) with the items
+-- the source (SourceTableName or SourceTableArn) held at RestoreDateTime
+-- (epoch seconds) or, with UseLatestRestorableTime, now; its indexes are
+-- the source's, with the overrides DynamoDB takes (ddb.start_restore).
+-- Reads the source and takes CreateTable's privilege (docs/security.md).
+CREATE FUNCTION ddb.api_restore_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    target text := request->>'TargetTableName';
+    source_name text := coalesce(request->>'SourceTableName', request->>'SourceTableArn');
+    restore_time jsonb := nullif(request->'RestoreDateTime', 'null');
+    latest jsonb := nullif(request->'UseLatestRestorableTime', 'null');
+    t ddb.tables;
+    restore_at timestamptz;
+BEGIN
+    IF target IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('targetTableName', target);
+    IF request ? 'SourceTableName' AND request ? 'SourceTableArn' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of SourceTableName or SourceTableArn can be specified');
+    END IF;
+    IF source_name IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either SourceTableName or SourceTableArn must be specified');
+    END IF;
+    IF latest IS NOT NULL AND jsonb_typeof(latest) <> 'boolean' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for UseLatestRestorableTime: expected a boolean';
+    END IF;
+    IF restore_time IS NOT NULL AND jsonb_typeof(restore_time) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for RestoreDateTime: expected a timestamp in seconds';
+    END IF;
+    IF restore_time IS NOT NULL AND latest = 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of RestoreDateTime or UseLatestRestorableTime can be specified');
+    END IF;
+    IF restore_time IS NULL AND latest IS DISTINCT FROM 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either RestoreDateTime or UseLatestRestorableTime must be specified');
+    END IF;
+    t := ddb.pitr_table(source_name, CASE WHEN request ? 'SourceTableName' THEN 'sourceTableName' ELSE 'sourceTableArn' END);
+    PERFORM ddb.check_table_access(t.table_name, 'RestoreTableToPointInTime', 'read');
+    PERFORM ddb.check_table_access(target, 'RestoreTableToPointInTime', 'create');
+    restore_at := coalesce(ddb.epoch_timestamp(restore_time::numeric), clock_timestamp());
+    PERFORM ddb.pitr_of(t, restore_at);
+    -- the versions of a time up to the restore's have all committed once this returns
+    PERFORM ddb.pitr_settle(t.table_name);
+    RETURN jsonb_build_object('TableDescription', ddb.start_restore(
+        target, ddb.describe_table(t.table_name), request,
+        'ddb.pitr_restore_items(jsonb)'::regprocedure,
+        jsonb_build_object('TableName', t.table_name, 'RestoreTime', restore_at),
+        jsonb_build_object('SourceTableArn', ddb.table_arn(t.table_name), 'RestoreDateTime', extract(epoch FROM restore_at))));
+END $$;
+
+GRANT SELECT ON ddb.continuous_backups TO PUBLIC;
+
+-- Drops a table, its indexes and its catalog entries.
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    -- Point-in-time recovery's history goes with the table (DynamoDB would
+    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
+    -- docs/pitr.md); a system backup taken here would be made before this line.
+    PERFORM ddb.drop_pitr_history(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;
+
+-- Makes a table's privileges and policies what ddb.table_grants says:
+-- what earlier grants gave is taken back, then every grant whose pattern
+-- matches is given, on the table and on its index relations (read there).
+CREATE OR REPLACE FUNCTION ddb.apply_table_grants(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    rel name;
+    is_base boolean;
+    p record;
+    g record;
+    role_name name;
+    rule text;
+BEGIN
+    FOR rel, is_base IN SELECT t.relation_name, true
+                        UNION ALL SELECT i.relation_name, false FROM ddb.indexes i WHERE i.table_name = t.table_name
+                        -- point-in-time recovery's history: read by the table's readers (sql/pitr.sql)
+                        UNION ALL SELECT c.history_relation, false FROM ddb.continuous_backups c WHERE c.table_name = t.table_name LOOP
+        FOR p IN SELECT polname, polroles FROM pg_policy
+                 WHERE polrelid = format('%I.%I', t.schema_name, rel)::regclass AND polname LIKE 'ddb\_grant %' LOOP
+            EXECUTE format('DROP POLICY %I ON %I.%I', p.polname, t.schema_name, rel);
+            FOREACH role_name IN ARRAY ARRAY(SELECT rolname FROM pg_roles WHERE oid = ANY (p.polroles)) LOOP
+                EXECUTE format('REVOKE ALL ON %I.%I FROM %I', t.schema_name, rel, role_name);
+            END LOOP;
+        END LOOP;
+        FOR g IN SELECT gr.role_name, bool_and(gr.read_only) AS read_only,
+                        bool_or(gr.leading_keys IS NULL) AS any_key,
+                        array_remove(array_agg(DISTINCT k), NULL) AS leading_keys
+                 FROM ddb.table_grants gr LEFT JOIN LATERAL unnest(gr.leading_keys) k ON true
+                 WHERE ddb.table_pattern_matches(t.table_name, gr.table_pattern)
+                   AND to_regrole(quote_ident(gr.role_name)) IS NOT NULL
+                 GROUP BY gr.role_name LOOP
+            rule := CASE WHEN g.any_key THEN 'true'
+                         ELSE format('ddb.leading_key_matches(pk, %L::text[])', g.leading_keys) END;
+            EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', t.schema_name, g.role_name);
+            IF is_base AND NOT g.read_only THEN
+                EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I TO %I USING (%s) WITH CHECK (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule, rule);
+            ELSE
+                EXECUTE format('GRANT SELECT ON %I.%I TO %I', t.schema_name, rel, g.role_name);
+                EXECUTE format('CREATE POLICY %I ON %I.%I FOR SELECT TO %I USING (%s)',
+                               ddb.grant_policy_name(g.role_name), t.schema_name, rel, g.role_name, rule);
+            END IF;
+            IF NOT g.any_key THEN
+                EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.schema_name, rel);
+            END IF;
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- ===========================================================================
+-- 0.2: the definitions of ddb.api_update_table and ddb.delete_table that the
+-- sections above each changed (table settings; backups and point-in-time recovery)
+-- ===========================================================================
+
+-- UpdateTable: billing mode and throughput, GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput and settings, Delete), and the table
+-- settings of sql/table_settings.sql.
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    PERFORM ddb.refuse_restoring(name);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    PERFORM ddb.check_update_concerns(request);
+    PERFORM ddb.keep_warm_throughput(name);
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput, on-demand maxima or warm throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            PERFORM ddb.set_index_settings(name, c, false);
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- Drops a table, its indexes and its catalog entries; a table with
+-- deletion protection on is refused, as DeleteTable refuses it.
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    IF t.deletion_protection THEN
+        PERFORM ddb.validation_error('Resource cannot be deleted as it is currently protected against deletion. '
+                                     'Disable deletion protection first.');
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    -- Point-in-time recovery's history goes with the table (DynamoDB would
+    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
+    -- docs/pitr.md); a system backup taken here would be made before this line.
+    PERFORM ddb.drop_pitr_history(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;
+
+-- ===========================================================================
 -- 0.2: exports to S3 and imports from S3 (sql/exports.sql, sql/imports.sql):
 -- ExportTableToPointInTime, DescribeExport, ListExports, ImportTable,
 -- DescribeImport, ListImports.  An import's table is CREATING as a
@@ -2969,7 +3901,7 @@ RETURN jsonb_strip_nulls(jsonb_build_object(
     || CASE WHEN j.status = 'FAILED' THEN ddb.job_failure(j.error) ELSE '{}' END;
 
 -- The table an export's TableArn names (an ARN of this server's), or
--- TableNotFoundException (YD030).
+-- TableNotFoundException (YD022).
 CREATE FUNCTION ddb.export_table(arn text) RETURNS ddb.tables
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -2981,14 +3913,14 @@ BEGIN
     WHERE arn = ddb.table_arn(tables.table_name)
       AND tables.table_name = substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$');
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || arn;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || arn;
     END IF;
     RETURN t;
 END $$;
 
 -- Raises InvalidExportTimeException (YD044) unless [from_time, to_time] lies in the
 -- window of a table's point-in-time recovery (PointInTimeRecoveryUnavailableException
--- (YD032) when it has none).
+-- (YD031) when it has none).
 CREATE FUNCTION ddb.check_export_window(t ddb.tables, from_time timestamptz, to_time timestamptz) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -2999,7 +3931,7 @@ DECLARE
 BEGIN
     SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD032',
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
             MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
     END IF;
     SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
@@ -3177,7 +4109,7 @@ DECLARE
     key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
 BEGIN
     IF history IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD032',
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
             MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
     END IF;
     OPEN rows FOR EXECUTE format(

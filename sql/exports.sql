@@ -250,7 +250,7 @@ RETURN jsonb_strip_nulls(jsonb_build_object(
     || CASE WHEN j.status = 'FAILED' THEN ddb.job_failure(j.error) ELSE '{}' END;
 
 -- The table an export's TableArn names (an ARN of this server's), or
--- TableNotFoundException (YD030).
+-- TableNotFoundException (YD022).
 CREATE FUNCTION ddb.export_table(arn text) RETURNS ddb.tables
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -262,14 +262,14 @@ BEGIN
     WHERE arn = ddb.table_arn(tables.table_name)
       AND tables.table_name = substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$');
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || arn;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || arn;
     END IF;
     RETURN t;
 END $$;
 
 -- Raises InvalidExportTimeException (YD044) unless [from_time, to_time] lies in the
 -- window of a table's point-in-time recovery (PointInTimeRecoveryUnavailableException
--- (YD032) when it has none).
+-- (YD031) when it has none).
 CREATE FUNCTION ddb.check_export_window(t ddb.tables, from_time timestamptz, to_time timestamptz) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -280,7 +280,7 @@ DECLARE
 BEGIN
     SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD032',
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
             MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
     END IF;
     SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
@@ -458,7 +458,7 @@ DECLARE
     key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
 BEGIN
     IF history IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD032',
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
             MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
     END IF;
     OPEN rows FOR EXECUTE format(

@@ -54,7 +54,7 @@ BEGIN
 END $$;
 
 -- The table a request names in member (TableName, SourceTableName: a name
--- or a table's ARN), or DynamoDB's TableNotFoundException (YD030).
+-- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
 CREATE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -74,7 +74,7 @@ BEGIN
     SELECT * INTO t FROM ddb.tables
     WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030', MESSAGE = 'Table not found: ' || name;
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     RETURN t;
 END $$;
@@ -132,8 +132,11 @@ BEGIN
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
                    'change_order integer NOT NULL, item jsonb, item_size integer)',
                    t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
-    EXECUTE format('CREATE INDEX %I ON %I.%I (%s, changed_at, change_order)',
-                   ddb.relation_name(history || '$versions'), t.schema_name, history, key_columns);
+    -- no btree: a version is written by a heap insertion alone (a btree on
+    -- the key was most of a version's cost); restores and trims sort the
+    -- history, and a BRIN index finds a span of time
+    EXECUTE format('CREATE INDEX %I ON %I.%I USING brin (changed_at)',
+                   ddb.relation_name(history || '$changed_at'), t.schema_name, history);
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
                    'Point-in-time recovery history of DynamoDB table ' || t.table_name
                    || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
@@ -231,7 +234,7 @@ BEGIN
     t := ddb.pitr_table(request->>'TableName', 'tableName');
     PERFORM ddb.check_table_access(t.table_name, 'UpdateContinuousBackups', 'own');
     IF t.model IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD031',
+        RAISE EXCEPTION USING ERRCODE = 'YD030',
             MESSAGE = format('Backups are not available for table %s: it belongs to the %s model, installed with the extension',
                              t.table_name, t.model);
     END IF;
@@ -253,7 +256,7 @@ END $$;
 
 -- The point-in-time recovery of a table, checked for a moment of its
 -- window (which ends at the current time): PointInTimeRecoveryUnavailableException
--- (YD032) for a table without it, InvalidRestoreTimeException (YD033) for a moment outside.
+-- (YD031) for a table without it, InvalidRestoreTimeException (YD032) for a moment outside.
 CREATE FUNCTION ddb.pitr_of(t ddb.tables, as_of timestamptz) RETURNS ddb.continuous_backups
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -264,12 +267,12 @@ DECLARE
 BEGIN
     SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD032',
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
             MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
     END IF;
     SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
     IF as_of IS NULL OR as_of < w.earliest OR as_of > w.latest THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD033',
+        RAISE EXCEPTION USING ERRCODE = 'YD032',
             MESSAGE = 'An invalid restore time was specified. RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime.',
             DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
                             w.earliest, w.latest, coalesce(as_of::text, 'null'));
@@ -315,15 +318,88 @@ DECLARE
 BEGIN
     FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
              FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
+        -- per key, the versions up to the start, latest first: the first is in force then
         EXECUTE format(
-            'DELETE FROM %I.%I h WHERE h.changed_at < $1 AND (h.item IS NULL OR EXISTS ('
-            'SELECT FROM %I.%I l WHERE l.pk = h.pk%s AND (l.changed_at, l.change_order) > (h.changed_at, h.change_order) '
-            'AND l.changed_at <= $1))',
-            c.schema_name, c.history_relation, c.schema_name, c.history_relation,
-            CASE WHEN c.range_key IS NOT NULL THEN ' AND l.sk = h.sk' ELSE '' END)
+            'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
+            'row_number() OVER (PARTITION BY %s ORDER BY changed_at DESC, change_order DESC) AS n '
+            'FROM %I.%I WHERE changed_at <= $1) v '
+            'WHERE h.ctid = v.ctid AND v.changed_at < $1 AND (v.n > 1 OR v.deleted)',
+            c.schema_name, c.history_relation,
+            CASE WHEN c.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END, c.schema_name, c.history_relation)
         USING c.window_start;
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
     END LOOP;
     RETURN removed;
+END $$;
+
+-- A time given as epoch seconds (a JSON number, as DynamoDB's SDKs send
+-- one), to the microsecond (to_timestamp's double precision would round
+-- the sixth decimal of a time such as EarliestRestorableDateTime).
+CREATE FUNCTION ddb.epoch_timestamp(seconds numeric) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN to_timestamp(floor(seconds)::double precision)
+       + round((seconds - floor(seconds)) * 1000000)::bigint * interval '1 microsecond';
+
+-- The items of a table at a moment, for a restore (ddb.start_restore's
+-- items function): argument {"TableName": ..., "RestoreTime": timestamptz as text}.
+CREATE FUNCTION ddb.pitr_restore_items(argument jsonb) RETURNS SETOF jsonb
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT item FROM ddb.pitr_items(argument->>'TableName', (argument->>'RestoreTime')::timestamptz);
+END;
+
+-- RestoreTableToPointInTime: a new table (TargetTableName) with the items
+-- the source (SourceTableName or SourceTableArn) held at RestoreDateTime
+-- (epoch seconds) or, with UseLatestRestorableTime, now; its indexes are
+-- the source's, with the overrides DynamoDB takes (ddb.start_restore).
+-- Reads the source and takes CreateTable's privilege (docs/security.md).
+CREATE FUNCTION ddb.api_restore_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    target text := request->>'TargetTableName';
+    source_name text := coalesce(request->>'SourceTableName', request->>'SourceTableArn');
+    restore_time jsonb := nullif(request->'RestoreDateTime', 'null');
+    latest jsonb := nullif(request->'UseLatestRestorableTime', 'null');
+    t ddb.tables;
+    restore_at timestamptz;
+BEGIN
+    IF target IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('targetTableName', target);
+    IF request ? 'SourceTableName' AND request ? 'SourceTableArn' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of SourceTableName or SourceTableArn can be specified');
+    END IF;
+    IF source_name IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either SourceTableName or SourceTableArn must be specified');
+    END IF;
+    IF latest IS NOT NULL AND jsonb_typeof(latest) <> 'boolean' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for UseLatestRestorableTime: expected a boolean';
+    END IF;
+    IF restore_time IS NOT NULL AND jsonb_typeof(restore_time) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for RestoreDateTime: expected a timestamp in seconds';
+    END IF;
+    IF restore_time IS NOT NULL AND latest = 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of RestoreDateTime or UseLatestRestorableTime can be specified');
+    END IF;
+    IF restore_time IS NULL AND latest IS DISTINCT FROM 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either RestoreDateTime or UseLatestRestorableTime must be specified');
+    END IF;
+    t := ddb.pitr_table(source_name, CASE WHEN request ? 'SourceTableName' THEN 'sourceTableName' ELSE 'sourceTableArn' END);
+    PERFORM ddb.check_table_access(t.table_name, 'RestoreTableToPointInTime', 'read');
+    PERFORM ddb.check_table_access(target, 'RestoreTableToPointInTime', 'create');
+    restore_at := coalesce(ddb.epoch_timestamp(restore_time::numeric), clock_timestamp());
+    PERFORM ddb.pitr_of(t, restore_at);
+    -- the versions of a time up to the restore's have all committed once this returns
+    PERFORM ddb.pitr_settle(t.table_name);
+    RETURN jsonb_build_object('TableDescription', ddb.start_restore(
+        target, ddb.describe_table(t.table_name), request,
+        'ddb.pitr_restore_items(jsonb)'::regprocedure,
+        jsonb_build_object('TableName', t.table_name, 'RestoreTime', restore_at),
+        jsonb_build_object('SourceTableArn', ddb.table_arn(t.table_name), 'RestoreDateTime', extract(epoch FROM restore_at))));
 END $$;

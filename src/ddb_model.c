@@ -1,11 +1,14 @@
 /*
  * ddb_model.c — the shared library's module block, and its settings (the
- * router's, src/router/; exports' and imports', src/exports/).
+ * router's, src/router/; throttling's, src/api/throttle.c, whose shared
+ * memory is set up when the library is preloaded; exports' and imports',
+ * src/exports/).
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 
+#include "api/throttle.h"
 #include "exports/exports.h"
 #include "router/router.h"
 
@@ -18,5 +21,6 @@ void
 _PG_init(void)
 {
 	router_define_settings();
+	throttle_init();
 	exports_define_settings();
 }

@@ -30,12 +30,13 @@
 	X(SERVICE_UNAVAILABLE, '0', '1', '3', "com.amazonaws.dynamodb.v20120810#ServiceUnavailable", 503) \
 	X(BACKUP_NOT_FOUND, '0', '2', '0', "com.amazonaws.dynamodb.v20120810#BackupNotFoundException", 400) \
 	X(BACKUP_IN_USE, '0', '2', '1', "com.amazonaws.dynamodb.v20120810#BackupInUseException", 400) \
+	X(TABLE_NOT_FOUND, '0', '2', '2', "com.amazonaws.dynamodb.v20120810#TableNotFoundException", 400) \
 	X(TABLE_ALREADY_EXISTS, '0', '2', '3', "com.amazonaws.dynamodb.v20120810#TableAlreadyExistsException", 400) \
 	X(TABLE_IN_USE, '0', '2', '4', "com.amazonaws.dynamodb.v20120810#TableInUseException", 400) \
-	X(TABLE_NOT_FOUND, '0', '3', '0', "com.amazonaws.dynamodb.v20120810#TableNotFoundException", 400) \
-	X(CONTINUOUS_BACKUPS_UNAVAILABLE, '0', '3', '1', "com.amazonaws.dynamodb.v20120810#ContinuousBackupsUnavailableException", 400) \
-	X(POINT_IN_TIME_RECOVERY_UNAVAILABLE, '0', '3', '2', "com.amazonaws.dynamodb.v20120810#PointInTimeRecoveryUnavailableException", 400) \
-	X(INVALID_RESTORE_TIME, '0', '3', '3', "com.amazonaws.dynamodb.v20120810#InvalidRestoreTimeException", 400) \
+	X(CONTINUOUS_BACKUPS_UNAVAILABLE, '0', '3', '0', "com.amazonaws.dynamodb.v20120810#ContinuousBackupsUnavailableException", 400) \
+	X(POINT_IN_TIME_RECOVERY_UNAVAILABLE, '0', '3', '1', "com.amazonaws.dynamodb.v20120810#PointInTimeRecoveryUnavailableException", 400) \
+	X(INVALID_RESTORE_TIME, '0', '3', '2', "com.amazonaws.dynamodb.v20120810#InvalidRestoreTimeException", 400) \
+	X(PROVISIONED_THROUGHPUT_EXCEEDED, '0', '5', '0', "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", 400) \
 	X(EXPORT_NOT_FOUND, '0', '4', '0', "com.amazonaws.dynamodb.v20120810#ExportNotFoundException", 400) \
 	X(IMPORT_NOT_FOUND, '0', '4', '1', "com.amazonaws.dynamodb.v20120810#ImportNotFoundException", 400) \
 	X(EXPORT_CONFLICT, '0', '4', '2', "com.amazonaws.dynamodb.v20120810#ExportConflictException", 400) \

@@ -170,6 +170,14 @@ wait "$b_pid"
 check "PITR: a transaction that began first but wrote later has the later version" "A B|B" \
     "$(q -c "SELECT string_agg(item->>'who', ' ' ORDER BY changed_at) FROM public.\"PitRace\$pitr\"")|$(q -c "SELECT item->>'who' FROM ddb.pitr_items('PitRace', clock_timestamp())")"
 
+# A prepared transaction's versions are written at PREPARE TRANSACTION (its
+# time is read then) and seen once COMMIT PREPARED commits it.
+q -c "BEGIN" -c "SELECT ddb.put_item('PitRace', '{\"pk\": \"prepared\"}')" -c "PREPARE TRANSACTION 'ddb_pitr_prepared'" >/dev/null
+before=$(q -c "SELECT count(*) FROM ddb.pitr_items('PitRace', clock_timestamp()) WHERE pk = 'prepared'")
+q -c "COMMIT PREPARED 'ddb_pitr_prepared'" >/dev/null
+check "PITR: a prepared transaction's version is seen once it is committed" "0 1" \
+    "$before $(q -c "SELECT count(*) FROM ddb.pitr_items('PitRace', clock_timestamp()) WHERE pk = 'prepared'")"
+
 # A restore reads after ddb.pitr_settle, which waits for the writers that
 # have timed their versions but not finished committing.  A's commit is held
 # after its time was read, waiting for a synchronous standby that does not

@@ -96,13 +96,13 @@ check "a request that is no object is the router's SerializationException" "YD00
     "$(error GetItem '[1]' | cut -d'|' -f1,3)"
 check "an operation no one serves is UnknownOperationException" "YD007|UnknownOperationException" \
     "$(error DescribeNothing '{}' | cut -d'|' -f1,3)"
-check "UpdateContinuousBackups is refused: the shards keep no history" "YD031|ContinuousBackupsUnavailableException" \
+check "UpdateContinuousBackups is refused: the shards keep no history" "YD030|ContinuousBackupsUnavailableException" \
     "$(error UpdateContinuousBackups '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}' | cut -d'|' -f1,3)"
-check "RestoreTableToPointInTime too" "YD032|PointInTimeRecoveryUnavailableException" \
+check "RestoreTableToPointInTime too" "YD031|PointInTimeRecoveryUnavailableException" \
     "$(error RestoreTableToPointInTime '{"SourceTableName": "Music", "TargetTableName": "Music2", "UseLatestRestorableTime": true}' | cut -d'|' -f1,3)"
 check "DescribeContinuousBackups says point-in-time recovery is off" "DISABLED" \
     "$(call DescribeContinuousBackups '{"TableName": "Music"}' "r->'ContinuousBackupsDescription'->'PointInTimeRecoveryDescription'->>'PointInTimeRecoveryStatus'")"
-check "ExportTableToPointInTime is refused: the shards keep no history" "YD032|PointInTimeRecoveryUnavailableException" \
+check "ExportTableToPointInTime is refused: the shards keep no history" "YD031|PointInTimeRecoveryUnavailableException" \
     "$(error ExportTableToPointInTime '{"TableArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Music", "S3Bucket": "b1"}' | cut -d'|' -f1,3)"
 check "ImportTable is refused, saying a sharded deployment does not import" "YD001|ImportTable is not supported by a sharded deployment (ddb_router): import into a single node's database, or write the items through the router (BatchWriteItem)|ValidationException" \
     "$(error ImportTable '{"S3BucketSource": {"S3Bucket": "b1"}, "InputFormat": "DYNAMODB_JSON", "TableCreationParameters": {"TableName": "Music2", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}]}}')"
@@ -275,6 +275,23 @@ check "nor call the router's way to the nodes itself" "42501" \
 q -c "SELECT ddb_router.revoke_tables('ddb_router_reader', 'Music')" >/dev/null
 check "a revoke is made everywhere" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")|$(on_nodes "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")"
+
+# Table settings go to the router and every node like any change of a table
+call UpdateTable '{"TableName": "Music", "DeletionProtectionEnabled": true}' >/dev/null
+check "DeletionProtectionEnabled is set on the router and every node" "t|t+t" \
+    "$(q -c "SELECT deletion_protection FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT deletion_protection FROM ddb.tables WHERE table_name = 'Music'")"
+check "DescribeTable through the router says so" "true" "$(call DescribeTable '{"TableName": "Music"}' "r->'Table'->'DeletionProtectionEnabled'")"
+check "DeleteTable of a protected table is refused through the router, as DynamoDB refuses it" \
+    "YD001|Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.|ValidationException" \
+    "$(error DeleteTable '{"TableName": "Music"}')"
+check "and the table stays on the router and every node" "1|1+1" \
+    "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"
+call UpdateTable '{"TableName": "Music", "DeletionProtectionEnabled": false}' >/dev/null
+check "DescribeLimits is answered by the router" "40000 80000" \
+    "$(call DescribeLimits '{}' "concat_ws(' ', r->>'TableMaxReadCapacityUnits', r->>'AccountMaxWriteCapacityUnits')")"
+check "DescribeEndpoints gives the address its caller (ddb-gateway) set on the router's connection" "dynamodb.example.com:8443 1440" \
+    "$(q -c "SET ddb.endpoint_address = 'dynamodb.example.com:8443'" -c "SELECT concat_ws(' ', r->'Endpoints'->0->>'Address', r->'Endpoints'->0->>'CachePeriodInMinutes')
+        FROM ddb_router.answer_response(ddb_router.execute_metered(NULL, 'DescribeEndpoints', '{}')) r")"
 
 call DeleteTable '{"TableName": "Music"}' >/dev/null
 check "DeleteTable removes the table from the router and every node" "0|0+0" \

@@ -14,10 +14,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF operation = 'UpdateContinuousBackups' THEN
-        PERFORM ddb_router.raise_error('YD031',
+        PERFORM ddb_router.raise_error('YD030',
             'Backups are not available in a sharded deployment: its shards keep no point-in-time recovery history', NULL, NULL);
     END IF;
-    PERFORM ddb_router.raise_error('YD032',
+    PERFORM ddb_router.raise_error('YD031',
         format('Point in time recovery is not enabled for table ''%s'': a sharded deployment keeps no point-in-time recovery history',
                coalesce(request->>'SourceTableName', request->>'SourceTableArn')), NULL, NULL);
     RETURN NULL;

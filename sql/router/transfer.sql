@@ -15,7 +15,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF operation = 'ExportTableToPointInTime' THEN
-        PERFORM ddb_router.raise_error('YD032',
+        PERFORM ddb_router.raise_error('YD031',
             format('Point in time recovery is not enabled for table ''%s'': a sharded deployment keeps no point-in-time '
                    'recovery history to export from', request->>'TableArn'), NULL, NULL);
     END IF;

@@ -9,8 +9,9 @@
  * spills to disk for a large transaction); when the transaction commits
  * (XACT_EVENT_PRE_COMMIT, or PRE_PREPARE for a prepared one), after every
  * deferred trigger has fired, one time is read for the whole transaction and
- * its versions go straight into the history's heap and index, as GSI
- * entries and stream records do (direct_insert.c).
+ * its versions go straight into the history's heap (and its BRIN index on
+ * changed_at: a btree would cost more than the rest of the capture), as
+ * GSI entries and stream records do (direct_insert.c).
  *
  * Why that time orders the versions of one item as their transactions
  * committed: two transactions that change the same item cannot both hold

@@ -73,11 +73,14 @@ SELECT pg_temp.pitr('Orders', true, 3) #> '{PointInTimeRecoveryDescription,Recov
        (SELECT count(*) FROM public."Orders$pitr") AS versions_unchanged;
 
 -- Writes, and after each the moment and what the table held then
-CREATE TEMP TABLE moments (step int, label text, at timestamptz, items jsonb);
+CREATE TEMP TABLE moments (step int, label text, at timestamptz, items jsonb, by_status jsonb, by_placed jsonb);
+-- a table's items, and its indexes' entries, in key order
+CREATE FUNCTION pg_temp.contents(t text, index_name text DEFAULT NULL) RETURNS jsonb
+LANGUAGE sql AS $$ SELECT coalesce(jsonb_agg(i), '[]') FROM ddb.scan(t, index_name) i $$;
 CREATE FUNCTION pg_temp.moment(step int, label text) RETURNS void
 LANGUAGE sql AS $$
-  INSERT INTO moments SELECT step, label, clock_timestamp(),
-      (SELECT coalesce(jsonb_agg(item ORDER BY pk, sk), '[]') FROM public."Orders") $$;
+  INSERT INTO moments SELECT step, label, clock_timestamp(), pg_temp.contents('Orders'),
+      pg_temp.contents('Orders', 'ByStatus'), pg_temp.contents('Orders', 'ByPlaced') $$;
 SELECT pg_temp.moment(0, 'enabled');
 SELECT ddb.execute('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "c2"}, "sk": {"N": "1"},
   "status": {"S": "OPEN"}, "placed": {"S": "2026-02-01"}, "tags": {"SS": ["a", "b"]}}}');
@@ -123,12 +126,9 @@ SELECT clock_timestamp() AS before_commit \gset
 COMMIT;
 SELECT pg_temp.moment(8, 'immediate');
 SELECT changed_at > :'before_commit' AS timed_at_commit FROM public."Orders$pitr" WHERE pk = 'c7';
--- a prepared transaction's versions are written at PREPARE, of its time
-BEGIN;
-SELECT ddb.put_item('Orders', '{"pk": "c8", "sk": 1, "status": "OPEN"}');
-PREPARE TRANSACTION 'pitr_prepared';
-COMMIT PREPARED 'pitr_prepared';
-SELECT pg_temp.moment(9, 'prepared');
+-- an item back under a key that was deleted
+SELECT ddb.put_item('Orders', '{"pk": "c2", "sk": 1, "status": "REOPENED"}');
+SELECT pg_temp.moment(9, 'put again');
 
 SELECT pk, sk, change_order, item ->> 'status' AS status, item IS NULL AS deleted,
        dense_rank() OVER (ORDER BY changed_at) AS transaction
@@ -137,6 +137,8 @@ SELECT count(*) AS versions_of_gone FROM public."Orders$pitr" WHERE pk = 'gone';
 -- the items at every moment are what the table held then
 SELECT step, label, (SELECT coalesce(jsonb_agg(item ORDER BY pk, sk), '[]') FROM ddb.pitr_items('Orders', at)) = items AS as_they_were
 FROM moments ORDER BY step;
+SELECT count(*) AS moments_without_the_items_in_key_order
+FROM moments WHERE items <> (SELECT coalesce(jsonb_agg(item ORDER BY pk, sk), '[]') FROM ddb.pitr_items('Orders', at));
 -- and until the next write's time
 SELECT m.step, (SELECT coalesce(jsonb_agg(item ORDER BY pk, sk), '[]')
                 FROM ddb.pitr_items('Orders', (SELECT min(changed_at) FROM public."Orders$pitr" WHERE changed_at > m.at)
@@ -144,6 +146,54 @@ SELECT m.step, (SELECT coalesce(jsonb_agg(item ORDER BY pk, sk), '[]')
 FROM moments m WHERE m.step < 9 ORDER BY m.step;
 SELECT p.pk, p.sk, p.item_size = o.item_size AS size_kept
 FROM ddb.pitr_items('Orders', clock_timestamp()) p JOIN public."Orders" o USING (pk, sk) ORDER BY p.pk, p.sk;
+
+-- RestoreTableToPointInTime: a new table per moment, restored by a background
+-- job (one at a time: each request commits, then its job is waited for),
+-- with the items, the global and the local index as they were then
+CREATE FUNCTION pg_temp.restore(request jsonb) RETURNS text
+LANGUAGE sql AS $$
+  SELECT ddb.execute('RestoreTableToPointInTime', request) -> 'TableDescription' ->> 'TableStatus' $$;
+CREATE FUNCTION pg_temp.restored(t text) RETURNS text
+LANGUAGE sql AS $$ SELECT ddb.wait_for_job(job_id, 60) FROM ddb.table_restores WHERE table_name = t $$;
+CREATE FUNCTION pg_temp.restore_moment(step int) RETURNS text
+LANGUAGE sql AS $$
+  SELECT pg_temp.restore(jsonb_build_object('SourceTableName', 'Orders', 'TargetTableName', 'Orders_' || step,
+                                            'RestoreDateTime', extract(epoch FROM at)))
+  FROM moments m WHERE m.step = restore_moment.step $$;
+SELECT format('SELECT pg_temp.restore_moment(%s)', step), format('SELECT pg_temp.restored(%L)', 'Orders_' || step)
+FROM moments ORDER BY step \gexec
+SELECT m.step, pg_temp.contents('Orders_' || m.step) = m.items AS items,
+       pg_temp.contents('Orders_' || m.step, 'ByStatus') = m.by_status AS global_index,
+       pg_temp.contents('Orders_' || m.step, 'ByPlaced') = m.by_placed AS local_index
+FROM moments m ORDER BY m.step;
+SELECT count(*) AS index_problems FROM moments, ddb.verify_gsi('Orders_' || step);
+-- a restored table: its indexes and RestoreSummary, ACTIVE, without point-in-time recovery of its own
+SELECT (d -> 'RestoreSummary') - 'RestoreDateTime' AS summary,
+       d ->> 'TableStatus' AS status,
+       ddb.epoch_timestamp((d #>> '{RestoreSummary,RestoreDateTime}')::numeric) = (SELECT at FROM moments WHERE step = 3) AS restore_time,
+       (SELECT jsonb_agg(i ->> 'IndexName') FROM jsonb_array_elements(d -> 'GlobalSecondaryIndexes') i) AS global_indexes,
+       (SELECT jsonb_agg(i ->> 'IndexName') FROM jsonb_array_elements(d -> 'LocalSecondaryIndexes') i) AS local_indexes,
+       ddb.execute('DescribeContinuousBackups', '{"TableName": "Orders_3"}')
+         #>> '{ContinuousBackupsDescription,PointInTimeRecoveryDescription,PointInTimeRecoveryStatus}' AS its_pitr
+FROM (SELECT ddb.execute('DescribeTable', '{"TableName": "Orders_3"}') -> 'Table' AS d) x;
+-- the latest restorable time, and EarliestRestorableDateTime as DescribeContinuousBackups gives it
+SELECT pg_temp.restore('{"SourceTableArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Orders",
+                         "TargetTableName": "OrdersLatest", "UseLatestRestorableTime": true}') AS latest,
+       pg_temp.restore(jsonb_build_object('SourceTableName', 'Orders', 'TargetTableName', 'OrdersEarliest', 'RestoreDateTime',
+           ddb.execute('DescribeContinuousBackups', '{"TableName": "Orders"}')
+             #> '{ContinuousBackupsDescription,PointInTimeRecoveryDescription,EarliestRestorableDateTime}')) AS earliest;
+SELECT pg_temp.restored('OrdersLatest') AS latest_job, pg_temp.restored('OrdersEarliest') AS earliest_job;
+SELECT pg_temp.contents('OrdersLatest') = pg_temp.contents('Orders') AS latest_is_now,
+       pg_temp.contents('OrdersEarliest') = (SELECT items FROM moments WHERE step = 0) AS earliest_is_the_first_versions;
+-- the overrides: a subset of the indexes, the billing mode
+SELECT pg_temp.restore('{"SourceTableName": "Orders", "TargetTableName": "OrdersLean", "UseLatestRestorableTime": true,
+                         "GlobalSecondaryIndexOverride": [], "BillingModeOverride": "PROVISIONED",
+                         "ProvisionedThroughputOverride": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 3}}') AS lean;
+SELECT pg_temp.restored('OrdersLean') AS lean_job;
+SELECT d -> 'GlobalSecondaryIndexes' AS global_indexes, jsonb_array_length(d -> 'LocalSecondaryIndexes') AS local_indexes,
+       d #>> '{BillingModeSummary,BillingMode}' AS billing, d #> '{ProvisionedThroughput,ReadCapacityUnits}' AS reads,
+       pg_temp.contents('OrdersLean') = pg_temp.contents('Orders') AS items
+FROM (SELECT ddb.execute('DescribeTable', '{"TableName": "OrdersLean"}') -> 'Table' AS d) x;
 
 -- A table with a partition key alone, hash-partitioned
 SELECT ddb.create_table('Flat', 'id', 'N', partitions => 4);
@@ -184,6 +234,23 @@ SELECT pg_temp.try('DescribeContinuousBackups', '{}');
 SELECT pg_temp.try('DescribeContinuousBackups', '{"TableName": ""}');
 SELECT pg_temp.try('UpdateContinuousBackups', '{"TableName": "UserServiceTable", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
 SELECT ddb.create_table('NoHistory', 'pk');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "UseLatestRestorableTime": true}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "x", "UseLatestRestorableTime": true}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"TargetTableName": "Restored", "UseLatestRestorableTime": true}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "SourceTableArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Orders", "TargetTableName": "Restored", "UseLatestRestorableTime": true}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "Restored"}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "Restored", "UseLatestRestorableTime": false}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "Restored", "UseLatestRestorableTime": true, "RestoreDateTime": 1}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "Restored", "RestoreDateTime": "yesterday"}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "Restored", "UseLatestRestorableTime": "yes"}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Nope", "TargetTableName": "Restored", "UseLatestRestorableTime": true}');
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "NoHistory", "TargetTableName": "Restored", "UseLatestRestorableTime": true}');
+SELECT pg_temp.try('RestoreTableToPointInTime', jsonb_build_object('SourceTableName', 'Orders', 'TargetTableName', 'Restored',
+                   'RestoreDateTime', extract(epoch FROM (SELECT at FROM moments WHERE step = 0)) - 3600));
+SELECT pg_temp.try('RestoreTableToPointInTime', jsonb_build_object('SourceTableName', 'Orders', 'TargetTableName', 'Restored',
+                   'RestoreDateTime', extract(epoch FROM now() + interval '1 hour')));
+SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "Orders_1", "UseLatestRestorableTime": true}');
+SELECT count(*) AS nothing_restored FROM ddb.tables WHERE table_name = 'Restored';
 SELECT pg_temp.sql_error($$SELECT * FROM ddb.pitr_items('NoHistory', now())$$);
 SELECT pg_temp.sql_error($$SELECT * FROM ddb.pitr_items('Orders', now() - interval '1 hour')$$);
 SELECT pg_temp.sql_error($$SELECT * FROM ddb.pitr_items('Orders', now() + interval '1 hour')$$);
@@ -211,4 +278,4 @@ SELECT item ->> 'pk' AS written FROM public."Orders" WHERE pk = 'c9';
 SELECT ddb.execute('DeleteTable', '{"TableName": "Flat"}') -> 'TableDescription' ->> 'TableStatus' AS deleting;
 SELECT to_regclass('public."Flat$pitr"') AS flat_history, count(*) AS flat_rows
 FROM ddb.continuous_backups WHERE table_name = 'Flat';
-SELECT ddb.delete_table('Orders'), ddb.delete_table('NoHistory');
+SELECT ddb.delete_table(table_name) FROM ddb.tables WHERE table_name LIKE 'Orders%' OR table_name = 'NoHistory';
