@@ -57,6 +57,8 @@ OBJS = \
 	src/api/request.o \
 	src/api/subtransaction.o \
 	src/api/capacity.o \
+	src/api/throttle.o \
+	src/api/throttle_buckets.o \
 	src/api/transactions.o \
 	src/api/legacy.o \
 	src/api/partiql_parse.o \
@@ -118,9 +120,11 @@ INSTALL_SQL = \
 	sql/gsi.sql \
 	sql/drop_guard.sql \
 	sql/api.sql \
+	sql/table_settings.sql \
 	sql/access_keys.sql \
 	sql/tokens.sql \
 	sql/streams.sql \
+	sql/throttle.sql \
 	sql/pitr.sql \
 	sql/security.sql \
 	sql/jobs.sql \

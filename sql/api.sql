@@ -56,15 +56,20 @@ BEGIN
     arn := ddb.table_arn(t.table_name);
     EXECUTE format('SELECT count(*) AS n, coalesce(sum(item_size), 0) AS bytes FROM %I.%I',
                    t.schema_name, t.relation_name) INTO stats;
-    -- a global index also has a status and throughput; a local one has not
+    -- a global index also has a status, throughput and its settings (sql/table_settings.sql); a local one has not
     SELECT jsonb_agg(d || jsonb_build_object('IndexStatus', 'ACTIVE',
                          'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', read_capacity,
                                                                      'WriteCapacityUnits', write_capacity,
                                                                      'NumberOfDecreasesToday', 0))
+                       || settings
                      ORDER BY index_name) FILTER (WHERE NOT local),
            jsonb_agg(d ORDER BY index_name) FILTER (WHERE local)
     INTO indexes, local_indexes
-    FROM (SELECT i.index_name, i.local, i.read_capacity, i.write_capacity, jsonb_build_object(
+    FROM (SELECT i.index_name, i.local, i.read_capacity, i.write_capacity,
+                 ddb.throughput_settings_description(t.billing_mode, i.read_capacity, i.write_capacity,
+                                                     i.max_read_request_units, i.max_write_request_units,
+                                                     i.warm_read_units, i.warm_write_units) AS settings,
+                 jsonb_build_object(
               'IndexName', i.index_name,
               'KeySchema', ddb.key_schema(i.hash_key, i.range_key, i.extra_hash_keys, i.extra_range_keys),
               'Projection', jsonb_build_object('ProjectionType', i.projection_type)
@@ -90,6 +95,7 @@ BEGIN
                                                     'WriteCapacityUnits', t.write_capacity,
                                                     'NumberOfDecreasesToday', 0),
         'BillingModeSummary', jsonb_build_object('BillingMode', t.billing_mode))
+        || ddb.table_settings_description(t)
         || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
            ELSE '{}'::jsonb END
         || CASE WHEN local_indexes IS NOT NULL THEN jsonb_build_object('LocalSecondaryIndexes', local_indexes)
@@ -205,6 +211,7 @@ BEGIN
     IF NOT local THEN
         UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
         WHERE i.table_name = create_requested_index.table_name AND i.index_name = spec->>'IndexName';
+        PERFORM ddb.set_index_settings(table_name, spec, true);
     END IF;
 END $$;
 
@@ -289,6 +296,7 @@ BEGIN
        AND (request->'StreamSpecification'->>'StreamEnabled')::boolean THEN
         PERFORM ddb.set_stream(name, request->'StreamSpecification');
     END IF;
+    PERFORM ddb.set_table_settings(name, request, true);
     FOR g, position IN SELECT value, ordinality
                        FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
         PERFORM ddb.create_requested_index(name, g, types, false, format('globalSecondaryIndexes.%s.member', position));
@@ -616,8 +624,9 @@ BEGIN
     writes := units.writes;
 END $$;
 
--- UpdateTable: billing mode and throughput, and GlobalSecondaryIndexUpdates
--- (Create, Update of throughput, Delete).
+-- UpdateTable: billing mode and throughput, GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput and settings, Delete), and the table
+-- settings of sql/table_settings.sql.
 CREATE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -646,6 +655,8 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
     END IF;
+    PERFORM ddb.check_update_concerns(request);
+    PERFORM ddb.keep_warm_throughput(name);
     IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
         mode := coalesce(request->>'BillingMode', t.billing_mode);
         IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
@@ -694,25 +705,29 @@ BEGIN
         ELSIF u ? 'Delete' THEN
             PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
         ELSIF u ? 'Update' THEN
-            -- a global index's throughput
+            -- a global index's throughput, on-demand maxima or warm throughput
             c := u->'Update';
             IF NOT EXISTS (SELECT FROM ddb.indexes i
                            WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
                 RAISE EXCEPTION USING ERRCODE = 'YD004',
                     MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
             END IF;
-            IF c->'ProvisionedThroughput' IS NULL OR jsonb_typeof(c->'ProvisionedThroughput') = 'null' THEN
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
                 PERFORM ddb.validation_error(format(
                     '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
                     position));
             END IF;
-            units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
-            UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
-            WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            PERFORM ddb.set_index_settings(name, c, false);
         ELSE
             PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
         END IF;
     END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
     IF request ? 'StreamSpecification' THEN
         PERFORM ddb.set_stream(name, request->'StreamSpecification');
     END IF;

@@ -1493,6 +1493,714 @@ RETURN (SELECT jsonb_build_object(
                                  FROM ddb.indexes i WHERE i.table_name = t.table_name), '[]'))
         FROM ddb.tables t WHERE t.table_name = table_definition.table_name);
 
+-- ===========================================================================
+-- 0.2: table settings (docs/tables.md, "Table settings"): deletion
+-- protection, table class, on-demand maxima and warm throughput on
+-- CreateTable, UpdateTable and global indexes; DescribeLimits and
+-- DescribeEndpoints (sql/table_settings.sql).
+-- ===========================================================================
+
+-- added without a default, then filled (a fast default would leave the
+-- catalog unlike a fresh install's: test/upgrade.sh)
+ALTER TABLE ddb.tables ADD COLUMN deletion_protection boolean;
+UPDATE ddb.tables SET deletion_protection = false;
+ALTER TABLE ddb.tables
+    ALTER COLUMN deletion_protection SET DEFAULT false, ALTER COLUMN deletion_protection SET NOT NULL,
+    ADD COLUMN table_class text CHECK (table_class IN ('STANDARD', 'STANDARD_INFREQUENT_ACCESS')),
+    ADD COLUMN table_class_updated_at timestamptz,
+    ADD COLUMN max_read_request_units bigint CHECK (max_read_request_units >= 1),
+    ADD COLUMN max_write_request_units bigint CHECK (max_write_request_units >= 1),
+    ADD COLUMN warm_read_units bigint,
+    ADD COLUMN warm_write_units bigint;
+ALTER TABLE ddb.indexes
+    ADD COLUMN max_read_request_units bigint CHECK (max_read_request_units >= 1),
+    ADD COLUMN max_write_request_units bigint CHECK (max_write_request_units >= 1),
+    ADD COLUMN warm_read_units bigint,
+    ADD COLUMN warm_write_units bigint;
+
+-- DynamoDB's default quotas of an account in a region (DescribeLimits); the
+-- table maxima bound OnDemandThroughput and WarmThroughput, as in DynamoDB.
+CREATE FUNCTION ddb.describe_limits() RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN '{"AccountMaxReadCapacityUnits": 80000, "AccountMaxWriteCapacityUnits": 80000,
+         "TableMaxReadCapacityUnits": 40000, "TableMaxWriteCapacityUnits": 40000}'::jsonb;
+
+-- DescribeLimits: takes no table, and no privilege (docs/security.md).
+CREATE FUNCTION ddb.api_describe_limits(request jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ddb.describe_limits();
+
+-- DescribeEndpoints: this server's address, from the setting
+-- ddb.endpoint_address that ddb-gateway sets on its connections
+-- (docs/gateway.md); unset, the gateway's default address.
+CREATE FUNCTION ddb.api_describe_endpoints(request jsonb) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('Endpoints', jsonb_build_array(jsonb_build_object(
+    'Address', coalesce(nullif(current_setting('ddb.endpoint_address', true), ''), '127.0.0.1:8000'),
+    'CachePeriodInMinutes', 1440)));
+
+-- A whole number a request gives at member (NULL when absent or null);
+-- SerializationException for a value of another JSON type.
+CREATE FUNCTION ddb.request_long(value jsonb, member text) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(value) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a number', member);
+    END IF;
+    IF value::text !~ '^-?[0-9]{1,18}$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an integer', member);
+    END IF;
+    RETURN value::text::bigint;
+END $$;
+
+-- A request's object at member, or NULL when absent or null (SerializationException for another JSON type).
+CREATE FUNCTION ddb.request_object(value jsonb, member text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(value) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an object', member);
+    END IF;
+    RETURN value;
+END $$;
+
+-- An OnDemandThroughput (spec) of a table (index_name NULL) or a global
+-- index, checked as DynamoDB checks it: only on an on-demand table, each
+-- maximum at least 1 (or -1 to remove it, but not when creating) and at
+-- most the table maximum of DescribeLimits.  NULL for a maximum not given.
+CREATE FUNCTION ddb.read_on_demand_throughput(spec jsonb, billing_mode text, index_name text, creating boolean,
+                                              OUT reads bigint, OUT writes bigint)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    units bigint;
+    member text;
+    subject text := CASE WHEN index_name IS NULL THEN 'table' ELSE 'index : ' || index_name END;
+BEGIN
+    spec := ddb.request_object(spec, 'OnDemandThroughput');
+    reads := ddb.request_long(spec->'MaxReadRequestUnits', 'MaxReadRequestUnits');
+    writes := ddb.request_long(spec->'MaxWriteRequestUnits', 'MaxWriteRequestUnits');
+    IF reads IS NULL AND writes IS NULL THEN
+        RETURN;
+    END IF;
+    IF billing_mode = 'PROVISIONED' THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: %s for OnDemandThroughput%s cannot be specified when %s',
+            CASE WHEN reads IS NOT NULL THEN 'MaxReadRequestUnits' ELSE 'MaxWriteRequestUnits' END,
+            CASE WHEN index_name IS NULL THEN '' WHEN creating THEN ' for index: ' || index_name ELSE ' for index : ' || index_name END,
+            CASE WHEN creating THEN 'table BillingMode is PROVISIONED.' ELSE 'the table BillingMode is PROVISIONED' END));
+    END IF;
+    FOR member, units IN VALUES ('Read', reads), ('Write', writes) LOOP
+        IF units = 0 OR units < -1 OR (units = -1 AND creating) THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Requested Max%sRequestUnits for OnDemandThroughput for %s is outside of valid range',
+                member, subject));
+        END IF;
+        IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
+                'Subscriber limit exceeded: Requested Max%sRequestUnits for OnDemandThroughput for %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
+                member, subject, member);
+        END IF;
+    END LOOP;
+END $$;
+
+-- A maximum after a request: unchanged when not given, none after -1.
+CREATE FUNCTION ddb.next_maximum(current_units bigint, requested bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN requested IS NULL THEN current_units WHEN requested = -1 THEN NULL ELSE requested END;
+
+-- The warm throughput of a table or global index: what was asked for or
+-- reached (warm_reads, warm_writes), and never less than the base, which is
+-- 12000 reads and 4000 writes a second on demand, the provisioned units
+-- otherwise.
+CREATE FUNCTION ddb.warm_units(billing_mode text, read_capacity integer, write_capacity integer,
+                               warm_reads bigint, warm_writes bigint, OUT reads bigint, OUT writes bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT greatest(warm_reads, CASE WHEN billing_mode = 'PAY_PER_REQUEST' THEN 12000 ELSE read_capacity END),
+           greatest(warm_writes, CASE WHEN billing_mode = 'PAY_PER_REQUEST' THEN 4000 ELSE write_capacity END);
+END;
+
+-- A WarmThroughput (spec) of a table (index_name NULL) or a global index,
+-- checked as DynamoDB checks it: never below the current warm throughput
+-- (reads, writes; when creating, the base: DynamoDB's initial on-demand
+-- throughput, or the provisioned units) nor above the table maximum of
+-- DescribeLimits.  NULL for what is not given.
+CREATE FUNCTION ddb.read_warm_throughput(spec jsonb, billing_mode text, index_name text, creating boolean,
+                                         current_reads bigint, current_writes bigint,
+                                         OUT reads bigint, OUT writes bigint)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    member text;
+    units bigint;
+    floor_units bigint;
+    subject text := CASE WHEN index_name IS NULL THEN 'table' ELSE 'index ' || index_name END;
+BEGIN
+    spec := ddb.request_object(spec, 'WarmThroughput');
+    reads := ddb.request_long(spec->'ReadUnitsPerSecond', 'ReadUnitsPerSecond');
+    writes := ddb.request_long(spec->'WriteUnitsPerSecond', 'WriteUnitsPerSecond');
+    FOR member, units, floor_units IN VALUES ('Read', reads, current_reads), ('Write', writes, current_writes) LOOP
+        IF units < floor_units THEN
+            PERFORM ddb.validation_error(format('One or more parameter values were invalid: Requested %sUnitsPerSecond for WarmThroughput for %s is lower than %s',
+                member, subject,
+                CASE WHEN NOT creating THEN 'current WarmThroughput, decreasing WarmThroughput is not supported'
+                     WHEN billing_mode = 'PAY_PER_REQUEST'
+                     THEN 'initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial'
+                     ELSE member || 'CapacityUnits of ProvisionedThroughput' END));
+        END IF;
+        IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
+                'Subscriber limit exceeded: Requested %sUnitsPerSecond for WarmThroughput for %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
+                member, subject, member);
+        END IF;
+    END LOOP;
+END $$;
+
+-- Keeps a table's and its global indexes' warm throughput from falling
+-- when their base falls (DynamoDB's never decreases: it stays at the most
+-- a table was provisioned with); UpdateTable calls it before it changes
+-- anything.
+CREATE FUNCTION ddb.keep_warm_throughput(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE ddb.tables t SET (warm_read_units, warm_write_units) =
+        (SELECT w.reads, w.writes FROM ddb.warm_units(t.billing_mode, t.read_capacity, t.write_capacity,
+                                                      t.warm_read_units, t.warm_write_units) w)
+    WHERE t.table_name = keep_warm_throughput.table_name;
+    UPDATE ddb.indexes i SET (warm_read_units, warm_write_units) =
+        (SELECT w.reads, w.writes FROM ddb.tables t, ddb.warm_units(t.billing_mode, i.read_capacity, i.write_capacity,
+                                                                    i.warm_read_units, i.warm_write_units) w
+         WHERE t.table_name = i.table_name)
+    WHERE i.table_name = keep_warm_throughput.table_name AND NOT i.local;
+END $$;
+
+-- Turns a table's deletion protection on or off (UpdateTable's
+-- DeletionProtectionEnabled): DeleteTable and ddb.delete_table refuse a
+-- protected table.
+CREATE FUNCTION ddb.set_deletion_protection(table_name text, enabled boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF enabled IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''deletionProtectionEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.require_table(table_name, true);
+    UPDATE ddb.tables SET deletion_protection = enabled WHERE tables.table_name = set_deletion_protection.table_name;
+END $$;
+
+-- UpdateTable's rule that some changes go alone (DynamoDB runs them as
+-- separate jobs), in DynamoDB's words.
+CREATE FUNCTION ddb.check_update_concerns(request jsonb) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    given text[] := ARRAY(SELECT e.key FROM jsonb_each(request) e
+                          WHERE e.key IN ('BillingMode', 'ProvisionedThroughput', 'GlobalSecondaryIndexUpdates',
+                                          'StreamSpecification', 'SSESpecification', 'ReplicaUpdates', 'TableClass',
+                                          'DeletionProtectionEnabled', 'OnDemandThroughput', 'WarmThroughput')
+                            AND jsonb_typeof(e.value) <> 'null' AND e.value <> '[]');
+BEGIN
+    IF cardinality(given) < 2 THEN
+        RETURN;
+    END IF;
+    IF 'DeletionProtectionEnabled' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: DeletionProtection modification must be the only operation in the request');
+    END IF;
+    IF 'TableClass' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: TableClass modification must be the only operation in the request');
+    END IF;
+    IF 'WarmThroughput' = ANY (given) THEN
+        IF jsonb_typeof(request->'GlobalSecondaryIndexUpdates') = 'array'
+           AND EXISTS (SELECT FROM jsonb_array_elements(request->'GlobalSecondaryIndexUpdates') u WHERE u.value ? 'Create') THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Create global secondary index cannot be specified when updating WarmThroughput');
+        END IF;
+        PERFORM ddb.validation_error('One or more parameter values were invalid: WarmThroughput must be the only operation in the request');
+    END IF;
+    IF 'OnDemandThroughput' = ANY (given) AND given <@ ARRAY['OnDemandThroughput', 'BillingMode'] IS NOT TRUE THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: OnDemandThroughput can only be combined with BillingMode in an UpdateTable request');
+    END IF;
+END $$;
+
+-- CreateTable's and UpdateTable's DeletionProtectionEnabled, TableClass,
+-- OnDemandThroughput and WarmThroughput of a table, once its billing mode
+-- is set; a table that is (now) PROVISIONED has no on-demand maxima.
+CREATE FUNCTION ddb.set_table_settings(table_name text, request jsonb, creating boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name, true);
+    protect jsonb := request->'DeletionProtectionEnabled';
+    class jsonb := request->'TableClass';
+    maxima record := ddb.read_on_demand_throughput(request->'OnDemandThroughput', t.billing_mode, NULL, creating);
+    now_warm record := ddb.warm_units(t.billing_mode, t.read_capacity, t.write_capacity, t.warm_read_units, t.warm_write_units);
+    warm record := ddb.read_warm_throughput(request->'WarmThroughput', t.billing_mode, NULL, creating, now_warm.reads, now_warm.writes);
+BEGIN
+    IF protect IS NOT NULL AND jsonb_typeof(protect) <> 'null' THEN
+        IF jsonb_typeof(protect) <> 'boolean' THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for DeletionProtectionEnabled: expected a boolean';
+        END IF;
+        PERFORM ddb.set_deletion_protection(t.table_name, protect::boolean);
+    END IF;
+    IF class IS NOT NULL AND jsonb_typeof(class) <> 'null' THEN
+        IF jsonb_typeof(class) <> 'string' THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for TableClass: expected a string';
+        END IF;
+        IF class->>0 NOT IN ('STANDARD', 'STANDARD_INFREQUENT_ACCESS') THEN
+            PERFORM ddb.validation_error('Invalid table-class parameter provided. Please try again with a valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].');
+        END IF;
+        UPDATE ddb.tables SET table_class = class->>0,
+                              table_class_updated_at = CASE WHEN NOT creating AND class->>0 <> coalesce(t.table_class, 'STANDARD')
+                                                            THEN now() ELSE table_class_updated_at END
+        WHERE tables.table_name = t.table_name;
+    END IF;
+    UPDATE ddb.tables SET max_read_request_units = ddb.next_maximum(max_read_request_units, maxima.reads),
+                          max_write_request_units = ddb.next_maximum(max_write_request_units, maxima.writes),
+                          warm_read_units = coalesce(warm.reads, warm_read_units),
+                          warm_write_units = coalesce(warm.writes, warm_write_units)
+    WHERE tables.table_name = t.table_name
+      AND (maxima.reads IS NOT NULL OR maxima.writes IS NOT NULL OR warm.reads IS NOT NULL OR warm.writes IS NOT NULL);
+    IF t.billing_mode = 'PROVISIONED' THEN
+        UPDATE ddb.tables SET max_read_request_units = NULL, max_write_request_units = NULL
+        WHERE tables.table_name = t.table_name AND (max_read_request_units IS NOT NULL OR max_write_request_units IS NOT NULL);
+        UPDATE ddb.indexes i SET max_read_request_units = NULL, max_write_request_units = NULL
+        WHERE i.table_name = t.table_name AND (max_read_request_units IS NOT NULL OR max_write_request_units IS NOT NULL);
+    END IF;
+END $$;
+
+-- A global index's OnDemandThroughput and WarmThroughput (spec: its entry
+-- in CreateTable's GlobalSecondaryIndexes, or its Create or Update in
+-- UpdateTable's GlobalSecondaryIndexUpdates), checked as the table's.
+CREATE FUNCTION ddb.set_index_settings(table_name text, spec jsonb, creating boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    i ddb.indexes;
+    maxima record;
+    now_warm record;
+    warm record;
+BEGIN
+    SELECT * INTO STRICT i FROM ddb.indexes x WHERE x.table_name = t.table_name AND x.index_name = spec->>'IndexName';
+    maxima := ddb.read_on_demand_throughput(spec->'OnDemandThroughput', t.billing_mode, i.index_name, creating);
+    now_warm := ddb.warm_units(t.billing_mode, i.read_capacity, i.write_capacity, i.warm_read_units, i.warm_write_units);
+    warm := ddb.read_warm_throughput(spec->'WarmThroughput', t.billing_mode, i.index_name, creating, now_warm.reads, now_warm.writes);
+    UPDATE ddb.indexes x SET max_read_request_units = ddb.next_maximum(x.max_read_request_units, maxima.reads),
+                             max_write_request_units = ddb.next_maximum(x.max_write_request_units, maxima.writes),
+                             warm_read_units = coalesce(warm.reads, x.warm_read_units),
+                             warm_write_units = coalesce(warm.writes, x.warm_write_units)
+    WHERE x.table_name = i.table_name AND x.index_name = i.index_name
+      AND (maxima.reads IS NOT NULL OR maxima.writes IS NOT NULL OR warm.reads IS NOT NULL OR warm.writes IS NOT NULL);
+END $$;
+
+-- What DescribeTable says of on-demand maxima and warm throughput: an
+-- OnDemandThroughput with the maxima that are set (none when neither is),
+-- and the WarmThroughput in effect, ACTIVE (a change applies at once here).
+CREATE FUNCTION ddb.throughput_settings_description(billing_mode text, read_capacity integer, write_capacity integer,
+                                                    max_reads bigint, max_writes bigint,
+                                                    warm_reads bigint, warm_writes bigint) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT jsonb_build_object('WarmThroughput', jsonb_build_object('ReadUnitsPerSecond', w.reads,
+                                                                       'WriteUnitsPerSecond', w.writes, 'Status', 'ACTIVE'))
+               || CASE WHEN max_reads IS NULL AND max_writes IS NULL THEN '{}'::jsonb
+                       ELSE jsonb_build_object('OnDemandThroughput', jsonb_strip_nulls(jsonb_build_object(
+                                'MaxReadRequestUnits', max_reads, 'MaxWriteRequestUnits', max_writes))) END
+        FROM ddb.warm_units(billing_mode, read_capacity, write_capacity, warm_reads, warm_writes) w);
+
+-- What DescribeTable says of a table's settings: DeletionProtectionEnabled,
+-- TableClassSummary (once a class was given, with when UpdateTable last
+-- changed it), OnDemandThroughput and WarmThroughput.
+CREATE FUNCTION ddb.table_settings_description(t ddb.tables) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('DeletionProtectionEnabled', t.deletion_protection)
+       || CASE WHEN t.table_class IS NULL THEN '{}'::jsonb
+               ELSE jsonb_build_object('TableClassSummary', jsonb_build_object('TableClass', t.table_class)
+                                       || CASE WHEN t.table_class_updated_at IS NULL THEN '{}'::jsonb
+                                               ELSE jsonb_build_object('LastUpdateDateTime', extract(epoch FROM t.table_class_updated_at)) END) END
+       || ddb.throughput_settings_description(t.billing_mode, t.read_capacity, t.write_capacity,
+                                              t.max_read_request_units, t.max_write_request_units,
+                                              t.warm_read_units, t.warm_write_units);
+
+-- Drops a table, its indexes and its catalog entries; a table with
+-- deletion protection on is refused, as DeleteTable refuses it.
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    IF t.deletion_protection THEN
+        PERFORM ddb.validation_error('Resource cannot be deleted as it is currently protected against deletion. '
+                                     'Disable deletion protection first.');
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+END $$;
+
+-- The DynamoDB-JSON description of a table (DescribeTable's Table).
+CREATE OR REPLACE FUNCTION ddb.describe_table(table_name text) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    stats record;
+    indexes jsonb;
+    local_indexes jsonb;
+    arn text;
+BEGIN
+    t := ddb.require_table(table_name);
+    arn := ddb.table_arn(t.table_name);
+    EXECUTE format('SELECT count(*) AS n, coalesce(sum(item_size), 0) AS bytes FROM %I.%I',
+                   t.schema_name, t.relation_name) INTO stats;
+    -- a global index also has a status, throughput and its settings (sql/table_settings.sql); a local one has not
+    SELECT jsonb_agg(d || jsonb_build_object('IndexStatus', 'ACTIVE',
+                         'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', read_capacity,
+                                                                     'WriteCapacityUnits', write_capacity,
+                                                                     'NumberOfDecreasesToday', 0))
+                       || settings
+                     ORDER BY index_name) FILTER (WHERE NOT local),
+           jsonb_agg(d ORDER BY index_name) FILTER (WHERE local)
+    INTO indexes, local_indexes
+    FROM (SELECT i.index_name, i.local, i.read_capacity, i.write_capacity,
+                 ddb.throughput_settings_description(t.billing_mode, i.read_capacity, i.write_capacity,
+                                                     i.max_read_request_units, i.max_write_request_units,
+                                                     i.warm_read_units, i.warm_write_units) AS settings,
+                 jsonb_build_object(
+              'IndexName', i.index_name,
+              'KeySchema', ddb.key_schema(i.hash_key, i.range_key, i.extra_hash_keys, i.extra_range_keys),
+              'Projection', jsonb_build_object('ProjectionType', i.projection_type)
+                            || CASE WHEN i.non_key_attributes IS NOT NULL
+                               THEN jsonb_build_object('NonKeyAttributes', to_jsonb(i.non_key_attributes))
+                               ELSE '{}'::jsonb END,
+              'IndexArn', arn || '/index/' || i.index_name,
+              'ItemCount', 0, 'IndexSizeBytes', 0) AS d
+          FROM ddb.indexes i WHERE i.table_name = t.table_name) described;
+    RETURN jsonb_build_object(
+        'TableName', t.table_name,
+        'TableStatus', 'ACTIVE',
+        'CreationDateTime', extract(epoch FROM t.created_at),
+        'KeySchema', ddb.key_schema(t.hash_key, t.range_key),
+        'AttributeDefinitions', (SELECT jsonb_agg(jsonb_build_object('AttributeName', key, 'AttributeType', value)
+                                                  ORDER BY key)
+                                 FROM jsonb_each_text(t.attribute_types)),
+        'ItemCount', stats.n,
+        'TableSizeBytes', stats.bytes,
+        'TableArn', arn,
+        'TableId', ddb.table_id(t),
+        'ProvisionedThroughput', jsonb_build_object('ReadCapacityUnits', t.read_capacity,
+                                                    'WriteCapacityUnits', t.write_capacity,
+                                                    'NumberOfDecreasesToday', 0),
+        'BillingModeSummary', jsonb_build_object('BillingMode', t.billing_mode))
+        || ddb.table_settings_description(t)
+        || CASE WHEN indexes IS NOT NULL THEN jsonb_build_object('GlobalSecondaryIndexes', indexes)
+           ELSE '{}'::jsonb END
+        || CASE WHEN local_indexes IS NOT NULL THEN jsonb_build_object('LocalSecondaryIndexes', local_indexes)
+           ELSE '{}'::jsonb END
+        || ddb.stream_description(t);
+END $$;
+
+-- Creates an index a request describes (CreateTable's GlobalSecondaryIndexes
+-- and LocalSecondaryIndexes, UpdateTable's Create): its IndexName, KeySchema
+-- (already checked by the caller) and Projection from spec, the key types
+-- from the request's AttributeDefinitions; a global one's
+-- ProvisionedThroughput checked against the table's billing mode (member:
+-- where the request has the index, as DynamoDB names it).
+CREATE OR REPLACE FUNCTION ddb.create_requested_index(table_name text, spec jsonb, types jsonb, local boolean, member text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    projection jsonb := coalesce(spec->'Projection', '{}');
+    keys record := ddb.read_key_schema(spec->'KeySchema', 'keySchema', NOT local);
+    units record;
+BEGIN
+    PERFORM ddb.check_name(member || '.indexName', spec->>'IndexName');
+    IF NOT local THEN
+        units := ddb.index_throughput(spec, (SELECT t.billing_mode FROM ddb.tables t
+                                             WHERE t.table_name = create_requested_index.table_name), member);
+    END IF;
+    PERFORM ddb.create_index(table_name, spec->>'IndexName', keys.hash_key, types->>keys.hash_key,
+                             keys.range_key, coalesce(types->>keys.range_key, 'S'),
+                             coalesce(projection->>'ProjectionType', 'ALL'),
+                             (SELECT array_agg(v) FROM jsonb_array_elements_text(projection->'NonKeyAttributes') v),
+                             local => local,
+                             extra_hash_keys => keys.extra_hash_keys,
+                             extra_hash_key_types => (SELECT array_agg(types->>k ORDER BY n)
+                                                      FROM unnest(keys.extra_hash_keys) WITH ORDINALITY AS a(k, n)),
+                             extra_range_keys => keys.extra_range_keys,
+                             extra_range_key_types => (SELECT array_agg(types->>k ORDER BY n)
+                                                       FROM unnest(keys.extra_range_keys) WITH ORDINALITY AS a(k, n)));
+    IF NOT local THEN
+        UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+        WHERE i.table_name = create_requested_index.table_name AND i.index_name = spec->>'IndexName';
+        PERFORM ddb.set_index_settings(table_name, spec, true);
+    END IF;
+END $$;
+
+-- CreateTable.
+CREATE OR REPLACE FUNCTION ddb.api_create_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    keys record;
+    types jsonb := '{}';
+    used text[] := '{}';
+    d jsonb;
+    position bigint;
+    g jsonb;
+    gkeys record;
+BEGIN
+    PERFORM ddb.check_table_access(coalesce(name, ''), 'CreateTable', 'create');
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('The parameter ''TableName'' is required but was not present in the request');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    keys := ddb.read_key_schema(request->'KeySchema', 'keySchema');
+    IF request->'AttributeDefinitions' IS NULL OR jsonb_typeof(request->'AttributeDefinitions') <> 'array' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''attributeDefinitions'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    FOR d, position IN SELECT value, ordinality FROM jsonb_array_elements(request->'AttributeDefinitions') WITH ORDINALITY LOOP
+        IF types ? (d->>'AttributeName') THEN
+            PERFORM ddb.validation_error('Cannot have two attributes with the same name');
+        END IF;
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType',
+                                   format('attributeDefinitions.%s.member.attributeType', position));
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    used := ARRAY[keys.hash_key] || CASE WHEN keys.range_key IS NOT NULL THEN ARRAY[keys.range_key] ELSE '{}' END;
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'globalSecondaryIndexes.1.member.keySchema', true);
+        used := used || array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys || gkeys.extra_range_keys, NULL);
+    END LOOP;
+    -- a local secondary index: the table's hash key, another range key, on a table that has one
+    FOR g IN SELECT value FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) LOOP
+        gkeys := ddb.read_key_schema(g->'KeySchema', 'localSecondaryIndexes.1.member.keySchema');
+        IF keys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex');
+        END IF;
+        IF gkeys.hash_key IS DISTINCT FROM keys.hash_key THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s',
+                g->>'IndexName', gkeys.hash_key, keys.hash_key));
+        END IF;
+        -- (DynamoDB Local's words: AWS documents the rule, not the message)
+        IF gkeys.range_key IS NULL THEN
+            PERFORM ddb.validation_error('Local secondary indices must have a range key');
+        END IF;
+        used := used || gkeys.range_key;
+    END LOOP;
+    IF EXISTS (SELECT FROM unnest(used) u WHERE NOT types ? u) THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]',
+            array_to_string(used, ', '), (SELECT string_agg(k, ', ') FROM jsonb_object_keys(types) k)));
+    END IF;
+    IF EXISTS (SELECT FROM jsonb_object_keys(types) k WHERE k <> ALL (used)) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions');
+    END IF;
+    IF (SELECT count(DISTINCT value->>'IndexName') <> count(*)
+        FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                  || coalesce(request->'LocalSecondaryIndexes', '[]'))) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Duplicate index name: '
+            || (SELECT value->>'IndexName' FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')
+                                                                     || coalesce(request->'LocalSecondaryIndexes', '[]'))
+                GROUP BY 1 HAVING count(*) > 1 LIMIT 1));
+    END IF;
+
+    PERFORM ddb.create_table(name, keys.hash_key, types->>keys.hash_key, keys.range_key,
+                             coalesce(types->>keys.range_key, 'S'),
+                             coalesce(nullif(current_setting('ddb.default_schema', true), ''), 'public'),
+                             coalesce(nullif(current_setting('ddb.default_partitions', true), '')::int, 0));
+    -- without a BillingMode, PROVISIONED: the request then needs ProvisionedThroughput
+    PERFORM ddb.set_billing(name, coalesce(request->>'BillingMode', 'PROVISIONED'), request->'ProvisionedThroughput');
+    IF jsonb_typeof(request->'StreamSpecification'->'StreamEnabled') = 'boolean'
+       AND (request->'StreamSpecification'->>'StreamEnabled')::boolean THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    PERFORM ddb.set_table_settings(name, request, true);
+    FOR g, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
+        PERFORM ddb.create_requested_index(name, g, types, false, format('globalSecondaryIndexes.%s.member', position));
+    END LOOP;
+    FOR g, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'LocalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
+        PERFORM ddb.create_requested_index(name, g, types, true, format('localSecondaryIndexes.%s.member', position));
+    END LOOP;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- UpdateTable: billing mode and throughput, GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput and settings, Delete), and the table
+-- settings of sql/table_settings.sql.
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    PERFORM ddb.check_update_concerns(request);
+    PERFORM ddb.keep_warm_throughput(name);
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput, on-demand maxima or warm throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            PERFORM ddb.set_index_settings(name, c, false);
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- ===========================================================================
+-- Throttling of PROVISIONED tables (docs/throttling.md): the functions that
+-- show its buckets and move their clock (sql/throttle.sql).
+-- ===========================================================================
+
+-- The buckets of this database: the relation of a table or global index,
+-- and the units each side holds now (NULL for a side not used yet; below
+-- zero, spent ahead: refused until it refills).
+CREATE FUNCTION ddb.throttling_buckets(OUT relation regclass, OUT read_units double precision,
+                                       OUT write_units double precision) RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'ddb_throttling_buckets' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION ddb.throttling_buckets() IS
+    'The throttling buckets of this database: units each side of a table''s or global index''s holds now';
+REVOKE ALL ON FUNCTION ddb.throttling_buckets() FROM PUBLIC;
+
+-- Every bucket of this database refills as if seconds more had passed: a
+-- test shows refilling without waiting.
+CREATE FUNCTION ddb.throttling_advance(seconds double precision) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_throttling_advance' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION ddb.throttling_advance(double precision) IS
+    'Refills every throttling bucket of this database as if seconds more had passed (a test''s clock)';
+REVOKE ALL ON FUNCTION ddb.throttling_advance(double precision) FROM PUBLIC;
+
+
 -- ---------------------------------------------------------------------------
 -- 0.2: background jobs (sql/jobs.sql)
 -- ---------------------------------------------------------------------------
@@ -2782,4 +3490,152 @@ BEGIN
             END IF;
         END LOOP;
     END LOOP;
+END $$;
+
+-- ===========================================================================
+-- 0.2: the definitions of ddb.api_update_table and ddb.delete_table that the
+-- sections above each changed (table settings; backups and point-in-time recovery)
+-- ===========================================================================
+
+-- UpdateTable: billing mode and throughput, GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput and settings, Delete), and the table
+-- settings of sql/table_settings.sql.
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    PERFORM ddb.refuse_restoring(name);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    PERFORM ddb.check_update_concerns(request);
+    PERFORM ddb.keep_warm_throughput(name);
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput, on-demand maxima or warm throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            PERFORM ddb.set_index_settings(name, c, false);
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;
+
+-- Drops a table, its indexes and its catalog entries; a table with
+-- deletion protection on is refused, as DeleteTable refuses it.
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    IF t.deletion_protection THEN
+        PERFORM ddb.validation_error('Resource cannot be deleted as it is currently protected against deletion. '
+                                     'Disable deletion protection first.');
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    -- Point-in-time recovery's history goes with the table (DynamoDB would
+    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
+    -- docs/pitr.md); a system backup taken here would be made before this line.
+    PERFORM ddb.drop_pitr_history(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
+    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
 END $$;

@@ -28,6 +28,14 @@ CREATE TABLE ddb.tables (
     stream_view_type text CHECK (stream_view_type IN ('NEW_IMAGE', 'OLD_IMAGE', 'NEW_AND_OLD_IMAGES', 'KEYS_ONLY')),
     stream_label text,          -- the latest stream's label (sql/streams.sql); its view type is NULL once disabled
     created_at timestamptz NOT NULL DEFAULT now(),
+    -- the settings of sql/table_settings.sql (docs/tables.md, "Table settings")
+    deletion_protection boolean NOT NULL DEFAULT false,     -- DeleteTable and ddb.delete_table refuse the table
+    table_class text CHECK (table_class IN ('STANDARD', 'STANDARD_INFREQUENT_ACCESS')),   -- NULL: never given (STANDARD)
+    table_class_updated_at timestamptz,                     -- when UpdateTable last changed the class
+    max_read_request_units bigint CHECK (max_read_request_units >= 1),    -- OnDemandThroughput; NULL: no maximum
+    max_write_request_units bigint CHECK (max_write_request_units >= 1),
+    warm_read_units bigint,     -- WarmThroughput asked for or reached; NULL: no more than the base
+    warm_write_units bigint,
     UNIQUE (schema_name, relation_name),
     CHECK (partitions >= 0)
 );
@@ -49,6 +57,11 @@ CREATE TABLE ddb.indexes (
     -- a global index's own ProvisionedThroughput, as declared (0 on an on-demand table)
     read_capacity integer NOT NULL DEFAULT 0,
     write_capacity integer NOT NULL DEFAULT 0,
+    -- a global index's OnDemandThroughput (NULL: no maximum) and WarmThroughput, as the table's
+    max_read_request_units bigint CHECK (max_read_request_units >= 1),
+    max_write_request_units bigint CHECK (max_write_request_units >= 1),
+    warm_read_units bigint,
+    warm_write_units bigint,
     PRIMARY KEY (table_name, index_name),
     CHECK (extra_range_keys IS NULL OR range_key IS NOT NULL)
 );
@@ -246,7 +259,8 @@ BEGIN
     PERFORM pg_catalog.pg_extension_config_dump(format('%I.%I', t.schema_name, t.relation_name)::regclass, '');
 END $$;
 
--- Drops a table, its indexes and its catalog entries.
+-- Drops a table, its indexes and its catalog entries; a table with
+-- deletion protection on is refused, as DeleteTable refuses it.
 CREATE FUNCTION ddb.delete_table(table_name text) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -261,6 +275,10 @@ BEGIN
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
                              'installed with the extension', table_name, t.model),
             HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    IF t.deletion_protection THEN
+        PERFORM ddb.validation_error('Resource cannot be deleted as it is currently protected against deletion. '
+                                     'Disable deletion protection first.');
     END IF;
     FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
         EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);

@@ -1,11 +1,13 @@
 /*
  * ddb_model.c — the shared library's module block, and its settings (the
- * router's, src/router/).
+ * router's, src/router/; throttling's, src/api/throttle.c, whose shared
+ * memory is set up when the library is preloaded).
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 
+#include "api/throttle.h"
 #include "router/router.h"
 
 PG_MODULE_MAGIC;
@@ -17,4 +19,5 @@ void
 _PG_init(void)
 {
 	router_define_settings();
+	throttle_init();
 }

@@ -35,7 +35,8 @@
 	X(TABLE_IN_USE, '0', '2', '4', "com.amazonaws.dynamodb.v20120810#TableInUseException", 400) \
 	X(CONTINUOUS_BACKUPS_UNAVAILABLE, '0', '3', '0', "com.amazonaws.dynamodb.v20120810#ContinuousBackupsUnavailableException", 400) \
 	X(POINT_IN_TIME_RECOVERY_UNAVAILABLE, '0', '3', '1', "com.amazonaws.dynamodb.v20120810#PointInTimeRecoveryUnavailableException", 400) \
-	X(INVALID_RESTORE_TIME, '0', '3', '2', "com.amazonaws.dynamodb.v20120810#InvalidRestoreTimeException", 400)
+	X(INVALID_RESTORE_TIME, '0', '3', '2', "com.amazonaws.dynamodb.v20120810#InvalidRestoreTimeException", 400) \
+	X(PROVISIONED_THROUGHPUT_EXCEEDED, '0', '5', '0', "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", 400)
 
 /*
  * The errors only ddb-gateway answers, before a request reaches the

@@ -268,6 +268,23 @@ q -c "SELECT ddb_router.revoke_tables('ddb_router_reader', 'Music')" >/dev/null
 check "a revoke is made everywhere" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")|$(on_nodes "SELECT count(*) FROM ddb.table_grants WHERE role_name = 'ddb_router_reader'")"
 
+# Table settings go to the router and every node like any change of a table
+call UpdateTable '{"TableName": "Music", "DeletionProtectionEnabled": true}' >/dev/null
+check "DeletionProtectionEnabled is set on the router and every node" "t|t+t" \
+    "$(q -c "SELECT deletion_protection FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT deletion_protection FROM ddb.tables WHERE table_name = 'Music'")"
+check "DescribeTable through the router says so" "true" "$(call DescribeTable '{"TableName": "Music"}' "r->'Table'->'DeletionProtectionEnabled'")"
+check "DeleteTable of a protected table is refused through the router, as DynamoDB refuses it" \
+    "YD001|Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.|ValidationException" \
+    "$(error DeleteTable '{"TableName": "Music"}')"
+check "and the table stays on the router and every node" "1|1+1" \
+    "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"
+call UpdateTable '{"TableName": "Music", "DeletionProtectionEnabled": false}' >/dev/null
+check "DescribeLimits is answered by the router" "40000 80000" \
+    "$(call DescribeLimits '{}' "concat_ws(' ', r->>'TableMaxReadCapacityUnits', r->>'AccountMaxWriteCapacityUnits')")"
+check "DescribeEndpoints gives the address its caller (ddb-gateway) set on the router's connection" "dynamodb.example.com:8443 1440" \
+    "$(q -c "SET ddb.endpoint_address = 'dynamodb.example.com:8443'" -c "SELECT concat_ws(' ', r->'Endpoints'->0->>'Address', r->'Endpoints'->0->>'CachePeriodInMinutes')
+        FROM ddb_router.answer_response(ddb_router.execute_metered(NULL, 'DescribeEndpoints', '{}')) r")"
+
 call DeleteTable '{"TableName": "Music"}' >/dev/null
 check "DeleteTable removes the table from the router and every node" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"

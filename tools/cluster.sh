@@ -95,7 +95,9 @@ start_server() {  # data directory, port, socket directory, log file, options...
         -o "-p $port -k $socket -c listen_addresses='' -c max_prepared_transactions=64 $*" >/dev/null
 }
 
-# Creates (afresh) and starts the throwaway cluster.
+# Creates (afresh) and starts the throwaway cluster, with ddb_model preloaded
+# (shared_preload_libraries): throttling keeps its buckets in shared memory
+# (docs/throttling.md).
 start_cluster() {
     stop_cluster
     rm -rf "$CLUSTER_DIR" "$SOCKET_DIR"
@@ -108,7 +110,8 @@ start_cluster() {
     chmod 700 "$PGDATA_DIR"
     echo "== starting PostgreSQL 15 in $PGDATA_DIR (socket $SOCKET_DIR, port $PGPORT_NUM)"
     init_server "$PGDATA_DIR"
-    start_server "$PGDATA_DIR" "$PGPORT_NUM" "$SOCKET_DIR" "$CLUSTER_DIR/server.log" $SERVER_OPTS
+    start_server "$PGDATA_DIR" "$PGPORT_NUM" "$SOCKET_DIR" "$CLUSTER_DIR/server.log" $SERVER_OPTS \
+        -c shared_preload_libraries=ddb_model
 }
 
 # Stops the cluster this checkout started, if it runs.

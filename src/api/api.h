@@ -119,13 +119,14 @@ extern Jsonb *api_with_collection_metrics(TableDef *def, Datum pk, Jsonb *respon
 extern void api_push_collection_metrics_map(JsonbParseState **state, TableDef **defs, Datum *pks, int n);
 
 /* ConsumedCapacity (capacity.c): recording a request's reads and writes, and the response with them. */
-extern void api_capacity_start(Jsonb *request, bool always);
+extern void api_capacity_start(Jsonb *request, bool always, bool transaction);
 extern void api_capacity_stop(void);
 extern void api_capacity_read(const char *table, IndexDef *index, int64 bytes, bool consistent);
 extern void api_capacity_read_item(const char *table, Jsonb *item, bool consistent);
 extern void api_capacity_write_item(const char *table, Jsonb *before, Jsonb *after);
 extern Jsonb *api_capacity_response(Jsonb *request, Jsonb *response, bool per_table_list);
 extern Jsonb *api_capacity_usage(void);
+extern double api_capacity_recorded(const char *table, const char *index, bool write);
 
 /* A ReturnValues option of UpdateItem (NULL: NONE), checked. */
 extern const char *api_update_return_values(const char *rv);

@@ -1,6 +1,10 @@
 /*
  * batch_ops.c — BatchWriteItem (up to 25 puts and deletes, checked before
- * any is applied) and BatchGetItem (up to 100 keys across tables).
+ * any is applied) and BatchGetItem (up to 100 keys across tables).  With
+ * throttling on (throttle.c), a write or key whose table (or, for a write,
+ * a global index of it) is out of capacity comes back unprocessed
+ * (UnprocessedItems, UnprocessedKeys); when none could be served, the
+ * request is ProvisionedThroughputExceededException, as DynamoDB answers.
  */
 #include "postgres.h"
 
@@ -11,6 +15,7 @@
 #include "../item/item_codec.h"
 #include "../table/gsi.h"
 #include "api.h"
+#include "throttle.h"
 
 #define BATCH_WRITE_MAX 25
 #define BATCH_GET_MAX 100
@@ -19,9 +24,11 @@
 typedef struct BatchWrite
 {
 	TableDef   *def;
+	Jsonb	   *request;		/* the WriteRequest, as given */
 	Jsonb	   *item;			/* put; NULL for a delete */
 	Datum		pk;
 	Datum		sk;
+	bool		unprocessed;	/* refused by throttling */
 } BatchWrite;
 
 /* True when two writes address the same item. */
@@ -58,10 +65,44 @@ array_of(JsonbValue *v, const char *what)
 }
 
 /*
+ * Pushes UnprocessedItems' map: by table, in the request's order, the
+ * WriteRequests throttling refused, as they were given ({} when none).
+ */
+static void
+push_unprocessed_writes(JsonbParseState **state, BatchWrite *writes, int n)
+{
+	JsonbValue	v;
+
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	/* the writes of a table are together in the request: one run per table */
+	for (int i = 0, end; i < n; i = end)
+	{
+		bool		any = false;
+
+		for (end = i; end < n && writes[end].def == writes[i].def; end++)
+			any |= writes[end].unprocessed;
+		if (!any)
+			continue;
+		ddb_push_key(state, writes[i].def->name);
+		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		for (int j = i; j < end; j++)
+			if (writes[j].unprocessed)
+			{
+				ddb_binary_value(writes[j].request, &v);
+				pushJsonbValue(state, WJB_ELEM, &v);
+			}
+		pushJsonbValue(state, WJB_END_ARRAY, NULL);
+	}
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/*
  * BatchWriteItem: up to 25 puts and deletes, all applied or none.  Checked
  * before any is applied, in DynamoDB's order: table by table, the table,
  * then write by write its values, its key, a put's index keys and whether an
  * earlier write has the same key (the first error met is the one reported).
+ * With throttling on, the writes it refuses are left out and come back in
+ * UnprocessedItems.
  */
 Jsonb *
 api_batch_write_item(Jsonb *request)
@@ -76,6 +117,7 @@ api_batch_write_item(Jsonb *request)
 	JsonbIteratorToken tok;
 	JsonbParseState *state = NULL;
 	bool		metrics;
+	int			nunprocessed = 0;
 
 	if (tables == NULL)
 		api_missing("requestItems");
@@ -111,6 +153,8 @@ api_batch_write_item(Jsonb *request)
 								errmsg("A WriteRequest must be an object")));
 			wrapper = JsonbValueToJsonb(&r);
 			writes[n].def = def;
+			writes[n].request = wrapper;
+			writes[n].unprocessed = false;
 			if (api_field(wrapper, "PutRequest", &put) == api_field(wrapper, "DeleteRequest", &del))
 				ddb_validation_error("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
 			if (api_field(wrapper, "PutRequest", &put))
@@ -148,31 +192,89 @@ api_batch_write_item(Jsonb *request)
 	qsort(order, n, sizeof(BatchWrite *), write_order);
 	for (int i = 0; i < n; i++)
 	{
+		/* admitted while its table and indexes hold capacity, counting the writes before it */
+		if (!api_throttle_admit(order[i]->def, NULL, THROTTLE_WRITE, false))
+		{
+			order[i]->unprocessed = true;
+			nunprocessed++;
+			continue;
+		}
 		if (order[i]->item)
 			store_put(order[i]->def, order[i]->item, NULL, NULL);
 		else
 			store_delete(order[i]->def, order[i]->pk, order[i]->sk, NULL, NULL);
+		/* a deleted item is not read back: one unit, DynamoDB's least */
+		api_capacity_write_item(order[i]->def->name, order[i]->item, NULL);
 	}
-	/* a deleted item is not read back: one unit, DynamoDB's least */
-	for (int i = 0; i < n; i++)
-		api_capacity_write_item(writes[i].def->name, writes[i].item, NULL);
+	if (nunprocessed == n)
+		api_throttle_admit(order[0]->def, NULL, THROTTLE_WRITE, true);
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	ddb_push_key(&state, "UnprocessedItems");
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	push_unprocessed_writes(&state, writes, n);
 	if (metrics)
 	{
 		TableDef  **defs = palloc(sizeof(TableDef *) * n);
 		Datum	   *pks = palloc(sizeof(Datum) * n);
+		int			written = 0;
 
 		for (int i = 0; i < n; i++)
-		{
-			defs[i] = writes[i].def;
-			pks[i] = writes[i].pk;
-		}
-		api_push_collection_metrics_map(&state, defs, pks, n);
+			if (!writes[i].unprocessed)
+			{
+				defs[written] = writes[i].def;
+				pks[written++] = writes[i].pk;
+			}
+		api_push_collection_metrics_map(&state, defs, pks, written);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* The keys of one table of a BatchGetItem that throttling refused. */
+typedef struct UnprocessedKeys
+{
+	char	   *table;
+	Jsonb	   *given;			/* its KeysAndAttributes, as given */
+	int			nkeys;
+	JsonbValue	keys[FLEXIBLE_ARRAY_MEMBER];
+} UnprocessedKeys;
+
+/*
+ * Pushes UnprocessedKeys' map: by table, its KeysAndAttributes as given
+ * with only the keys throttling refused ({} when none).
+ */
+static void
+push_unprocessed_keys(JsonbParseState **state, List *unprocessed)
+{
+	ListCell   *lc;
+
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	foreach(lc, unprocessed)
+	{
+		UnprocessedKeys *u = (UnprocessedKeys *) lfirst(lc);
+		JsonbIterator *it = JsonbIteratorInit(&u->given->root);
+		JsonbIteratorToken tok;
+		JsonbValue	v;
+
+		ddb_push_key(state, u->table);
+		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_KEY)
+			{
+				JsonbValue	key = v;
+
+				JsonbIteratorNext(&it, &v, true);
+				if (key.val.string.len == 4 && memcmp(key.val.string.val, "Keys", 4) == 0)
+					continue;
+				pushJsonbValue(state, WJB_KEY, &key);
+				pushJsonbValue(state, WJB_VALUE, &v);
+			}
+		ddb_push_key(state, "Keys");
+		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		for (int i = 0; i < u->nkeys; i++)
+			pushJsonbValue(state, WJB_ELEM, &u->keys[i]);
+		pushJsonbValue(state, WJB_END_ARRAY, NULL);
+		pushJsonbValue(state, WJB_END_OBJECT, NULL);
+	}
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
 /* BatchGetItem: up to 100 keys across tables. */
@@ -188,10 +290,14 @@ api_batch_get_item(Jsonb *request)
 	int			total = 0;
 	Datum		pks[BATCH_GET_MAX];
 	Datum		sks[BATCH_GET_MAX];
+	JsonbValue	keyvals[BATCH_GET_MAX];
 	Jsonb	   *items[BATCH_GET_MAX];
 	int			nkeys;
 	Placeholders ph;
 	ProjectionNode *projection;
+	List	   *unprocessed = NIL;
+	int			served = 0;
+	TableDef   *refused = NULL;
 
 	if (tables == NULL)
 		api_missing("requestItems");
@@ -210,6 +316,8 @@ api_batch_get_item(Jsonb *request)
 		JsonbIterator *kit;
 		JsonbValue	key;
 		JsonbIteratorToken ktok;
+		bool		fetched = false;
+		UnprocessedKeys *refused_keys = NULL;
 
 		if (tok != WJB_KEY)
 			continue;
@@ -247,18 +355,38 @@ api_batch_get_item(Jsonb *request)
 			if (key.type != jbvBinary || !JsonContainerIsObject(key.val.binary.data))
 				api_missing("key");
 			api_table_key(def, key.val.binary.data, &pks[nkeys], &sks[nkeys]);
+			keyvals[nkeys] = key;
 			/* keys already asked for in this table */
 			for (int i = 0; i < nkeys; i++)
 				if (api_same_key(pks[i], sks[i], pks[nkeys], sks[nkeys]))
 					ddb_validation_error("Provided list of item keys contains duplicates");
 			nkeys++;
 		}
-		/* one statement for the table's keys, not one per key */
-		store_get_many(def, nkeys, pks, sks, items);
 		for (int i = 0; i < nkeys; i++)
 		{
-			Jsonb	   *item = items[i];
+			Jsonb	   *item;
 
+			/* admitted while the table holds read capacity, counting the keys before it */
+			if (!api_throttle_admit(def, NULL, THROTTLE_READ, false))
+			{
+				if (refused_keys == NULL)
+				{
+					refused_keys = palloc(offsetof(UnprocessedKeys, keys) + sizeof(JsonbValue) * nkeys);
+					refused_keys->table = name;
+					refused_keys->given = JsonbValueToJsonb(&v);
+					refused_keys->nkeys = 0;
+					unprocessed = lappend(unprocessed, refused_keys);
+					refused = refused ? refused : def;
+				}
+				refused_keys->keys[refused_keys->nkeys++] = keyvals[i];
+				continue;
+			}
+			/* one statement for the table's keys, not one per key */
+			if (!fetched)
+				store_get_many(def, nkeys, pks, sks, items);
+			fetched = true;
+			served++;
+			item = items[i];
 			api_capacity_read_item(def->name, item, false);
 			if (item && projection)
 				item = itemexpr_project(projection, item);
@@ -267,9 +395,10 @@ api_batch_get_item(Jsonb *request)
 		}
 		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	}
+	if (served == 0 && refused)
+		api_throttle_admit(refused, NULL, THROTTLE_READ, true);
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	ddb_push_key(&state, "UnprocessedKeys");
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	push_unprocessed_keys(&state, unprocessed);
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }

@@ -7,7 +7,8 @@
  * Secondary indexes count apart (INDEXES lists them): a Query or Scan of an
  * index reads from it, and every write that changes an index entry writes
  * to it, by the entry's projected size, twice when its key changes (delete
- * and put), not at all when the entry stays the same.
+ * and put), not at all when the entry stays the same.  A transaction's
+ * units count twice.  Throttling (throttle.c) reads what a request recorded.
  */
 #include "postgres.h"
 
@@ -43,10 +44,13 @@ typedef struct TableUnits
 
 /*
  * Whether the current request asked for ConsumedCapacity: only then are its
- * reads and writes sized and recorded.  Its units live in units_context,
- * emptied at the end of each request.
+ * reads and writes sized and recorded, twice over in a transaction (which
+ * DynamoDB charges twice, a prepare and a commit, its reads as strongly
+ * consistent ones).  Its units live in units_context, emptied at the end of
+ * each request.
  */
 static bool recording = false;
+static bool transactional = false;
 static List *request_units = NIL;
 static MemoryContext units_context = NULL;
 
@@ -96,11 +100,11 @@ index_units_of(const char *table, IndexDef *index)
 	return u;
 }
 
-/* Write units for an item (or index entry) of bytes: one per KB, at least one. */
+/* Write units for an item (or index entry) of bytes: one per KB, at least one; twice in a transaction. */
 static double
 write_units(int64 bytes)
 {
-	return Max(1.0, ceil((double) bytes / 1024.0));
+	return Max(1.0, ceil((double) bytes / 1024.0)) * (transactional ? 2 : 1);
 }
 
 /* gsi_write_observer while a request runs: an index entry change, in write units. */
@@ -126,11 +130,12 @@ observe_index_write(TableDef *def, IndexDef *index, int64 old_size, int64 new_si
 /*
  * Starts recording reads and writes, and observing index writes, when the
  * request asks for ConsumedCapacity or always is set (ddb.execute_metered:
- * the gateway's metrics); only then, because sizing items and old index
- * entries costs every operation.
+ * the gateway's metrics; throttling); only then, because sizing items and
+ * old index entries costs every operation.  A transaction records twice
+ * the units (a request nested in one keeps its factor).
  */
 void
-api_capacity_start(Jsonb *request, bool always)
+api_capacity_start(Jsonb *request, bool always, bool transaction)
 {
 	char	   *mode = api_string(request, "ReturnConsumedCapacity");
 
@@ -138,6 +143,8 @@ api_capacity_start(Jsonb *request, bool always)
 		return;
 	if (units_context == NULL)
 		units_context = AllocSetContextCreate(TopMemoryContext, "ddb_model ConsumedCapacity", ALLOCSET_SMALL_SIZES);
+	if (!recording)
+		transactional = transaction;
 	recording = true;
 	gsi_write_observer = observe_index_write;
 }
@@ -147,6 +154,7 @@ void
 api_capacity_stop(void)
 {
 	recording = false;
+	transactional = false;
 	gsi_write_observer = NULL;
 	request_units = NIL;
 	if (units_context != NULL)
@@ -161,7 +169,9 @@ api_capacity_read(const char *table, IndexDef *index, int64 bytes, bool consiste
 
 	if (!recording)
 		return;
-	if (!consistent)
+	if (transactional)
+		units *= 2.0;
+	else if (!consistent)
 		units /= 2.0;
 	if (index)
 		index_units_of(table, index)->read += units;
@@ -188,6 +198,37 @@ api_capacity_write_item(const char *table, Jsonb *before, Jsonb *after)
 	if (recording)
 		units_of(table)->write += write_units(Max(before ? item_size(&before->root) : 0,
 												  after ? item_size(&after->root) : 0));
+}
+
+/*
+ * The units the current request recorded so far against a table's own
+ * capacity (index NULL: its reads and writes, its local indexes' included,
+ * which share it) or against a global index's, reads or writes.
+ */
+double
+api_capacity_recorded(const char *table, const char *index, bool write)
+{
+	ListCell   *lc;
+	ListCell   *ic;
+
+	foreach(lc, request_units)
+	{
+		TableUnits *t = (TableUnits *) lfirst(lc);
+		double		units;
+
+		if (strcmp(t->table, table) != 0)
+			continue;
+		units = index ? 0 : (write ? t->write : t->read);
+		foreach(ic, t->indexes)
+		{
+			IndexUnits *iu = (IndexUnits *) lfirst(ic);
+
+			if (index ? strcmp(iu->index, index) == 0 : iu->local)
+				units += write ? iu->write : iu->read;
+		}
+		return units;
+	}
+	return 0;
 }
 
 /* Pushes a number as an object's value (WJB_VALUE) or an array's element (WJB_ELEM). */

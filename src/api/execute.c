@@ -24,6 +24,7 @@
 #include "../ddb_errors.h"
 #include "../table/table_access.h"
 #include "api.h"
+#include "throttle.h"
 
 PG_FUNCTION_INFO_V1(ddb_execute);
 PG_FUNCTION_INFO_V1(ddb_execute_as);
@@ -85,6 +86,8 @@ static const struct
 	{"DescribeStream", "ddb.api_describe_stream"},
 	{"GetShardIterator", "ddb.api_get_shard_iterator"},
 	{"GetRecords", "ddb.api_get_records"},
+	{"DescribeLimits", "ddb.api_describe_limits"},
+	{"DescribeEndpoints", "ddb.api_describe_endpoints"},
 	{"CreateBackup", "ddb.api_create_backup"},
 	{"DescribeBackup", "ddb.api_describe_backup"},
 	{"ListBackups", "ddb.api_list_backups"},
@@ -126,13 +129,17 @@ dispatch(const char *operation, Jsonb *request, bool metered, bool for_merge)
 		if (strcmp(operation, item_operations[i].name) == 0)
 		{
 			/* the batch and transaction operations report ConsumedCapacity per table, in a list */
-			bool		per_table = strncmp(operation, "Batch", 5) == 0 || strncmp(operation, "Transact", 8) == 0 ||
+			bool		transaction = strncmp(operation, "Transact", 8) == 0 ||
 				strcmp(operation, "ExecuteTransaction") == 0;
+			bool		per_table = strncmp(operation, "Batch", 5) == 0 || transaction;
 			Operation	run = !for_merge ? item_operations[i].run :
 				strcmp(operation, "Query") == 0 ? api_query_for_merge : api_scan_for_merge;
+			bool		throttled;
 
 			api_check_request_members(request, operation);
-			api_capacity_start(request, metered);
+			/* throttling (throttle.c) admits and charges by the units recorded */
+			throttled = api_throttle_start();
+			api_capacity_start(request, metered || throttled, transaction);
 			return api_capacity_response(request, run(request), per_table);
 		}
 	for (size_t i = 0; i < lengthof(table_operations); i++)
@@ -209,6 +216,8 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage, bool for_merge)
 					(errcode(ERRCODE_DDB_SERIALIZATION),
 					 errmsg("The request body must be a JSON object")));
 		response = dispatch(operation, request, usage != NULL, for_merge);
+		if (shared)
+			api_throttle_charge();
 		MemoryContextSwitchTo(cxt);
 		response = DatumGetJsonbPCopy(JsonbPGetDatum(response));
 		if (usage)
@@ -226,6 +235,7 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage, bool for_merge)
 		{
 			execute_context_busy = false;
 			api_capacity_stop();
+			api_throttle_stop();
 		}
 		edata = CopyErrorData();
 		if (edata->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
@@ -254,6 +264,7 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage, bool for_merge)
 	{
 		execute_context_busy = false;
 		api_capacity_stop();
+		api_throttle_stop();
 		MemoryContextReset(work);
 	}
 	else
@@ -416,6 +427,8 @@ ddb_execute_rolled_back(PG_FUNCTION_ARGS)
 	text	   *result = NULL;
 
 	api_subtransaction_begin(&sub);
+	/* a router's check, before the request itself: not admitted nor charged twice */
+	api_throttle_suspended = true;
 	PG_TRY();
 	{
 		/* in the caller's context, which the rollback keeps */
@@ -425,6 +438,7 @@ ddb_execute_rolled_back(PG_FUNCTION_ARGS)
 	{
 		ErrorData  *edata;
 
+		api_throttle_suspended = false;
 		MemoryContextSwitchTo(sub.cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
@@ -432,6 +446,7 @@ ddb_execute_rolled_back(PG_FUNCTION_ARGS)
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
+	api_throttle_suspended = false;
 	api_subtransaction_rollback(&sub);
 	PG_RETURN_TEXT_P(result);
 }

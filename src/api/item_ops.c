@@ -13,6 +13,7 @@
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
 #include "api.h"
+#include "throttle.h"
 
 /*
  * A response holding one item under key, or {} when item is NULL, or empty
@@ -115,6 +116,7 @@ api_put_item(Jsonb *request)
 	natural = item_from_dynamodb(item);
 	store_item_keys(def, natural, &pk, &sk);
 	cond = write_condition(&request, &ph);
+	api_throttle_admit(def, NULL, THROTTLE_WRITE, true);
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, natural, NULL);
@@ -144,6 +146,7 @@ api_get_item(Jsonb *request)
 	itemexpr_check_unused(&ph);
 	consistent = api_bool(request, "ConsistentRead", false);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
+	api_throttle_admit(def, NULL, THROTTLE_READ, true);
 	item = store_get(def, pk, sk);
 	api_capacity_read_item(def->name, item, consistent);
 	if (item && projection)
@@ -167,6 +170,7 @@ api_delete_item(Jsonb *request)
 
 	cond = write_condition(&request, &ph);
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
+	api_throttle_admit(def, NULL, THROTTLE_WRITE, true);
 	if (!store_delete(def, pk, sk, cond, &old))
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, old, NULL);
@@ -243,6 +247,7 @@ api_update_item(Jsonb *request)
 		api_reject_placeholders(request, "UpdateExpression and ConditionExpression are null");
 	itemexpr_check_unused(&ph);
 
+	api_throttle_admit(def, NULL, THROTTLE_WRITE, true);
 	if (!itemexpr_store_update(def, pk, sk, update, &ph, cond, &old, &written))
 		report_condition_failed(request, old);
 	api_capacity_write_item(def->name, old, written);

@@ -334,6 +334,8 @@ batch_error_code(int sqlerrcode)
 		return "TransactionConflict";
 	if (sqlerrcode == ERRCODE_DDB_ACCESS_DENIED || sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
 		return "AccessDenied";
+	if (sqlerrcode == ERRCODE_DDB_PROVISIONED_THROUGHPUT_EXCEEDED)
+		return "ProvisionedThroughputExceeded";
 	return "ValidationError";
 }
 

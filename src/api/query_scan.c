@@ -14,6 +14,7 @@
 #include "../key/ddb_key.h"
 #include "../table/gsi.h"
 #include "api.h"
+#include "throttle.h"
 
 /* DynamoDB's page: a Query or Scan stops once it has read 1 MB. */
 #define PAGE_MAX_BYTES (1024 * 1024)
@@ -254,6 +255,7 @@ read_response(Jsonb *request, ReadRequest *req, Placeholders *ph, ExprNode *filt
 		ddb_push_key(&page.state, "Items");
 		pushJsonbValue(&page.state, WJB_BEGIN_ARRAY, NULL);
 	}
+	api_throttle_admit(req->def, req->index, THROTTLE_READ, true);
 	store_read(req, page_row, &page);
 	api_capacity_read(req->def->name, req->index, page.bytes, consistent);
 	if (!page.count_only)

@@ -14,11 +14,12 @@
 
 /* The operations the gateway serves; any other name counts as "other". */
 static const char *const operations[] = {
-	"BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CreateTable", "DeleteItem", "DeleteTable",
-	"DescribeStream", "DescribeTable", "DescribeTimeToLive", "ExecuteStatement", "ExecuteTransaction",
-	"GetItem", "GetRecords", "GetShardIterator", "ListStreams", "ListTables", "ListTagsOfResource",
-	"PutItem", "Query", "Scan", "TagResource", "TransactGetItems", "TransactWriteItems", "UntagResource",
-	"UpdateItem", "UpdateTable", "UpdateTimeToLive", "other"
+	"BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CreateBackup", "CreateTable", "DeleteBackup",
+	"DeleteItem", "DeleteTable", "DescribeBackup", "DescribeStream", "DescribeTable", "DescribeTimeToLive",
+	"ExecuteStatement", "ExecuteTransaction", "GetItem", "GetRecords", "GetShardIterator", "ListBackups",
+	"ListStreams", "ListTables", "ListTagsOfResource", "PutItem", "Query", "RestoreTableFromBackup", "Scan",
+	"TagResource", "TransactGetItems", "TransactWriteItems", "UntagResource", "UpdateItem", "UpdateTable",
+	"UpdateTimeToLive", "other"
 };
 #define NOPERATIONS (sizeof(operations) / sizeof(operations[0]))
 

@@ -17,6 +17,7 @@ struct ConnPool
 	pthread_mutex_t lock;
 	pthread_cond_t available;
 	char	   *dsn;
+	char	   *endpoint_address;	/* what each connection sets ddb.endpoint_address to */
 	PGconn	  **idle;			/* the slots not in use (a NULL slot is not connected) */
 	int			nidle;
 	PGconn	  **all;			/* every open connection, for pool_close */
@@ -27,16 +28,17 @@ struct ConnPool
 
 /* A pool of size connections to dsn, none open yet; NULL when out of memory. */
 ConnPool *
-pool_open(const char *dsn, int size)
+pool_open(const char *dsn, int size, const char *endpoint_address)
 {
 	ConnPool   *pool = calloc(1, sizeof(ConnPool));
 
 	if (pool == NULL)
 		return NULL;
 	pool->dsn = strdup(dsn);
+	pool->endpoint_address = strdup(endpoint_address);
 	pool->idle = calloc(size, sizeof(PGconn *));
 	pool->all = calloc(size, sizeof(PGconn *));
-	if (pool->dsn == NULL || pool->idle == NULL || pool->all == NULL)
+	if (pool->dsn == NULL || pool->endpoint_address == NULL || pool->idle == NULL || pool->all == NULL)
 		return NULL;
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->available, NULL);
@@ -64,6 +66,16 @@ track(ConnPool *pool, PGconn *old, PGconn *conn)
 static void
 ignore_notice(void *arg, const char *message)
 {
+}
+
+/* Sets the session's ddb.endpoint_address: the address DescribeEndpoints answers (docs/gateway.md). */
+static void
+set_endpoint_address(ConnPool *pool, PGconn *conn)
+{
+	const char *params[1] = {pool->endpoint_address};
+
+	PQclear(PQexecParams(conn, "SELECT pg_catalog.set_config('ddb.endpoint_address', $1, false)",
+						 1, NULL, params, NULL, NULL, 0));
 }
 
 /* Takes a connection, connecting its slot when needed; NULL when the database cannot be reached. */
@@ -94,6 +106,7 @@ pool_take(ConnPool *pool)
 	}
 	/* a notice has no reader here (PL/Proxy's "dropping stale conn" on a router, say): not stderr's */
 	PQsetNoticeProcessor(conn, ignore_notice, NULL);
+	set_endpoint_address(pool, conn);
 	if (!__atomic_exchange_n(&pool->reachable, 1, __ATOMIC_RELAXED))
 		fprintf(stderr, "ddb-gateway: connected to the database again\n");
 	track(pool, NULL, conn);
@@ -162,5 +175,6 @@ pool_close(ConnPool *pool)
 	free(pool->idle);
 	free(pool->all);
 	free(pool->dsn);
+	free(pool->endpoint_address);
 	free(pool);
 }

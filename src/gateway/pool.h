@@ -18,8 +18,12 @@ typedef struct PoolUse
 	int			waiting;
 } PoolUse;
 
-/* A pool of size connections to dsn, none open yet; NULL when out of memory. */
-extern ConnPool *pool_open(const char *dsn, int size);
+/*
+ * A pool of size connections to dsn, none open yet; NULL when out of
+ * memory.  Each connection, once open, sets ddb.endpoint_address to
+ * endpoint_address (DescribeEndpoints' answer).
+ */
+extern ConnPool *pool_open(const char *dsn, int size, const char *endpoint_address);
 
 /*
  * Takes a connection, waiting while all are in use, and connecting it when

@@ -111,7 +111,7 @@ replicas_start(const GatewaySettings *settings)
 	for (int i = 0; i < set->n; i++)
 	{
 		set->replicas[i].dsn = settings->replicas[i];
-		set->replicas[i].pool = pool_open(settings->replicas[i], settings->pool);
+		set->replicas[i].pool = pool_open(settings->replicas[i], settings->pool, settings->endpoint_address);
 		if (set->replicas[i].pool == NULL)
 			return NULL;
 	}

@@ -48,6 +48,7 @@ static int	replicas_source;
 
 static const Setting settings_table[] = {
 	{"listen", SETTING_TEXT, FIELD(listen), 0, 0, "IPv4 HOST:PORT to listen on (default 127.0.0.1:8000)"},
+	{"endpoint-address", SETTING_TEXT, FIELD(endpoint_address), 0, 0, "the address DescribeEndpoints gives clients (default: listen's)"},
 	{"dsn", SETTING_TEXT, FIELD(dsn), 0, 0, "libpq connection string (default: libpq's defaults and PG* variables)"},
 	{"pool", SETTING_NUMBER, FIELD(pool), 1, 256, "database connections, and requests served at once (default 4)"},
 	{"max-connections", SETTING_NUMBER, FIELD(max_connections), 1, 1000000, "client connections served at once (default 4096)"},
@@ -339,6 +340,10 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 
 	if (parse_listen(settings->listen, &settings->address) != 0)
 		refuse("listen", "takes an IPv4 HOST:PORT, such as 127.0.0.1:8000");
+	if (settings->endpoint_address == NULL)
+		settings->endpoint_address = settings->listen;
+	if (settings->endpoint_address[0] == '\0' || strlen(settings->endpoint_address) > 255)
+		refuse("endpoint-address", "takes the HOST[:PORT] clients reach the gateway at, such as dynamodb.example.com:8443");
 	if ((settings->tls_cert == NULL) != (settings->tls_key == NULL))
 		refuse("tls-cert", "--tls-cert and --tls-key go together: give both PEM files");
 	if (settings->no_auth && !settings_is_loopback(&settings->address))

@@ -23,6 +23,7 @@ typedef enum MetricsAccess
 typedef struct GatewaySettings
 {
 	char	   *listen;			/* HOST:PORT as given */
+	char	   *endpoint_address;	/* DescribeEndpoints' address; the listen address when not given */
 	struct sockaddr_in address; /* listen, parsed */
 	char	   *dsn;			/* libpq connection string; "" = libpq's defaults */
 	int			pool;			/* database connections, and requests served at once */

@@ -6,8 +6,9 @@
  * the node of their partition key; the operations that span nodes are the
  * SQL functions ddb_router.<operation> (sql/router/); the
  * catalog's read-only operations are the router's own (its catalog is the
- * nodes'), and so is ListStreams (a stream's ARN is the router's); the
- * operations of point-in-time recovery are refused, but for its description.
+ * nodes'), and so are ListStreams (a stream's ARN is the router's) and the
+ * account's DescribeLimits and DescribeEndpoints (the gateway's address);
+ * the operations of point-in-time recovery are refused, but for its description.
  */
 #include "postgres.h"
 
@@ -65,6 +66,8 @@ static const struct
 	{"ListTables", ROUTE_LOCAL, NULL},
 	{"DescribeTimeToLive", ROUTE_LOCAL, NULL},
 	{"ListTagsOfResource", ROUTE_LOCAL, NULL},
+	{"DescribeLimits", ROUTE_LOCAL, NULL},
+	{"DescribeEndpoints", ROUTE_LOCAL, NULL},
 	/* the shards keep no point-in-time recovery history (sql/router/pitr.sql) */
 	{"UpdateContinuousBackups", ROUTE_SQL, "ddb_router.refuse_pitr"},
 	{"RestoreTableToPointInTime", ROUTE_SQL, "ddb_router.refuse_pitr"},

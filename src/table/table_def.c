@@ -284,12 +284,15 @@ load_def(const char *table_name)
 	MemoryContext cxt;
 	TableDef   *def;
 	bool		multi;
+	bool		capacity;
 
 	SPI_connect();
 	catalog_query(psprintf("SELECT schema_name, relation_name, hash_key, range_key, "
 						   "attribute_types OPERATOR(pg_catalog.->>) hash_key, "
 						   "attribute_types OPERATOR(pg_catalog.->>) range_key, partitions, ttl_attribute, "
-						   "stream_view_type, stream_label, %s "
+						   "stream_view_type, stream_label, "
+						   "CASE WHEN billing_mode OPERATOR(pg_catalog.=) 'PROVISIONED' THEN read_capacity ELSE 0 END, "
+						   "CASE WHEN billing_mode OPERATOR(pg_catalog.=) 'PROVISIONED' THEN write_capacity ELSE 0 END, %s "
 						   "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1",
 						   catalog_has_relation("table_restores") ?
 						   "EXISTS (SELECT FROM ddb.table_restores r WHERE r.table_name OPERATOR(pg_catalog.=) $1 "
@@ -316,19 +319,24 @@ load_def(const char *table_name)
 	def->ttl_attribute = spi_string(0, 8, cxt);
 	def->stream_view_type = spi_string(0, 9, cxt);
 	def->stream_label = spi_string(0, 10, cxt);
-	def->creating = strcmp(spi_string(0, 11, cxt), "true") == 0;
+	def->read_capacity = atoi(spi_string(0, 11, cxt));
+	def->write_capacity = atoi(spi_string(0, 12, cxt));
+	def->creating = strcmp(spi_string(0, 13, cxt), "true") == 0;
 	def->relid = relation_oid(def->schema_name, def->relation_name);
 
 	multi = indexes_have_column("extra_hash_keys");
+	/* (a global index's own throughput is 0.2's; an on-demand table's indexes have 0) */
+	capacity = indexes_have_column("read_capacity") && def->read_capacity > 0;
 	catalog_query(psprintf("SELECT i.index_name, i.relation_name, i.hash_key, i.range_key, "
 						   "t.attribute_types OPERATOR(pg_catalog.->>) i.hash_key, "
 						   "t.attribute_types OPERATOR(pg_catalog.->>) i.range_key, "
 						   "i.projection_type, pg_catalog.array_to_string(i.non_key_attributes, pg_catalog.chr(1)), "
-						   "i.local::pg_catalog.text, %s, %s "
+						   "i.local::pg_catalog.text, %s, %s, %s "
 						   "FROM ddb.indexes i JOIN ddb.tables t USING (table_name) "
 						   "WHERE i.table_name OPERATOR(pg_catalog.=) $1 ORDER BY i.index_name",
 						   key_attributes_sql("hash", multi ? "i.extra_hash_keys" : "NULL::pg_catalog.text[]"),
-						   key_attributes_sql("range", multi ? "i.extra_range_keys" : "NULL::pg_catalog.text[]")),
+						   key_attributes_sql("range", multi ? "i.extra_range_keys" : "NULL::pg_catalog.text[]"),
+						   capacity ? "i.read_capacity, i.write_capacity" : "0, 0"),
 				  args);
 	def->nindexes = (int) SPI_processed;
 	def->indexes = MemoryContextAllocZero(cxt, sizeof(IndexDef) * Max(1, def->nindexes));
@@ -351,6 +359,8 @@ load_def(const char *table_name)
 			strcmp(projection, "INCLUDE") == 0 ? PROJECT_INCLUDE : PROJECT_KEYS_ONLY;
 		index->relid = relation_oid(def->schema_name, index->relation_name);
 		index->local = strcmp(spi_string(r, 9, cxt), "true") == 0;
+		index->read_capacity = atoi(spi_string(r, 14, cxt));
+		index->write_capacity = atoi(spi_string(r, 15, cxt));
 		if (include && include[0])
 		{
 			/* the names were joined with chr(1), which no name contains */

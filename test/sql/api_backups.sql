@@ -29,6 +29,7 @@ CREATE FUNCTION restored(t text) RETURNS text LANGUAGE sql AS $$
 CREATE FUNCTION no_workers() RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN 1 .. 1000 LOOP
+    PERFORM pg_stat_clear_snapshot();   -- (a transaction sees one snapshot of pg_stat_activity otherwise)
     IF NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'ddb_model job') THEN
       RETURN true;
     END IF;
@@ -262,6 +263,7 @@ SELECT ddb.start_restore('BkDoomed', ddb.execute('DescribeTable', '{"TableName":
 DO $$
 BEGIN
   FOR i IN 1 .. 500 LOOP
+    PERFORM pg_stat_clear_snapshot();
     EXIT WHEN EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'ddb_model job' AND query LIKE 'ddb_model job %: restore');
     PERFORM pg_sleep(0.02);
   END LOOP;

@@ -1,0 +1,251 @@
+/*
+ * throttle_buckets.c — the token buckets of throttling (docs/throttling.md),
+ * shared by every connection of the server: a hash table in shared memory,
+ * one entry per table or global index relation (keyed by database and
+ * relation OID), each with a read and a write side holding the units it may
+ * still spend.  A side refills at its provisioned rate and keeps up to
+ * THROTTLE_BURST_SECONDS of it; one LWLock guards the table (a few
+ * arithmetic operations under it per request).  Shared memory is reserved
+ * only when shared_preload_libraries names ddb_model; its size is
+ * ddb.throttling_max_buckets entries, and when all are taken the one used
+ * least recently is replaced (an entry unused for 300 seconds is full, as a
+ * new one is: replacing it loses nothing).
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+
+#include "throttle.h"
+
+PG_FUNCTION_INFO_V1(ddb_throttling_buckets);
+PG_FUNCTION_INFO_V1(ddb_throttling_advance);
+
+#define TRANCHE_NAME "ddb_model throttling"
+
+typedef struct BucketKey
+{
+	Oid			dbid;
+	Oid			relid;
+} BucketKey;
+
+/* One side of a bucket: rate 0 until the side is first used. */
+typedef struct BucketSide
+{
+	double		units;			/* what may still be spent (below 0: spent ahead) */
+	double		rate;			/* the provisioned units per second it was last refilled at */
+	TimestampTz refilled;
+} BucketSide;
+
+typedef struct Bucket
+{
+	BucketKey	key;
+	BucketSide	sides[2];		/* by ThrottleSide */
+	TimestampTz used;			/* the last use of either side: the least recent goes first */
+} Bucket;
+
+static int	max_buckets = 1024;
+static HTAB *buckets = NULL;
+static LWLock *buckets_lock = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* shmem_request_hook: the hash table's space and its lock. */
+static void
+buckets_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(hash_estimate_size(max_buckets, sizeof(Bucket)));
+	RequestNamedLWLockTranche(TRANCHE_NAME, 1);
+}
+
+/* shmem_startup_hook: creates (or attaches to) the hash table. */
+static void
+buckets_shmem_startup(void)
+{
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	info.keysize = sizeof(BucketKey);
+	info.entrysize = sizeof(Bucket);
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	buckets = ShmemInitHash("ddb_model throttling buckets", max_buckets, max_buckets, &info,
+							HASH_ELEM | HASH_BLOBS);
+	buckets_lock = &(GetNamedLWLockTranche(TRANCHE_NAME))->lock;
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Defines ddb.throttling_max_buckets and installs the shared memory hooks (preloading only). */
+void
+throttle_buckets_init(void)
+{
+	DefineCustomIntVariable("ddb.throttling_max_buckets",
+							"The tables and global indexes whose throttling state the server keeps at once.",
+							"When all are taken, the one used least recently is replaced (and starts full again).",
+							&max_buckets, 1024, 16, 1024 * 1024, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = buckets_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = buckets_shmem_startup;
+}
+
+/* True when the buckets are in shared memory (the library was preloaded). */
+bool
+throttle_buckets_ready(void)
+{
+	return buckets != NULL;
+}
+
+/* Removes the entry used least recently, to make room (the lock held exclusively). */
+static void
+evict_least_recent(void)
+{
+	HASH_SEQ_STATUS status;
+	Bucket	   *b;
+	BucketKey	oldest;
+	TimestampTz oldest_used = PG_INT64_MAX;
+
+	hash_seq_init(&status, buckets);
+	while ((b = hash_seq_search(&status)) != NULL)
+		if (b->used < oldest_used)
+		{
+			oldest_used = b->used;
+			oldest = b->key;
+		}
+	if (oldest_used != PG_INT64_MAX)
+		hash_search(buckets, &oldest, HASH_REMOVE, NULL);
+}
+
+/* A side's units now: full when new or its rate was raised, else refilled since it last was (the lock held). */
+static void
+refill(BucketSide *s, double rate, TimestampTz now)
+{
+	double		burst = rate * THROTTLE_BURST_SECONDS;
+
+	if (s->rate == 0 || rate > s->rate)
+		s->units = burst;
+	else if (now > s->refilled)
+		s->units = Min(burst, s->units + rate * (double) (now - s->refilled) / USECS_PER_SEC);
+	else
+		s->units = Min(burst, s->units);
+	s->rate = rate;
+	s->refilled = Max(s->refilled, now);
+}
+
+/*
+ * The units a bucket of this database holds now, after charging it units
+ * (throttle.h); the bucket is created full when it is met for the first time.
+ */
+double
+throttle_bucket_take(Oid relid, ThrottleSide side, double rate, double units)
+{
+	BucketKey	key = {MyDatabaseId, relid};
+	TimestampTz now = GetCurrentTimestamp();
+	Bucket	   *b;
+	bool		found;
+	double		left;
+
+	LWLockAcquire(buckets_lock, LW_EXCLUSIVE);
+	b = hash_search(buckets, &key, HASH_FIND, NULL);
+	if (b == NULL)
+	{
+		if (hash_get_num_entries(buckets) >= max_buckets)
+			evict_least_recent();
+		b = hash_search(buckets, &key, HASH_ENTER, &found);
+		memset(b->sides, 0, sizeof(b->sides));
+	}
+	refill(&b->sides[side], rate, now);
+	b->sides[side].units -= units;
+	b->used = now;
+	left = b->sides[side].units;
+	LWLockRelease(buckets_lock);
+	return left;
+}
+
+/* Raises unless the buckets are in shared memory. */
+static void
+require_buckets(void)
+{
+	if (!throttle_buckets_ready())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("throttling needs ddb_model in shared_preload_libraries"),
+				 errhint("Add shared_preload_libraries = 'ddb_model' to postgresql.conf and restart the server (docs/throttling.md).")));
+}
+
+/*
+ * ddb.throttling_buckets(): the buckets of this database, by relation (a
+ * table's or a global index's), with the units each side holds now (NULL
+ * for a side not used yet); below zero, the side was spent ahead and
+ * refuses requests until it refills.
+ */
+Datum
+ddb_throttling_buckets(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TimestampTz now = GetCurrentTimestamp();
+	HASH_SEQ_STATUS status;
+	Bucket	   *b;
+
+	require_buckets();
+	InitMaterializedSRF(fcinfo, 0);
+	LWLockAcquire(buckets_lock, LW_SHARED);
+	hash_seq_init(&status, buckets);
+	while ((b = hash_seq_search(&status)) != NULL)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		if (b->key.dbid != MyDatabaseId)
+			continue;
+		values[0] = ObjectIdGetDatum(b->key.relid);
+		for (int side = 0; side < 2; side++)
+		{
+			BucketSide	s = b->sides[side];
+
+			refill(&s, s.rate, now);
+			nulls[1 + side] = s.rate == 0;
+			values[1 + side] = Float8GetDatum(s.units);
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(buckets_lock);
+	return (Datum) 0;
+}
+
+/*
+ * ddb.throttling_advance(seconds): every bucket of this database refills as
+ * if seconds more had passed (a test's clock, so that refilling is shown
+ * without waiting).
+ */
+Datum
+ddb_throttling_advance(PG_FUNCTION_ARGS)
+{
+	double		seconds = PG_GETARG_FLOAT8(0);
+	HASH_SEQ_STATUS status;
+	Bucket	   *b;
+
+	if (!(seconds >= 0 && seconds <= 365.0 * 86400))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ddb.throttling_advance takes 0 to 31536000 seconds, not %g", seconds)));
+	require_buckets();
+	LWLockAcquire(buckets_lock, LW_EXCLUSIVE);
+	hash_seq_init(&status, buckets);
+	while ((b = hash_seq_search(&status)) != NULL)
+		if (b->key.dbid == MyDatabaseId)
+			for (int side = 0; side < 2; side++)
+				b->sides[side].refilled -= (TimestampTz) (seconds * USECS_PER_SEC);
+	LWLockRelease(buckets_lock);
+	PG_RETURN_VOID();
+}
