@@ -233,6 +233,11 @@ SELECT pg_temp.try('DescribeContinuousBackups', '{"TableName": "arn:aws:dynamodb
 SELECT pg_temp.try('DescribeContinuousBackups', '{}');
 SELECT pg_temp.try('DescribeContinuousBackups', '{"TableName": ""}');
 SELECT pg_temp.try('UpdateContinuousBackups', '{"TableName": "UserServiceTable", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
+-- a table being restored (CREATING) answers as DynamoDB does right after CreateTable
+BEGIN;
+SELECT pg_temp.restore('{"SourceTableName": "Orders", "TargetTableName": "OrdersBusy", "UseLatestRestorableTime": true}') AS busy;
+SELECT pg_temp.try('UpdateContinuousBackups', '{"TableName": "OrdersBusy", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
+ROLLBACK;
 SELECT ddb.create_table('NoHistory', 'pk');
 SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "UseLatestRestorableTime": true}');
 SELECT pg_temp.try('RestoreTableToPointInTime', '{"SourceTableName": "Orders", "TargetTableName": "x", "UseLatestRestorableTime": true}');
