@@ -15,8 +15,9 @@
 /* The operations the gateway serves; any other name counts as "other". */
 static const char *const operations[] = {
 	"BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CreateBackup", "CreateTable", "DeleteBackup",
-	"DeleteItem", "DeleteTable", "DescribeBackup", "DescribeStream", "DescribeTable", "DescribeTimeToLive",
-	"ExecuteStatement", "ExecuteTransaction", "GetItem", "GetRecords", "GetShardIterator", "ListBackups",
+	"DeleteItem", "DeleteTable", "DescribeBackup", "DescribeExport", "DescribeImport", "DescribeStream",
+	"DescribeTable", "DescribeTimeToLive", "ExecuteStatement", "ExecuteTransaction", "ExportTableToPointInTime",
+	"GetItem", "GetRecords", "GetShardIterator", "ImportTable", "ListBackups", "ListExports", "ListImports",
 	"ListStreams", "ListTables", "ListTagsOfResource", "PutItem", "Query", "RestoreTableFromBackup", "Scan",
 	"TagResource", "TransactGetItems", "TransactWriteItems", "UntagResource", "UpdateItem", "UpdateTable",
 	"UpdateTimeToLive", "other"
