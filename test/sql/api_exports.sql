@@ -203,3 +203,6 @@ DROP ROLE ddb_exports_reader;
 
 ALTER SYSTEM RESET ddb.export_root;
 SELECT pg_reload_conf();
+
+-- the tables go: the other tests of this database make their own
+SELECT ddb.delete_table('Music');
