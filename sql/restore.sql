@@ -75,8 +75,9 @@ CREATE FUNCTION ddb.restore_items(target_table text, items_function regprocedure
 -- The secondary indexes of a restored table, as CreateTable takes them:
 -- the source's (kind: 'Global' or 'Local'), or the override's, each of
 -- which must be one of the source's, with its KeySchema (the Projection may
--- change); a global index's ProvisionedThroughput when the table is
--- PROVISIONED (the override's, else the source's).
+-- change, an override's OnDemandThroughput and WarmThroughput are taken); a
+-- global index's ProvisionedThroughput when the table is PROVISIONED (the
+-- override's, else the source's).
 CREATE FUNCTION ddb.restored_indexes(source jsonb, overrides jsonb, kind text, billing_mode text) RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -99,8 +100,10 @@ BEGIN
                 member, coalesce(g->>'IndexName', 'null')));
         END IF;
         chosen := chosen || jsonb_build_array(
-            jsonb_build_object('IndexName', s->'IndexName', 'KeySchema', s->'KeySchema',
-                               'Projection', coalesce(g->'Projection', s->'Projection'))
+            jsonb_strip_nulls(jsonb_build_object('IndexName', s->'IndexName', 'KeySchema', s->'KeySchema',
+                                                 'Projection', coalesce(g->'Projection', s->'Projection'),
+                                                 'OnDemandThroughput', g->'OnDemandThroughput',
+                                                 'WarmThroughput', g->'WarmThroughput'))
             || CASE WHEN kind = 'Global' AND billing_mode = 'PROVISIONED'
                     THEN jsonb_build_object('ProvisionedThroughput',
                              coalesce(g->'ProvisionedThroughput', (s->'ProvisionedThroughput') - 'NumberOfDecreasesToday'))

@@ -175,6 +175,11 @@ SELECT kind, status, progress, error FROM ddb.jobs WHERE spec->>'TableName' = 'B
 -- Overrides: billing, throughput, a subset of the indexes
 SELECT masked(ddb.execute('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'songs_1', 'TargetTableName', 'BkSongsLean',
   'BillingModeOverride', 'PAY_PER_REQUEST', 'GlobalSecondaryIndexOverride', '[]'::jsonb)) -> 'TableDescription' -> 'BillingModeSummary');
+SELECT ddb.execute('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'songs_1', 'TargetTableName', 'BkSongsCapped',
+  'BillingModeOverride', 'PAY_PER_REQUEST', 'OnDemandThroughputOverride', '{"MaxReadRequestUnits": 200, "MaxWriteRequestUnits": 100}'::jsonb,
+  'GlobalSecondaryIndexOverride', '[{"IndexName": "ByGenre", "KeySchema": [{"AttributeName": "Genre", "KeyType": "HASH"},
+     {"AttributeName": "Year", "KeyType": "RANGE"}], "OnDemandThroughput": {"MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 25}}]'::jsonb))
+  -> 'TableDescription' -> 'GlobalSecondaryIndexes' -> 0 -> 'OnDemandThroughput' AS index_on_demand_throughput;
 SELECT ddb.execute('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'songs_1', 'TargetTableName', 'BkSongsProvisioned',
   'ProvisionedThroughputOverride', '{"ReadCapacityUnits": 9, "WriteCapacityUnits": 8}'::jsonb,
   'LocalSecondaryIndexOverride', '[]'::jsonb,
@@ -182,7 +187,7 @@ SELECT ddb.execute('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'s
      {"AttributeName": "Year", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "KEYS_ONLY"},
      "ProvisionedThroughput": {"ReadCapacityUnits": 7, "WriteCapacityUnits": 6}}]'::jsonb,
   'SSESpecificationOverride', '{"Enabled": true, "SSEType": "KMS"}'::jsonb)) -> 'TableDescription' -> 'ProvisionedThroughput';
-SELECT restored('BkSongsLean'), restored('BkSongsProvisioned');
+SELECT restored('BkSongsLean'), restored('BkSongsProvisioned'), restored('BkSongsCapped');
 SELECT t.table_name, t.billing_mode, t.read_capacity, t.write_capacity,
        (SELECT string_agg(format('%s %s %s/%s', i.index_name, i.projection_type, i.read_capacity, i.write_capacity), ', ' ORDER BY i.index_name)
         FROM ddb.indexes i WHERE i.table_name = t.table_name) AS indexes,
@@ -296,6 +301,6 @@ DROP ROLE ddb_backup_reader;
 
 -- everything restored here goes
 SELECT ddb.execute('DeleteTable', jsonb_build_object('TableName', t)) -> 'TableDescription' -> 'TableStatus'
-FROM unnest(ARRAY['BkSongs', 'BkSongsCopy', 'BkSongsLean', 'BkSongsProvisioned', 'BkOther']) t;
+FROM unnest(ARRAY['BkSongs', 'BkSongsCopy', 'BkSongsLean', 'BkSongsProvisioned', 'BkSongsCapped', 'BkOther']) t;
 SELECT count(*) FROM (SELECT ddb.execute('DeleteBackup', jsonb_build_object('BackupArn', backup_arn)) FROM ddb.backups) d;
 SELECT count(*) AS backup_relations FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'ddb_backups';
