@@ -4420,3 +4420,9 @@ BEGIN
                      LATERAL ddb.import_description(ddb.job_of_arn('import', 'ImportArn', a.arn)) d), '[]'))
            || CASE WHEN page.next IS NOT NULL THEN jsonb_build_object('NextToken', ddb.hex_token(page.next)) ELSE '{}' END;
 END $$;
+
+-- ---------------------------------------------------------------------------
+-- Throttling fixes (thrfix): ddb.execute_rolled_back, which throttling
+-- neither admits nor charges, is a router's, not PUBLIC's (sql/security.sql).
+-- ---------------------------------------------------------------------------
+REVOKE ALL ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) FROM PUBLIC;

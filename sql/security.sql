@@ -41,6 +41,11 @@ CREATE FUNCTION ddb.execute_rolled_back(role_name name, operation text, request 
     AS 'MODULE_PATHNAME', 'ddb_execute_rolled_back' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) IS
     'ddb.execute_metered with whatever the request did rolled back: its answer or its error';
+-- Not for PUBLIC: its requests are neither admitted nor charged by
+-- throttling (a router checks with it a request a node then serves, and
+-- charges), so a client calling it would read past its tables' capacity.
+-- The user a router reaches its nodes as is a superuser, or is granted it.
+REVOKE ALL ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) FROM PUBLIC;
 
 -- ddb.execute_metered of a Query, for a router of shards (PL/Proxy): its
 -- response also has "EvaluatedKeys": [[key, ordinal], ...], per row the page

@@ -149,6 +149,8 @@ CREATE ROLE throttling_app NOLOGIN;
 SET ROLE throttling_app;
 SET ddb.throttling = off;
 SELECT ddb.throttling_advance(1);
+-- nor read past the capacity through a router's check, which throttling neither admits nor charges
+SELECT ddb.execute_rolled_back(NULL, 'GetItem', '{"TableName": "Prov", "Key": {"pk": {"S": "a"}}}');
 RESET ROLE;
 DROP ROLE throttling_app;
 SELECT ddb.throttling_advance(-1);
