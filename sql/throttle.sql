@@ -19,7 +19,8 @@ COMMENT ON FUNCTION ddb.throttling_buckets() IS
 REVOKE ALL ON FUNCTION ddb.throttling_buckets() FROM PUBLIC;
 
 -- Every bucket of this database refills as if seconds more had passed: a
--- test shows refilling without waiting.
+-- test shows refilling without waiting (negative seconds: the wall clock
+-- stepping back, after which a bucket refills from the new time on).
 CREATE FUNCTION ddb.throttling_advance(seconds double precision) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_throttling_advance' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION ddb.throttling_advance(double precision) IS

@@ -126,7 +126,12 @@ evict_least_recent(void)
 		hash_search(buckets, &oldest, HASH_REMOVE, NULL);
 }
 
-/* A side's units now: full when new or its rate was raised, else refilled since it last was (the lock held). */
+/*
+ * A side's units now: full when new or its rate was raised, else refilled
+ * since it last was (the lock held).  When the wall clock stepped back
+ * (now before the last refill), nothing is added and the side refills from
+ * now on, rather than not at all until the clock catches up.
+ */
 static void
 refill(BucketSide *s, double rate, TimestampTz now)
 {
@@ -139,7 +144,7 @@ refill(BucketSide *s, double rate, TimestampTz now)
 	else
 		s->units = Min(burst, s->units);
 	s->rate = rate;
-	s->refilled = Max(s->refilled, now);
+	s->refilled = now;
 }
 
 /*
@@ -226,7 +231,7 @@ ddb_throttling_buckets(PG_FUNCTION_ARGS)
 /*
  * ddb.throttling_advance(seconds): every bucket of this database refills as
  * if seconds more had passed (a test's clock, so that refilling is shown
- * without waiting).
+ * without waiting); negative seconds stand for the wall clock stepping back.
  */
 Datum
 ddb_throttling_advance(PG_FUNCTION_ARGS)
@@ -235,10 +240,10 @@ ddb_throttling_advance(PG_FUNCTION_ARGS)
 	HASH_SEQ_STATUS status;
 	Bucket	   *b;
 
-	if (!(seconds >= 0 && seconds <= 365.0 * 86400))
+	if (!(seconds >= -365.0 * 86400 && seconds <= 365.0 * 86400))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ddb.throttling_advance takes 0 to 31536000 seconds, not %g", seconds)));
+				 errmsg("ddb.throttling_advance takes -31536000 to 31536000 seconds, not %g", seconds)));
 	require_buckets();
 	LWLockAcquire(buckets_lock, LW_EXCLUSIVE);
 	hash_seq_init(&status, buckets);

@@ -38,6 +38,10 @@ SELECT ddb.execute('GetItem', '{"TableName": "Prov", "Key": {"pk": {"S": "a"}}, 
 -- 30 seconds refill 30 units: still below zero; 31 more, and a write passes
 SELECT ddb.throttling_advance(30);
 SELECT pg_temp.try('PutItem', '{"TableName": "Prov", "Item": {"pk": {"S": "d"}}}');
+-- the wall clock stepping back an hour: nothing refills for it, and the
+-- bucket refills from then on (not an hour later, when the clock has caught up)
+SELECT ddb.throttling_advance(-3600);
+SELECT pg_temp.try('PutItem', '{"TableName": "Prov", "Item": {"pk": {"S": "d"}}}');
 SELECT ddb.throttling_advance(31);
 SELECT pg_temp.try('PutItem', '{"TableName": "Prov", "Item": {"pk": {"S": "d"}}}');
 -- a day unused keeps 300 units, no more
@@ -153,5 +157,5 @@ SELECT ddb.throttling_advance(1);
 SELECT ddb.execute_rolled_back(NULL, 'GetItem', '{"TableName": "Prov", "Key": {"pk": {"S": "a"}}}');
 RESET ROLE;
 DROP ROLE throttling_app;
-SELECT ddb.throttling_advance(-1);
+SELECT ddb.throttling_advance(-1e9);
 SELECT ddb.delete_table(t) FROM unnest(ARRAY['Prov', 'Indexed', 'Batch', 'OnDemand', 'Reads', 'Txn']) t;
