@@ -4426,3 +4426,42 @@ END $$;
 -- neither admits nor charges, is a router's, not PUBLIC's (sql/security.sql).
 -- ---------------------------------------------------------------------------
 REVOKE ALL ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) FROM PUBLIC;
+
+-- UpdateTable: a table's WarmThroughput with GlobalSecondaryIndexUpdates that set indexes' WarmThroughput only.
+CREATE OR REPLACE FUNCTION ddb.check_update_concerns(request jsonb) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    warm_indexes boolean := jsonb_typeof(request->'GlobalSecondaryIndexUpdates') = 'array'
+        AND NOT EXISTS (SELECT FROM jsonb_array_elements(request->'GlobalSecondaryIndexUpdates') u
+                        WHERE jsonb_typeof(u.value) <> 'object' OR u.value - 'Update' <> '{}'
+                           OR jsonb_typeof(u.value->'Update') IS DISTINCT FROM 'object'
+                           OR (u.value->'Update') - 'IndexName' - 'WarmThroughput' <> '{}');
+    given text[] := ARRAY(SELECT e.key FROM jsonb_each(request) e
+                          WHERE e.key IN ('BillingMode', 'ProvisionedThroughput', 'GlobalSecondaryIndexUpdates',
+                                          'StreamSpecification', 'SSESpecification', 'ReplicaUpdates', 'TableClass',
+                                          'DeletionProtectionEnabled', 'OnDemandThroughput', 'WarmThroughput')
+                            AND jsonb_typeof(e.value) <> 'null' AND e.value <> '[]'
+                            AND NOT (e.key = 'GlobalSecondaryIndexUpdates' AND warm_indexes AND request ? 'WarmThroughput'));
+BEGIN
+    IF cardinality(given) < 2 THEN
+        RETURN;
+    END IF;
+    IF 'DeletionProtectionEnabled' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: DeletionProtection modification must be the only operation in the request');
+    END IF;
+    IF 'TableClass' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: TableClass modification must be the only operation in the request');
+    END IF;
+    IF 'WarmThroughput' = ANY (given) THEN
+        IF jsonb_typeof(request->'GlobalSecondaryIndexUpdates') = 'array'
+           AND EXISTS (SELECT FROM jsonb_array_elements(request->'GlobalSecondaryIndexUpdates') u WHERE u.value ? 'Create') THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Create global secondary index cannot be specified when updating WarmThroughput');
+        END IF;
+        PERFORM ddb.validation_error('One or more parameter values were invalid: WarmThroughput must be the only operation in the request');
+    END IF;
+    IF 'OnDemandThroughput' = ANY (given) AND given <@ ARRAY['OnDemandThroughput', 'BillingMode'] IS NOT TRUE THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: OnDemandThroughput can only be combined with BillingMode in an UpdateTable request');
+    END IF;
+END $$;

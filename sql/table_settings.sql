@@ -199,17 +199,26 @@ BEGIN
 END $$;
 
 -- UpdateTable's rule that some changes go alone (DynamoDB runs them as
--- separate jobs), in DynamoDB's words.
+-- separate jobs), in DynamoDB's words.  A table's WarmThroughput may come
+-- with GlobalSecondaryIndexUpdates that only set indexes' WarmThroughput
+-- (each an Update of IndexName and WarmThroughput), as in DynamoDB's own
+-- example.
 CREATE FUNCTION ddb.check_update_concerns(request jsonb) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    warm_indexes boolean := jsonb_typeof(request->'GlobalSecondaryIndexUpdates') = 'array'
+        AND NOT EXISTS (SELECT FROM jsonb_array_elements(request->'GlobalSecondaryIndexUpdates') u
+                        WHERE jsonb_typeof(u.value) <> 'object' OR u.value - 'Update' <> '{}'
+                           OR jsonb_typeof(u.value->'Update') IS DISTINCT FROM 'object'
+                           OR (u.value->'Update') - 'IndexName' - 'WarmThroughput' <> '{}');
     given text[] := ARRAY(SELECT e.key FROM jsonb_each(request) e
                           WHERE e.key IN ('BillingMode', 'ProvisionedThroughput', 'GlobalSecondaryIndexUpdates',
                                           'StreamSpecification', 'SSESpecification', 'ReplicaUpdates', 'TableClass',
                                           'DeletionProtectionEnabled', 'OnDemandThroughput', 'WarmThroughput')
-                            AND jsonb_typeof(e.value) <> 'null' AND e.value <> '[]');
+                            AND jsonb_typeof(e.value) <> 'null' AND e.value <> '[]'
+                            AND NOT (e.key = 'GlobalSecondaryIndexUpdates' AND warm_indexes AND request ? 'WarmThroughput'));
 BEGIN
     IF cardinality(given) < 2 THEN
         RETURN;

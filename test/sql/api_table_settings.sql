@@ -42,6 +42,13 @@ SELECT ddb.execute('UpdateTable', '{"TableName": "Settled", "WarmThroughput": {"
 SELECT (ddb.execute('UpdateTable', '{"TableName": "Settled", "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByCity",
     "OnDemandThroughput": {"MaxReadRequestUnits": 30, "MaxWriteRequestUnits": -1}, "WarmThroughput": {"ReadUnitsPerSecond": 14000}}}]}')
     -> 'TableDescription' -> 'GlobalSecondaryIndexes' -> 0) - ARRAY['IndexArn', 'KeySchema', 'Projection'] AS index_after;
+-- a table's WarmThroughput with its indexes' (DynamoDB's own example): only WarmThroughput in each index Update
+SELECT jsonb_build_object('table', d->'WarmThroughput', 'index', d->'GlobalSecondaryIndexes'->0->'WarmThroughput') AS warm_together
+FROM (SELECT ddb.execute('UpdateTable', '{"TableName": "Settled", "WarmThroughput": {"ReadUnitsPerSecond": 15000, "WriteUnitsPerSecond": 4600},
+    "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByCity", "WarmThroughput": {"ReadUnitsPerSecond": 15000}}}]}') -> 'TableDescription' AS d) updated;
+SELECT ddb.execute('UpdateTable', '{"TableName": "Settled", "WarmThroughput": {"ReadUnitsPerSecond": 16000},
+    "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByCity", "WarmThroughput": {"ReadUnitsPerSecond": 16000},
+        "OnDemandThroughput": {"MaxReadRequestUnits": 40}}}]}');
 SELECT pg_temp.settings('Settled');
 -- deletion protection off: DeleteTable goes
 SELECT ddb.execute('DeleteTable', '{"TableName": "Settled"}') -> 'TableDescription' ->> 'TableStatus' AS status;
