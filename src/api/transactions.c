@@ -438,6 +438,12 @@ api_transact_write(Jsonb *request, const bool *inserts)
 		}
 		else if (is_conflict(edata))
 			codes[i] = "TransactionConflict";
+		else if (edata->sqlerrcode == ERRCODE_DDB_PROVISIONED_THROUGHPUT_EXCEEDED)
+		{
+			/* its table or a global index is out of capacity (throttle.c): DynamoDB's reason, its message */
+			codes[i] = "ProvisionedThroughputExceeded";
+			messages[i] = edata->message;
+		}
 		else if (is_action_validation(edata))
 		{
 			codes[i] = "ValidationError";
@@ -470,10 +476,37 @@ read_get_key(void *arg)
 	api_table_key(a->def, api_object(a->request, "Key"), &a->pk, &a->sk);
 }
 
+/* The Gets of a TransactGetItems being run: the action running, and the response being built. */
+typedef struct GetsRun
+{
+	TransactAction *actions;
+	int			n;
+	int			current;
+	JsonbParseState *state;
+} GetsRun;
+
+/* Runs every Get, pushing its answer to the response (a subtransaction's callback). */
+static void
+run_gets(void *arg)
+{
+	GetsRun    *run = (GetsRun *) arg;
+
+	for (run->current = 0; run->current < run->n; run->current++)
+	{
+		Jsonb	   *got = run->actions[run->current].kind->run(run->actions[run->current].request);
+		JsonbValue	v;
+
+		ddb_binary_value(got, &v);
+		pushJsonbValue(&run->state, WJB_ELEM, &v);
+	}
+}
+
 /*
  * TransactGetItems: the items of up to 100 Gets, in request order.  A Get
  * with a key DynamoDB refuses cancels the request with a ValidationError
- * reason; two Gets of one item are a validation error.
+ * reason; two Gets of one item are a validation error.  A Get whose table
+ * is out of read capacity (throttle.c) cancels it with a
+ * ProvisionedThroughputExceeded reason, as DynamoDB does.
  */
 Jsonb *
 api_transact_get_items(Jsonb *request)
@@ -483,7 +516,8 @@ api_transact_get_items(Jsonb *request)
 	const char **codes = palloc0(sizeof(char *) * n);
 	const char **messages = palloc0(sizeof(char *) * n);
 	bool		invalid = false;
-	JsonbParseState *state = NULL;
+	GetsRun		run = {actions, n, 0, NULL};
+	ErrorData  *edata;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -509,17 +543,18 @@ api_transact_get_items(Jsonb *request)
 	if (invalid)
 		raise_cancelled(n, codes, messages, NULL);
 
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	ddb_push_key(&state, "Responses");
-	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
-	for (int i = 0; i < n; i++)
+	pushJsonbValue(&run.state, WJB_BEGIN_OBJECT, NULL);
+	ddb_push_key(&run.state, "Responses");
+	pushJsonbValue(&run.state, WJB_BEGIN_ARRAY, NULL);
+	edata = api_subtransaction_run(run_gets, &run);
+	if (edata != NULL)
 	{
-		Jsonb	   *got = actions[i].kind->run(actions[i].request);
-		JsonbValue	v;
-
-		ddb_binary_value(got, &v);
-		pushJsonbValue(&state, WJB_ELEM, &v);
+		if (edata->sqlerrcode != ERRCODE_DDB_PROVISIONED_THROUGHPUT_EXCEEDED)
+			ReThrowError(edata);
+		codes[run.current] = "ProvisionedThroughputExceeded";
+		messages[run.current] = edata->message;
+		raise_cancelled(n, codes, messages, NULL);
 	}
-	pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+	pushJsonbValue(&run.state, WJB_END_ARRAY, NULL);
+	return JsonbValueToJsonb(pushJsonbValue(&run.state, WJB_END_OBJECT, NULL));
 }

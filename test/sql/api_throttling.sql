@@ -7,7 +7,7 @@
 \set SHOW_CONTEXT never
 SHOW ddb.throttling;
 SET ddb.throttling = on;
--- a request's outcome: ok, or the throttling reasons of its error
+-- a request's outcome: ok, the throttling reasons of its error, or a transaction's cancellation reasons
 CREATE FUNCTION pg_temp.try(operation text, request jsonb) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     body jsonb;
@@ -17,6 +17,10 @@ BEGIN
 EXCEPTION WHEN SQLSTATE 'YD050' THEN
     GET STACKED DIAGNOSTICS body = PG_EXCEPTION_DETAIL;
     RETURN 'throttled: ' || (SELECT string_agg(r ->> 'reason', ', ') FROM jsonb_array_elements(body -> 'ThrottlingReasons') r);
+WHEN SQLSTATE 'YD003' THEN
+    GET STACKED DIAGNOSTICS body = PG_EXCEPTION_DETAIL;
+    RETURN 'cancelled: ' || (SELECT string_agg(concat(r ->> 'Code', ' (' || (r ->> 'Message') || ')'), ', ')
+                             FROM jsonb_array_elements(body -> 'CancellationReasons') r);
 END $$;
 -- a PutItem of an item of about kb KB (kb write units), with more attributes
 CREATE FUNCTION pg_temp.put(table_name text, pk text, kb int, more jsonb DEFAULT '{}') RETURNS jsonb
@@ -124,7 +128,8 @@ SELECT ddb.execute('BatchExecuteStatement', '{"Statements": [{"Statement": "SELE
     {"Statement": "INSERT INTO \"OnDemand\" VALUE {''pk'': ''o2''}"}]}');
 
 -- transactions count twice (a prepare and a commit): two puts of 80 KB use
--- 320 write units, so the next transaction is refused as a whole
+-- 320 write units, so the next transaction is cancelled as a whole, with
+-- DynamoDB's ProvisionedThroughputExceeded reason for the action refused
 SELECT ddb.execute('CreateTable', '{"TableName": "Txn", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
     "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}') -> 'TableDescription' -> 'TableStatus';
@@ -133,6 +138,9 @@ SELECT ddb.execute('TransactWriteItems', jsonb_build_object('ReturnConsumedCapac
 SELECT pg_temp.try('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "OnDemand", "Item": {"pk": {"S": "o3"}}}},
     {"Put": {"TableName": "Txn", "Item": {"pk": {"S": "t3"}}}}]}');
 SELECT pk::text FROM public."OnDemand" ORDER BY pk;
+-- so is a TransactGetItems reading a table out of read capacity
+SELECT pg_temp.try('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "OnDemand", "Key": {"pk": {"S": "o1"}}}},
+    {"Get": {"TableName": "Reads", "Key": {"pk": {"S": "k1"}}}}]}');
 -- reads in a transaction are strongly consistent, and count twice
 SELECT ddb.execute('TransactGetItems', '{"ReturnConsumedCapacity": "TOTAL", "TransactItems": [
     {"Get": {"TableName": "Txn", "Key": {"pk": {"S": "t1"}}, "ProjectionExpression": "pk"}}]}');
