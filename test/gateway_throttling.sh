@@ -7,7 +7,8 @@
 # writes as UnprocessedItems.  The buckets' clock is moved with
 # ddb.throttling_advance so that a refill takes seconds, not minutes.  Then,
 # on a server of its own without ddb_model preloaded, turning throttling on
-# is a clear error.  Runs against the cluster of tools/test.sh
+# is a clear error; and with it preloaded and room for 16 buckets, a 17th
+# table is refused while every bucket is spent, served once one is full.  Runs against the cluster of tools/test.sh
 # (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED" per check.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -144,4 +145,33 @@ check "no preload: with the setting on from the database's settings, every reque
 check "and ddb.throttling_buckets says so too" \
     "ERROR:  throttling needs ddb_model in shared_preload_libraries" \
     "$(np -c "SELECT * FROM ddb.throttling_buckets()" | grep ERROR)"
+
+# ---- the same server preloading ddb_model, with room for 16 buckets ----
+(
+    source "$ROOT/tools/cluster.sh"
+    as_postgres "$PGBIN/pg_ctl" -D "$nopreload_data" -m fast -w stop >/dev/null
+    start_server "$nopreload_data" "$NOPRELOAD_PORT" "$WORK/nopreload" "$WORK/nopreload/server.log" \
+        -c shared_preload_libraries=ddb_model -c ddb.throttling_max_buckets=16
+) >>"$WORK/nopreload.log" 2>&1
+# tbl1 ... tbl17, of 1 write unit a second; a write of 100 KB to each of tbl1 ... tbl16 leaves their buckets 100 s from full
+np -c "SELECT count(ddb.execute('CreateTable', jsonb_build_object('TableName', 'tbl' || i,
+           'KeySchema', '[{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}]'::jsonb,
+           'AttributeDefinitions', '[{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}]'::jsonb,
+           'ProvisionedThroughput', '{\"ReadCapacityUnits\": 1, \"WriteCapacityUnits\": 1}'::jsonb)))
+       FROM generate_series(1, 17) i" >/dev/null
+put_big() {  # table
+    echo "SELECT ddb.execute('PutItem', jsonb_build_object('TableName', '$1',
+              'Item', jsonb_build_object('pk', '{\"S\": \"a\"}'::jsonb, 'big', jsonb_build_object('S', repeat('x', 100 * 1024 - 64)))))"
+}
+np -c "$(for i in $(seq 16); do put_big "tbl$i"; echo ";"; done)" >/dev/null
+check "16 buckets, all spent: a 17th table's request is refused with ServiceUnavailable naming the setting, not given a bucket spent elsewhere" \
+    "YD013|ddb.throttling_max_buckets|ServiceUnavailable|16" \
+    "$(np -c "DO \$d\$ BEGIN PERFORM ddb.execute('GetItem', '{\"TableName\": \"tbl17\", \"Key\": {\"pk\": {\"S\": \"a\"}}}');
+              EXCEPTION WHEN OTHERS THEN DECLARE s text; m text; d text;
+              BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL;
+                    RAISE NOTICE '%|%|%', s, substring(m FROM 'ddb[.]throttling_max_buckets'), split_part(d::jsonb->>'__type', '#', 2); END; END \$d\$" 2>&1 |
+        sed 's/^NOTICE:  //')|$(np -c "SELECT count(*) FROM ddb.throttling_buckets()")"
+np -c "SELECT ddb.throttling_advance(100)" >/dev/null
+check "once they have refilled, a full one makes room: the 17th is served" "t|16" \
+    "$(np -c "SELECT ddb.execute('GetItem', '{\"TableName\": \"tbl17\", \"Key\": {\"pk\": {\"S\": \"a\"}}}') = '{}'")|$(np -c "SELECT count(*) FROM ddb.throttling_buckets()")"
 exit $status

@@ -7,9 +7,10 @@
  * THROTTLE_BURST_SECONDS of it; one LWLock guards the table (a few
  * arithmetic operations under it per request).  Shared memory is reserved
  * only when shared_preload_libraries names ddb_model; its size is
- * ddb.throttling_max_buckets entries, and when all are taken the one used
- * least recently is replaced (an entry unused for 300 seconds is full, as a
- * new one is: replacing it loses nothing).
+ * ddb.throttling_max_buckets entries.  When all are taken, an entry whose
+ * sides are full is replaced (a new one is full: replacing it loses
+ * nothing); when none is, the request is refused with ServiceUnavailable
+ * rather than forget what a table has spent.
  */
 #include "postgres.h"
 
@@ -24,6 +25,7 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
+#include "../ddb_errors.h"
 #include "throttle.h"
 
 PG_FUNCTION_INFO_V1(ddb_throttling_buckets);
@@ -49,11 +51,17 @@ typedef struct Bucket
 {
 	BucketKey	key;
 	BucketSide	sides[2];		/* by ThrottleSide */
-	TimestampTz used;			/* the last use of either side: the least recent goes first */
 } Bucket;
+
+/* What the server knows of its buckets beside them (under buckets_lock). */
+typedef struct BucketsState
+{
+	TimestampTz none_full_before;	/* a scan for a full entry found none, nor will one before this */
+} BucketsState;
 
 static int	max_buckets = 1024;
 static HTAB *buckets = NULL;
+static BucketsState *buckets_state = NULL;
 static LWLock *buckets_lock = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -64,7 +72,7 @@ buckets_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(hash_estimate_size(max_buckets, sizeof(Bucket)));
+	RequestAddinShmemSpace(add_size(hash_estimate_size(max_buckets, sizeof(Bucket)), sizeof(BucketsState)));
 	RequestNamedLWLockTranche(TRANCHE_NAME, 1);
 }
 
@@ -73,6 +81,7 @@ static void
 buckets_shmem_startup(void)
 {
 	HASHCTL		info;
+	bool		found;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
@@ -81,6 +90,9 @@ buckets_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	buckets = ShmemInitHash("ddb_model throttling buckets", max_buckets, max_buckets, &info,
 							HASH_ELEM | HASH_BLOBS);
+	buckets_state = ShmemInitStruct("ddb_model throttling state", sizeof(BucketsState), &found);
+	if (!found)
+		buckets_state->none_full_before = 0;
 	buckets_lock = &(GetNamedLWLockTranche(TRANCHE_NAME))->lock;
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -91,7 +103,8 @@ throttle_buckets_init(void)
 {
 	DefineCustomIntVariable("ddb.throttling_max_buckets",
 							"The tables and global indexes whose throttling state the server keeps at once.",
-							"When all are taken, the one used least recently is replaced (and starts full again).",
+							"When all are taken, one whose buckets are full is replaced; when none is, a request "
+							"needing a new one is refused with ServiceUnavailable.",
 							&max_buckets, 1024, 16, 1024 * 1024, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = buckets_shmem_request;
@@ -104,26 +117,6 @@ bool
 throttle_buckets_ready(void)
 {
 	return buckets != NULL;
-}
-
-/* Removes the entry used least recently, to make room (the lock held exclusively). */
-static void
-evict_least_recent(void)
-{
-	HASH_SEQ_STATUS status;
-	Bucket	   *b;
-	BucketKey	oldest;
-	TimestampTz oldest_used = PG_INT64_MAX;
-
-	hash_seq_init(&status, buckets);
-	while ((b = hash_seq_search(&status)) != NULL)
-		if (b->used < oldest_used)
-		{
-			oldest_used = b->used;
-			oldest = b->key;
-		}
-	if (oldest_used != PG_INT64_MAX)
-		hash_search(buckets, &oldest, HASH_REMOVE, NULL);
 }
 
 /*
@@ -148,8 +141,83 @@ refill(BucketSide *s, double rate, TimestampTz now)
 }
 
 /*
+ * When a bucket's sides will be full (refilled to THROTTLE_BURST_SECONDS of
+ * their rate, as a new bucket is), from what they hold now: at or before
+ * now when they are (the lock held).
+ */
+static TimestampTz
+full_at(Bucket *b, TimestampTz now)
+{
+	TimestampTz at = now;
+
+	for (int side = 0; side < 2; side++)
+	{
+		BucketSide	s = b->sides[side];
+
+		if (s.rate == 0)
+			continue;
+		refill(&s, s.rate, now);
+		if (s.units < s.rate * THROTTLE_BURST_SECONDS)
+			at = Max(at, now + (TimestampTz) ((s.rate * THROTTLE_BURST_SECONDS - s.units) / s.rate * USECS_PER_SEC));
+	}
+	return at;
+}
+
+/*
+ * Makes room for a new entry by removing one whose sides are full, the first
+ * found (the lock held exclusively): false when none is.  A scan that finds
+ * none notes when the first will be, and none is made before then, so that
+ * requests refused meanwhile cost no scan of the table.
+ */
+static bool
+evict_full(TimestampTz now)
+{
+	HASH_SEQ_STATUS status;
+	Bucket	   *b;
+	TimestampTz first_full = PG_INT64_MAX;
+
+	if (now < buckets_state->none_full_before)
+		return false;
+	hash_seq_init(&status, buckets);
+	while ((b = hash_seq_search(&status)) != NULL)
+	{
+		TimestampTz at = full_at(b, now);
+
+		if (at <= now)
+		{
+			BucketKey	key = b->key;
+
+			hash_seq_term(&status);
+			hash_search(buckets, &key, HASH_REMOVE, NULL);
+			return true;
+		}
+		first_full = Min(first_full, at);
+	}
+	buckets_state->none_full_before = first_full;
+	return false;
+}
+
+/* Raises ServiceUnavailable (which the SDKs retry): no entry is free for a new bucket. */
+static pg_attribute_noreturn() void
+raise_buckets_taken(void)
+{
+	char	   *message = psprintf("The server keeps the throttling state of %d tables and global indexes at most "
+								   "(ddb.throttling_max_buckets), and none of them has refilled yet; retry the request",
+								   max_buckets);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_DDB_SERVICE_UNAVAILABLE),
+			 errmsg("%s", message),
+			 errdetail("%s", ddb_error_body(ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE), message, NULL, NULL)),
+			 errhint("Raise ddb.throttling_max_buckets (postgresql.conf, a restart) above the number of PROVISIONED "
+					 "tables and global indexes used within any %d seconds (docs/throttling.md).",
+					 THROTTLE_BURST_SECONDS)));
+}
+
+/*
  * The units a bucket of this database holds now, after charging it units
- * (throttle.h); the bucket is created full when it is met for the first time.
+ * (throttle.h); the bucket is created full when it is met for the first
+ * time, and refused (ServiceUnavailable) when no entry is free for it.
  */
 double
 throttle_bucket_take(Oid relid, ThrottleSide side, double rate, double units)
@@ -157,21 +225,22 @@ throttle_bucket_take(Oid relid, ThrottleSide side, double rate, double units)
 	BucketKey	key = {MyDatabaseId, relid};
 	TimestampTz now = GetCurrentTimestamp();
 	Bucket	   *b;
-	bool		found;
 	double		left;
 
 	LWLockAcquire(buckets_lock, LW_EXCLUSIVE);
 	b = hash_search(buckets, &key, HASH_FIND, NULL);
 	if (b == NULL)
 	{
-		if (hash_get_num_entries(buckets) >= max_buckets)
-			evict_least_recent();
-		b = hash_search(buckets, &key, HASH_ENTER, &found);
+		if (hash_get_num_entries(buckets) >= max_buckets && !evict_full(now))
+		{
+			LWLockRelease(buckets_lock);
+			raise_buckets_taken();
+		}
+		b = hash_search(buckets, &key, HASH_ENTER, NULL);
 		memset(b->sides, 0, sizeof(b->sides));
 	}
 	refill(&b->sides[side], rate, now);
 	b->sides[side].units -= units;
-	b->used = now;
 	left = b->sides[side].units;
 	LWLockRelease(buckets_lock);
 	return left;
@@ -251,6 +320,8 @@ ddb_throttling_advance(PG_FUNCTION_ARGS)
 		if (b->key.dbid == MyDatabaseId)
 			for (int side = 0; side < 2; side++)
 				b->sides[side].refilled -= (TimestampTz) (seconds * USECS_PER_SEC);
+	/* buckets may be full sooner than a scan found */
+	buckets_state->none_full_before = 0;
 	LWLockRelease(buckets_lock);
 	PG_RETURN_VOID();
 }
