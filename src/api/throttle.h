@@ -57,7 +57,7 @@ extern bool api_throttle_suspended;
 /* True when the buckets are in shared memory (the library was preloaded). */
 extern bool throttle_buckets_ready(void);
 
-/* Defines ddb.throttling_max_buckets and installs the shared memory hooks (preloading only). */
+/* Defines ddb.throttling_max_buckets and installs the shared memory, drop and transaction hooks (preloading only). */
 extern void throttle_buckets_init(void);
 
 /*

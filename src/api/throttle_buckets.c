@@ -10,10 +10,15 @@
  * ddb.throttling_max_buckets entries.  When all are taken, an entry whose
  * sides are full is replaced (a new one is full: replacing it loses
  * nothing); when none is, the request is refused with ServiceUnavailable
- * rather than forget what a table has spent.
+ * rather than forget what a table has spent.  A relation dropped takes its
+ * entry with it when its transaction commits (a new relation that reuses
+ * the OID starts full, not with what the dropped one spent).
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -23,6 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "../ddb_errors.h"
@@ -65,6 +71,10 @@ static BucketsState *buckets_state = NULL;
 static LWLock *buckets_lock = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/* The relations the current transaction dropped (in TopTransactionContext): their entries go at its commit. */
+static List *dropped = NIL;
 
 /* shmem_request_hook: the hash table's space and its lock. */
 static void
@@ -97,7 +107,60 @@ buckets_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* Defines ddb.throttling_max_buckets and installs the shared memory hooks (preloading only). */
+/* object_access_hook: notes a relation dropped, whose entry goes when the transaction commits. */
+static void
+buckets_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 && buckets != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		dropped = lappend_oid(dropped, objectId);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * Transaction callback: at commit (or prepare: a prepared drop is taken as
+ * done; should it be rolled back, its relations start full again), the
+ * entries of the relations the transaction dropped are removed; at its end,
+ * whatever the outcome, the list is forgotten (its memory goes with the
+ * transaction's).
+ */
+static void
+buckets_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			if (dropped == NIL)
+				break;
+			LWLockAcquire(buckets_lock, LW_EXCLUSIVE);
+			foreach(lc, dropped)
+			{
+				BucketKey	key = {MyDatabaseId, lfirst_oid(lc)};
+
+				hash_search(buckets, &key, HASH_REMOVE, NULL);
+			}
+			LWLockRelease(buckets_lock);
+			dropped = NIL;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			dropped = NIL;
+			break;
+		default:
+			break;
+	}
+}
+
+/* Defines ddb.throttling_max_buckets and installs the shared memory, drop and transaction hooks (preloading only). */
 void
 throttle_buckets_init(void)
 {
@@ -110,6 +173,9 @@ throttle_buckets_init(void)
 	shmem_request_hook = buckets_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = buckets_shmem_startup;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = buckets_object_access;
+	RegisterXactCallback(buckets_xact_callback, NULL);
 }
 
 /* True when the buckets are in shared memory (the library was preloaded). */
