@@ -317,6 +317,7 @@ api_batch_get_item(Jsonb *request)
 		JsonbValue	key;
 		JsonbIteratorToken ktok;
 		bool		fetched = false;
+		bool		consistent;
 		UnprocessedKeys *refused_keys = NULL;
 
 		if (tok != WJB_KEY)
@@ -329,6 +330,8 @@ api_batch_get_item(Jsonb *request)
 							errmsg("KeysAndAttributes must be an object")));
 		spec = JsonbValueToJsonb(&v);
 		spec = api_legacy_to_expressions(spec, LEGACY_ATTRIBUTES_TO_GET, NULL);
+		/* a strongly consistent read costs twice an eventually consistent one */
+		consistent = api_bool(spec, "ConsistentRead", false);
 		api_expr_context(spec, &ph);
 		projection = itemexpr_projection(&ph, api_string(spec, "ProjectionExpression"));
 		if (projection == NULL)
@@ -387,7 +390,7 @@ api_batch_get_item(Jsonb *request)
 			fetched = true;
 			served++;
 			item = items[i];
-			api_capacity_read_item(def->name, item, false);
+			api_capacity_read_item(def->name, item, consistent);
 			if (item && projection)
 				item = itemexpr_project(projection, item);
 			if (item)

@@ -11,6 +11,11 @@ SELECT ddb.execute('GetItem', '{"TableName": "Metered", "Key": {"pk": {"S": "a"}
     "ProjectionExpression": "pk", "ReturnConsumedCapacity": "TOTAL"}');
 SELECT ddb.execute('Query', '{"TableName": "Metered", "KeyConditionExpression": "pk = :p", "Select": "COUNT",
     "ExpressionAttributeValues": {":p": {"S": "a"}}, "ReturnConsumedCapacity": "INDEXES"}');
+-- BatchGetItem reads by each table's ConsistentRead: strongly consistent, twice the units
+SELECT ddb.execute('BatchGetItem', '{"ReturnConsumedCapacity": "TOTAL", "RequestItems": {"Metered": {
+    "Keys": [{"pk": {"S": "a"}, "sk": {"N": "1"}}], "ConsistentRead": true}}}') -> 'ConsumedCapacity' AS consistent,
+       ddb.execute('BatchGetItem', '{"ReturnConsumedCapacity": "TOTAL", "RequestItems": {"Metered": {
+    "Keys": [{"pk": {"S": "a"}, "sk": {"N": "1"}}]}}}') -> 'ConsumedCapacity' AS eventually_consistent;
 SELECT ddb.execute('BatchWriteItem', '{"ReturnConsumedCapacity": "TOTAL", "RequestItems": {"Metered": [
     {"PutRequest": {"Item": {"pk": {"S": "b"}, "sk": {"N": "1"}}}},
     {"DeleteRequest": {"Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}}]}}');
