@@ -100,6 +100,9 @@ check "UpdateContinuousBackups is refused: the shards keep no history" "YD030|Co
     "$(error UpdateContinuousBackups '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}' | cut -d'|' -f1,3)"
 check "RestoreTableToPointInTime too" "YD031|PointInTimeRecoveryUnavailableException" \
     "$(error RestoreTableToPointInTime '{"SourceTableName": "Music", "TargetTableName": "Music2", "UseLatestRestorableTime": true}' | cut -d'|' -f1,3)"
+check "an unknown table is TableNotFoundException first, as DynamoDB answers: UpdateContinuousBackups, RestoreTableToPointInTime, ExportTableToPointInTime" \
+    "YD022|Table not found: Nothing|TableNotFoundException YD022|Table not found: Nothing|TableNotFoundException YD022|Table not found: arn:aws:dynamodb:ddb-model:000000000000:table/Nothing|TableNotFoundException" \
+    "$(error UpdateContinuousBackups '{"TableName": "Nothing", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}') $(error RestoreTableToPointInTime '{"SourceTableName": "Nothing", "TargetTableName": "Music2", "UseLatestRestorableTime": true}') $(error ExportTableToPointInTime '{"TableArn": "arn:aws:dynamodb:ddb-model:000000000000:table/Nothing", "S3Bucket": "b1"}')"
 check "DescribeContinuousBackups says point-in-time recovery is off" "DISABLED" \
     "$(call DescribeContinuousBackups '{"TableName": "Music"}' "r->'ContinuousBackupsDescription'->'PointInTimeRecoveryDescription'->>'PointInTimeRecoveryStatus'")"
 check "ExportTableToPointInTime is refused: the shards keep no history" "YD031|PointInTimeRecoveryUnavailableException" \
