@@ -129,6 +129,14 @@ signed "$URL" "$KEY" "$SECRET" GetItem '{"TableName": "Svc", "Key": {"pk": {"S":
 log_has '"operation":"GetItem"'
 check "SIGHUP reopens the access log: the next line is in a new file" "1" "$(wc -l <"$WORK/access.log" 2>/dev/null)"
 
+# --- every operation ddb.execute serves has its own metrics label, not "other"
+signed "$URL" "$KEY" "$SECRET" DescribeLimits '{}' >/dev/null
+check "metrics: a DescribeLimits is counted as itself" "1" \
+    "$(curl -s "$URL/metrics" | grep -c '^ddb_gateway_requests_total{operation="DescribeLimits",status="200"} 1$')"
+check "metrics: src/gateway/metrics.c lists every operation of src/api/execute.c" "" \
+    "$(grep -o '^	{"[A-Z][A-Za-z]*", ' "$ROOT/src/api/execute.c" | tr -d '\t{", ' | sort -u |
+       comm -23 - <(grep -o '"[A-Z][A-Za-z]*"' "$ROOT/src/gateway/metrics.c" | tr -d '"' | sort -u) | tr '\n' ' ')"
+
 # --- more than 1,024 client connections (epoll, not select()), all served
 python3 - "$PORT" >"$WORK/many.txt" 2>&1 <<'PY'
 import resource, socket, struct, sys

@@ -15,12 +15,13 @@
 /* The operations the gateway serves; any other name counts as "other". */
 static const char *const operations[] = {
 	"BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CreateBackup", "CreateTable", "DeleteBackup",
-	"DeleteItem", "DeleteTable", "DescribeBackup", "DescribeExport", "DescribeImport", "DescribeStream",
-	"DescribeTable", "DescribeTimeToLive", "ExecuteStatement", "ExecuteTransaction", "ExportTableToPointInTime",
-	"GetItem", "GetRecords", "GetShardIterator", "ImportTable", "ListBackups", "ListExports", "ListImports",
-	"ListStreams", "ListTables", "ListTagsOfResource", "PutItem", "Query", "RestoreTableFromBackup", "Scan",
-	"TagResource", "TransactGetItems", "TransactWriteItems", "UntagResource", "UpdateItem", "UpdateTable",
-	"UpdateTimeToLive", "other"
+	"DeleteItem", "DeleteTable", "DescribeBackup", "DescribeContinuousBackups", "DescribeEndpoints",
+	"DescribeExport", "DescribeImport", "DescribeLimits", "DescribeStream", "DescribeTable", "DescribeTimeToLive",
+	"ExecuteStatement", "ExecuteTransaction", "ExportTableToPointInTime", "GetItem", "GetRecords",
+	"GetShardIterator", "ImportTable", "ListBackups", "ListExports", "ListImports", "ListStreams", "ListTables",
+	"ListTagsOfResource", "PutItem", "Query", "RestoreTableFromBackup", "RestoreTableToPointInTime", "Scan",
+	"TagResource", "TransactGetItems", "TransactWriteItems", "UntagResource", "UpdateContinuousBackups",
+	"UpdateItem", "UpdateTable", "UpdateTimeToLive", "other"
 };
 #define NOPERATIONS (sizeof(operations) / sizeof(operations[0]))
 
