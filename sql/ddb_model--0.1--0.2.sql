@@ -4465,3 +4465,101 @@ BEGIN
         PERFORM ddb.validation_error('One or more parameter values were invalid: OnDemandThroughput can only be combined with BillingMode in an UpdateTable request');
     END IF;
 END $$;
+
+-- Cleanups: a Long's range said truthfully; one check of the table maxima; ddb.throttling_buckets() not STRICT.
+ALTER FUNCTION ddb.throttling_buckets() CALLED ON NULL INPUT;
+
+CREATE OR REPLACE FUNCTION ddb.request_long(value jsonb, member text) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(value) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a number', member);
+    END IF;
+    IF value::text !~ '^-?[0-9]+$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an integer', member);
+    END IF;
+    IF value::text::numeric NOT BETWEEN -9223372036854775808 AND 9223372036854775807 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format(
+            'Unexpected value in payload for %s: %s is out of the range of a Long (-9223372036854775808 to 9223372036854775807)',
+            member, value);
+    END IF;
+    RETURN value::text::bigint;
+END $$;
+
+CREATE FUNCTION ddb.check_table_maximum(units bigint, member text, what text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
+            'Subscriber limit exceeded: Requested %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
+            what, member);
+    END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.read_on_demand_throughput(spec jsonb, billing_mode text, index_name text, creating boolean,
+                                              OUT reads bigint, OUT writes bigint)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    units bigint;
+    member text;
+    subject text := CASE WHEN index_name IS NULL THEN 'table' ELSE 'index : ' || index_name END;
+BEGIN
+    spec := ddb.request_object(spec, 'OnDemandThroughput');
+    reads := ddb.request_long(spec->'MaxReadRequestUnits', 'MaxReadRequestUnits');
+    writes := ddb.request_long(spec->'MaxWriteRequestUnits', 'MaxWriteRequestUnits');
+    IF reads IS NULL AND writes IS NULL THEN
+        RETURN;
+    END IF;
+    IF billing_mode = 'PROVISIONED' THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: %s for OnDemandThroughput%s cannot be specified when %s',
+            CASE WHEN reads IS NOT NULL THEN 'MaxReadRequestUnits' ELSE 'MaxWriteRequestUnits' END,
+            CASE WHEN index_name IS NULL THEN '' WHEN creating THEN ' for index: ' || index_name ELSE ' for index : ' || index_name END,
+            CASE WHEN creating THEN 'table BillingMode is PROVISIONED.' ELSE 'the table BillingMode is PROVISIONED' END));
+    END IF;
+    FOR member, units IN VALUES ('Read', reads), ('Write', writes) LOOP
+        IF units = 0 OR units < -1 OR (units = -1 AND creating) THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: Requested Max%sRequestUnits for OnDemandThroughput for %s is outside of valid range',
+                member, subject));
+        END IF;
+        PERFORM ddb.check_table_maximum(units, member, format('Max%sRequestUnits for OnDemandThroughput for %s', member, subject));
+    END LOOP;
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.read_warm_throughput(spec jsonb, billing_mode text, index_name text, creating boolean,
+                                         current_reads bigint, current_writes bigint,
+                                         OUT reads bigint, OUT writes bigint)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    member text;
+    units bigint;
+    floor_units bigint;
+    subject text := CASE WHEN index_name IS NULL THEN 'table' ELSE 'index ' || index_name END;
+BEGIN
+    spec := ddb.request_object(spec, 'WarmThroughput');
+    reads := ddb.request_long(spec->'ReadUnitsPerSecond', 'ReadUnitsPerSecond');
+    writes := ddb.request_long(spec->'WriteUnitsPerSecond', 'WriteUnitsPerSecond');
+    FOR member, units, floor_units IN VALUES ('Read', reads, current_reads), ('Write', writes, current_writes) LOOP
+        IF units < floor_units THEN
+            PERFORM ddb.validation_error(format('One or more parameter values were invalid: Requested %sUnitsPerSecond for WarmThroughput for %s is lower than %s',
+                member, subject,
+                CASE WHEN NOT creating THEN 'current WarmThroughput, decreasing WarmThroughput is not supported'
+                     WHEN billing_mode = 'PAY_PER_REQUEST'
+                     THEN 'initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial'
+                     ELSE member || 'CapacityUnits of ProvisionedThroughput' END));
+        END IF;
+        PERFORM ddb.check_table_maximum(units, member, format('%sUnitsPerSecond for WarmThroughput for %s', member, subject));
+    END LOOP;
+END $$;

@@ -32,8 +32,9 @@ RETURN jsonb_build_object('Endpoints', jsonb_build_array(jsonb_build_object(
     'Address', coalesce(nullif(current_setting('ddb.endpoint_address', true), ''), '127.0.0.1:8000'),
     'CachePeriodInMinutes', 1440)));
 
--- A whole number a request gives at member (NULL when absent or null);
--- SerializationException for a value of another JSON type.
+-- A whole number a request gives at member (NULL when absent or null), a
+-- Long as DynamoDB's API reads it; SerializationException for a value of
+-- another JSON type, a fraction, or a number beyond a Long's range.
 CREATE FUNCTION ddb.request_long(value jsonb, member text) RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -45,8 +46,13 @@ BEGIN
     IF jsonb_typeof(value) <> 'number' THEN
         RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a number', member);
     END IF;
-    IF value::text !~ '^-?[0-9]{1,18}$' THEN
+    IF value::text !~ '^-?[0-9]+$' THEN
         RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an integer', member);
+    END IF;
+    IF value::text::numeric NOT BETWEEN -9223372036854775808 AND 9223372036854775807 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format(
+            'Unexpected value in payload for %s: %s is out of the range of a Long (-9223372036854775808 to 9223372036854775807)',
+            member, value);
     END IF;
     RETURN value::text::bigint;
 END $$;
@@ -64,6 +70,21 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an object', member);
     END IF;
     RETURN value;
+END $$;
+
+-- LimitExceededException (DynamoDB's "Subscriber limit exceeded") for units
+-- requested (what: what they are and for what) above the table maximum of
+-- DescribeLimits on one side (member: Read or Write).
+CREATE FUNCTION ddb.check_table_maximum(units bigint, member text, what text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
+            'Subscriber limit exceeded: Requested %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
+            what, member);
+    END IF;
 END $$;
 
 -- An OnDemandThroughput (spec) of a table (index_name NULL) or a global
@@ -99,11 +120,7 @@ BEGIN
                 'One or more parameter values were invalid: Requested Max%sRequestUnits for OnDemandThroughput for %s is outside of valid range',
                 member, subject));
         END IF;
-        IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
-                'Subscriber limit exceeded: Requested Max%sRequestUnits for OnDemandThroughput for %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
-                member, subject, member);
-        END IF;
+        PERFORM ddb.check_table_maximum(units, member, format('Max%sRequestUnits for OnDemandThroughput for %s', member, subject));
     END LOOP;
 END $$;
 
@@ -155,11 +172,7 @@ BEGIN
                      THEN 'initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial'
                      ELSE member || 'CapacityUnits of ProvisionedThroughput' END));
         END IF;
-        IF units > (ddb.describe_limits()->>format('TableMax%sCapacityUnits', member))::bigint THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = format(
-                'Subscriber limit exceeded: Requested %sUnitsPerSecond for WarmThroughput for %s exceeds TableMax%sCapacityUnits of the account in region ddb-model',
-                member, subject, member);
-        END IF;
+        PERFORM ddb.check_table_maximum(units, member, format('%sUnitsPerSecond for WarmThroughput for %s', member, subject));
     END LOOP;
 END $$;
 

@@ -13,7 +13,7 @@
 -- zero, spent ahead: refused until it refills).
 CREATE FUNCTION ddb.throttling_buckets(OUT relation regclass, OUT read_units double precision,
                                        OUT write_units double precision) RETURNS SETOF record
-    AS 'MODULE_PATHNAME', 'ddb_throttling_buckets' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'ddb_throttling_buckets' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION ddb.throttling_buckets() IS
     'The throttling buckets of this database: units each side of a table''s or global index''s holds now';
 REVOKE ALL ON FUNCTION ddb.throttling_buckets() FROM PUBLIC;

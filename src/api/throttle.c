@@ -71,7 +71,7 @@ check_throttling(bool *newval, void **extra, GucSource source)
 	{
 		GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
 		GUC_check_errmsg("ddb.throttling needs ddb_model in shared_preload_libraries");
-		GUC_check_errhint("Add shared_preload_libraries = 'ddb_model' to postgresql.conf and restart the server (docs/throttling.md).");
+		GUC_check_errhint("%s (docs/throttling.md).", THROTTLE_PRELOAD_HINT);
 		return false;
 	}
 	return true;
@@ -103,8 +103,7 @@ api_throttle_start(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("ddb.throttling is on, but ddb_model is not in shared_preload_libraries"),
-				 errhint("Add shared_preload_libraries = 'ddb_model' to postgresql.conf and restart the server, "
-						 "or turn ddb.throttling off (docs/throttling.md).")));
+				 errhint("%s, or turn ddb.throttling off (docs/throttling.md).", THROTTLE_PRELOAD_HINT)));
 	if (admissions_context == NULL)
 		admissions_context = AllocSetContextCreate(TopMemoryContext, "ddb_model throttling", ALLOCSET_SMALL_SIZES);
 	active = true;

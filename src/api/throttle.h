@@ -17,6 +17,9 @@
 /* DynamoDB's burst allowance: unused capacity is kept up to this many seconds' worth. */
 #define THROTTLE_BURST_SECONDS 300
 
+/* The hint of every error saying that throttling needs the library preloaded. */
+#define THROTTLE_PRELOAD_HINT "Add shared_preload_libraries = 'ddb_model' to postgresql.conf and restart the server"
+
 /* The two sides of a bucket. */
 typedef enum ThrottleSide
 {

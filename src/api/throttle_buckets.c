@@ -320,7 +320,7 @@ require_buckets(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("throttling needs ddb_model in shared_preload_libraries"),
-				 errhint("Add shared_preload_libraries = 'ddb_model' to postgresql.conf and restart the server (docs/throttling.md).")));
+				 errhint("%s (docs/throttling.md).", THROTTLE_PRELOAD_HINT)));
 }
 
 /*

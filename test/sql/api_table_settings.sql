@@ -100,6 +100,9 @@ SELECT ddb.execute('CreateTable', '{"TableName": "Refused", "BillingMode": "PAY_
     "GlobalSecondaryIndexes": [{"IndexName": "ByCity", "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}],
         "Projection": {"ProjectionType": "ALL"}, "OnDemandThroughput": {"MaxReadRequestUnits": 0}}]}');
 SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "OnDemandThroughput": {"MaxReadRequestUnits": "10"}}');
+-- a whole number of 19 digits is a Long, above the maximum; one beyond a Long's range says so
+SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "OnDemandThroughput": {"MaxReadRequestUnits": 1000000000000000000}}');
+SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "OnDemandThroughput": {"MaxReadRequestUnits": 1e30}}');
 SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "OnDemandThroughput": [10]}');
 -- WarmThroughput: never below the initial throughput on demand, the provisioned units, or what it is; at most the table maximum
 SELECT ddb.execute('CreateTable', '{"TableName": "Refused", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
