@@ -4063,44 +4063,6 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT j FROM ddb.jobs j WHERE j.id = job_id);
 
--- Writes an export's files from a cursor of its rows (item_size, line);
--- only the worker of the export's job may (src/exports/export_job.c).
-CREATE FUNCTION ddb.write_export_files(job_id integer, rows refcursor, target jsonb) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_export_files' LANGUAGE C VOLATILE STRICT;
-
--- The export job (one step, as the role that asked): the table's items at
--- the export's time (a full export), or the changes of its period (an
--- incremental one), read from point-in-time recovery's history in one
--- snapshot and written as DynamoDB's export files.
-CREATE FUNCTION ddb.job_export(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables := ddb.pitr_table(spec->>'TableName', 'tableName');
-    rows refcursor := 'export rows';
-    target jsonb := spec - 'Request' - 'IncrementalExportSpecification' - 'ExportTime';
-    incremental jsonb := spec->'IncrementalExportSpecification';
-    at timestamptz := to_timestamp((spec->>'ExportTime')::double precision);
-BEGIN
-    -- the versions of a moment up to now are all committed from here on
-    PERFORM ddb.pitr_settle(t.table_name);
-    IF incremental IS NULL THEN
-        target := target || jsonb_build_object('ExportTime', ddb.iso_time(at));
-        OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
-                      WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
-    ELSE
-        target := target || jsonb_build_object(
-            'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
-            'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
-            'ExportViewType', incremental->>'ExportViewType');
-        rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
-                                        to_timestamp((incremental->>'ExportToTime')::double precision),
-                                        incremental->>'ExportViewType');
-    END IF;
-    RETURN ddb.write_export_files(job_id, rows, target) || '{"done": true}';
-END $$;
-
 -- Opens a cursor of an incremental export's rows: per item changed in
 -- [from_time, to_time), its last change, as DynamoDB's incremental
 -- export writes it ({"Metadata": {"WriteTimestampMicros": ...}, "Keys":
@@ -4308,35 +4270,6 @@ BEGIN
     RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
 END $$;
 
--- Writes the items of an import's files into its table; only the worker
--- of the import's job may (src/exports/import_job.c).
-CREATE FUNCTION ddb.write_import_items(job_id integer, table_name text, source jsonb, import_arn text) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_import_items' LANGUAGE C VOLATILE STRICT;
-
--- The import job, as the role that asked: a step writes every item and
--- makes the table ACTIVE, in one transaction; when some items failed, a
--- second step ends the import FAILED (ItemValidationError), the counts and
--- the items written kept, as DynamoDB's import ends.
-CREATE FUNCTION ddb.job_import(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    counts jsonb;
-BEGIN
-    IF (progress->>'ErrorCount')::bigint > 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD001',
-            MESSAGE = 'ItemValidationError: Some of the items failed validation checks and were not imported. '
-                      'Please check the import''s error log for more details (docs/transfer.md).';
-    END IF;
-    counts := ddb.write_import_items(job_id, spec->>'TableName', spec->'S3BucketSource', spec->>'ImportArn');
-    IF (counts->>'ErrorCount')::bigint = 0 THEN
-        UPDATE ddb.table_restores r SET in_progress = false
-        WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import.job_id;
-    END IF;
-    RETURN counts || jsonb_build_object('done', (counts->>'ErrorCount')::bigint = 0);
-END $$;
-
 -- A failed import: a table whose items failed validation is kept, ACTIVE,
 -- with the items that were good; after any other failure the table goes
 -- (when it is still the one the job was filling), as DynamoDB makes none.
@@ -4419,4 +4352,42 @@ BEGIN
                 FROM unnest(page.arns) WITH ORDINALITY AS a(arn, n),
                      LATERAL ddb.import_description(ddb.job_of_arn('import', 'ImportArn', a.arn)) d), '[]'))
            || CASE WHEN page.next IS NOT NULL THEN jsonb_build_object('NextToken', ddb.hex_token(page.next)) ELSE '{}' END;
+END $$;
+
+-- ===========================================================================
+-- 0.2: an export's and an import's files are read and written by their
+-- jobs' C steps only (src/exports/), never through a SQL function that code
+-- the requesting role controls (a trigger on its import table) could call.
+-- ===========================================================================
+
+-- Opens the cursor rows of an export's rows (item_size, line), as its job's
+-- step (src/exports/export_job.c) reads them, as the role that asked: the
+-- table's items at the export's time (a full export), or the changes of
+-- its period (an incremental one), from point-in-time recovery's history
+-- in one snapshot; returns the export's moments as its manifests write
+-- them (ExportTime, or ExportFromTime, ExportToTime and ExportViewType).
+-- The step writes the files: no SQL function does.
+CREATE FUNCTION ddb.open_export_rows(rows refcursor, spec jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(spec->>'TableName', 'tableName');
+    incremental jsonb := spec->'IncrementalExportSpecification';
+    at timestamptz := to_timestamp((spec->>'ExportTime')::double precision);
+BEGIN
+    -- the versions of a moment up to now are all committed from here on
+    PERFORM ddb.pitr_settle(t.table_name);
+    IF incremental IS NULL THEN
+        OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
+                      WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
+        RETURN jsonb_build_object('ExportTime', ddb.iso_time(at));
+    END IF;
+    rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
+                                    to_timestamp((incremental->>'ExportToTime')::double precision),
+                                    incremental->>'ExportViewType');
+    RETURN jsonb_build_object(
+        'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
+        'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
+        'ExportViewType', incremental->>'ExportViewType');
 END $$;

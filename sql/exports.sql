@@ -404,42 +404,36 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT j FROM ddb.jobs j WHERE j.id = job_id);
 
--- Writes an export's files from a cursor of its rows (item_size, line);
--- only the worker of the export's job may (src/exports/export_job.c).
-CREATE FUNCTION ddb.write_export_files(job_id integer, rows refcursor, target jsonb) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_export_files' LANGUAGE C VOLATILE STRICT;
-
--- The export job (one step, as the role that asked): the table's items at
--- the export's time (a full export), or the changes of its period (an
--- incremental one), read from point-in-time recovery's history in one
--- snapshot and written as DynamoDB's export files.
-CREATE FUNCTION ddb.job_export(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
+-- Opens the cursor rows of an export's rows (item_size, line), as its job's
+-- step (src/exports/export_job.c) reads them, as the role that asked: the
+-- table's items at the export's time (a full export), or the changes of
+-- its period (an incremental one), from point-in-time recovery's history
+-- in one snapshot; returns the export's moments as its manifests write
+-- them (ExportTime, or ExportFromTime, ExportToTime and ExportViewType).
+-- The step writes the files: no SQL function does.
+CREATE FUNCTION ddb.open_export_rows(rows refcursor, spec jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables := ddb.pitr_table(spec->>'TableName', 'tableName');
-    rows refcursor := 'export rows';
-    target jsonb := spec - 'Request' - 'IncrementalExportSpecification' - 'ExportTime';
     incremental jsonb := spec->'IncrementalExportSpecification';
     at timestamptz := to_timestamp((spec->>'ExportTime')::double precision);
 BEGIN
     -- the versions of a moment up to now are all committed from here on
     PERFORM ddb.pitr_settle(t.table_name);
     IF incremental IS NULL THEN
-        target := target || jsonb_build_object('ExportTime', ddb.iso_time(at));
         OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
                       WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
-    ELSE
-        target := target || jsonb_build_object(
-            'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
-            'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
-            'ExportViewType', incremental->>'ExportViewType');
-        rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
-                                        to_timestamp((incremental->>'ExportToTime')::double precision),
-                                        incremental->>'ExportViewType');
+        RETURN jsonb_build_object('ExportTime', ddb.iso_time(at));
     END IF;
-    RETURN ddb.write_export_files(job_id, rows, target) || '{"done": true}';
+    rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
+                                    to_timestamp((incremental->>'ExportToTime')::double precision),
+                                    incremental->>'ExportViewType');
+    RETURN jsonb_build_object(
+        'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
+        'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
+        'ExportViewType', incremental->>'ExportViewType');
 END $$;
 
 -- Opens a cursor of an incremental export's rows: per item changed in

@@ -3,9 +3,9 @@
 -- ListImports.  ImportTable creates the table its TableCreationParameters
 -- describe, CREATING as a restore's is (ddb.table_restores, without a
 -- RestoreSummary: sql/restore.sql), and starts a job of kind 'import' whose
--- worker writes the items `ddb-transfer read-items` reads from every file
--- under the bucket's key prefix (src/exports/import_job.c), then makes the
--- table ACTIVE.  As DynamoDB's import does, a bad line or an item the
+-- step, C code (src/exports/import_job.c), writes the items `ddb-transfer
+-- read-items` reads from every file under the bucket's key prefix, then
+-- makes the table ACTIVE.  As DynamoDB's import does, a bad line or an item the
 -- table refuses is counted (ErrorCount) and logged, and the import goes on;
 -- it then ends FAILED with ItemValidationError, the table ACTIVE with the
 -- items that were good.  The import's record is its row of ddb.jobs.
@@ -132,35 +132,6 @@ BEGIN
     -- CREATING until the job has written the items (sql/restore.sql)
     INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
     RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
-END $$;
-
--- Writes the items of an import's files into its table; only the worker
--- of the import's job may (src/exports/import_job.c).
-CREATE FUNCTION ddb.write_import_items(job_id integer, table_name text, source jsonb, import_arn text) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_import_items' LANGUAGE C VOLATILE STRICT;
-
--- The import job, as the role that asked: a step writes every item and
--- makes the table ACTIVE, in one transaction; when some items failed, a
--- second step ends the import FAILED (ItemValidationError), the counts and
--- the items written kept, as DynamoDB's import ends.
-CREATE FUNCTION ddb.job_import(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    counts jsonb;
-BEGIN
-    IF (progress->>'ErrorCount')::bigint > 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD001',
-            MESSAGE = 'ItemValidationError: Some of the items failed validation checks and were not imported. '
-                      'Please check the import''s error log for more details (docs/transfer.md).';
-    END IF;
-    counts := ddb.write_import_items(job_id, spec->>'TableName', spec->'S3BucketSource', spec->>'ImportArn');
-    IF (counts->>'ErrorCount')::bigint = 0 THEN
-        UPDATE ddb.table_restores r SET in_progress = false
-        WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import.job_id;
-    END IF;
-    RETURN counts || jsonb_build_object('done', (counts->>'ErrorCount')::bigint = 0);
 END $$;
 
 -- A failed import: a table whose items failed validation is kept, ACTIVE,

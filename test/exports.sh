@@ -245,6 +245,29 @@ check "in DynamoDB's words" "One or more parameter values were invalid: Missing 
     "$(q -c "SELECT e->'errorMessages'->>0 FROM ddb.jobs j, jsonb_array_elements(j.progress->'ErrorLog') e
              WHERE j.spec->>'ImportArn' = '$mixed_arn' AND e->'itemS3Pointer'->>'itemIndex' = '3'")"
 
+# ---- an import's step runs as a security-restricted operation: code the role controls cannot change the session ----
+mkdir -p "$BUCKETS/imports/trap"
+printf '%s\n' '{"Item": {"pk": {"S": "a"}}}' >"$BUCKETS/imports/trap/part-1.json"
+chown -R postgres "$BUCKETS/imports"
+q >/dev/null <<'SQL'
+BEGIN;
+SELECT ddb.execute('ImportTable', '{"S3BucketSource": {"S3Bucket": "imports", "S3KeyPrefix": "trap/"}, "InputFormat": "DYNAMODB_JSON",
+    "TableCreationParameters": {"TableName": "Trapped", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}}');
+CREATE FUNCTION public.trap() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    CREATE TEMP TABLE IF NOT EXISTS trapped_session (x int);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER trap BEFORE INSERT ON public."Trapped" FOR EACH ROW EXECUTE FUNCTION public.trap();
+COMMIT;
+SQL
+trap_arn=$(q -c "SELECT spec->>'ImportArn' FROM ddb.jobs WHERE spec->>'TableName' = 'Trapped'")
+check "a trigger of the role's on its import table cannot make session objects in the worker" "FAILED 1" \
+    "$(wait_for import "$trap_arn") $(q -c "SELECT coalesce(error, '') || progress::text FROM ddb.jobs WHERE spec->>'ImportArn' = '$trap_arn'" \
+        | grep -c 'within security-restricted operation')"
+q -c "DROP FUNCTION public.trap() CASCADE" >/dev/null 2>&1
+
 # ---- an incremental export: the changes of a period, as DynamoDB's incremental export writes them ----
 q >/dev/null <<'SQL'
 SELECT ddb.create_table('Events', 'pk');

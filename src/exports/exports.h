@@ -35,8 +35,9 @@ extern char *s3_client_message(const char *message);
 /* The ddb-transfer program: ddb.transfer_program, or where `make install` put it. */
 extern const char *transfer_program(void);
 
-/* Raises unless the caller is the background worker of job job_id (the files are written for a job only). */
-extern void transfer_check_job_worker(int32 job_id, const char *function);
+/* Makes the C code of export_job.c and import_job.c the steps of export and import jobs (from _PG_init). */
+extern void export_define_job(void);
+extern void import_define_job(void);
 
 /* A running ddb-transfer. */
 typedef struct TransferProcess
