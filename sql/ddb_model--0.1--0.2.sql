@@ -4354,11 +4354,9 @@ BEGIN
            || CASE WHEN page.next IS NOT NULL THEN jsonb_build_object('NextToken', ddb.hex_token(page.next)) ELSE '{}' END;
 END $$;
 
--- ===========================================================================
--- 0.2: an export's and an import's files are read and written by their
--- jobs' C steps only (src/exports/), never through a SQL function that code
--- the requesting role controls (a trigger on its import table) could call.
--- ===========================================================================
+-- ---------------------------------------------------------------------------
+-- 0.2: exports and imports, their fixes: the functions changed since the sections above
+-- ---------------------------------------------------------------------------
 
 -- Opens the cursor rows of an export's rows (item_size, line), as its job's
 -- step (src/exports/export_job.c) reads them, as the role that asked: the
@@ -4367,7 +4365,7 @@ END $$;
 -- in one snapshot; returns the export's moments as its manifests write
 -- them (ExportTime, or ExportFromTime, ExportToTime and ExportViewType).
 -- The step writes the files: no SQL function does.
-CREATE FUNCTION ddb.open_export_rows(rows refcursor, spec jsonb) RETURNS jsonb
+CREATE OR REPLACE FUNCTION ddb.open_export_rows(rows refcursor, spec jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -4390,4 +4388,79 @@ BEGIN
         'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
         'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
         'ExportViewType', incremental->>'ExportViewType');
+END $$;
+
+-- ImportTable: checks the request, creates the table (CREATING) and starts
+-- the import's job.  Takes CreateTable's privilege and pg_read_server_files'
+-- (docs/security.md).
+CREATE OR REPLACE FUNCTION ddb.api_import_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    source jsonb := nullif(request->'S3BucketSource', 'null');
+    parameters jsonb := request->'TableCreationParameters';
+    name text := parameters->>'TableName';
+    csv jsonb := request->'InputFormatOptions'->'Csv';
+    id text := ddb.transfer_id();
+    earlier ddb.jobs;
+    job integer;
+BEGIN
+    IF source IS NOT NULL AND jsonb_typeof(source) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for S3BucketSource: expected an object';
+    END IF;
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'ClientToken', 'ClientToken', 'clientToken', pattern => '^[^$]+$', shown_pattern => '^[^\$]+$')
+        || CASE WHEN source IS NULL
+                THEN ARRAY['Value null at ''s3BucketSource'' failed to satisfy constraint: Member must not be null']
+                ELSE ddb.s3_location_violations(source, 'S3KeyPrefix', 's3BucketSource.') END
+        || ddb.string_violations(request->'InputFormat', 'InputFormat', 'inputFormat', true, allowed => '{DYNAMODB_JSON,ION,CSV}')
+        || ddb.string_violations(request->'InputCompressionType', 'InputCompressionType', 'inputCompressionType',
+                                 allowed => '{GZIP,ZSTD,NONE}')
+        || ddb.string_violations(csv->'Delimiter', 'Delimiter', 'inputFormatOptions.csv.delimiter', false, 1, 1,
+                                 '^[,;:|\t ]$', '[,;:|\t ]')
+        || ddb.table_creation_violations(parameters));
+    IF request->>'InputFormat' <> 'DYNAMODB_JSON' THEN
+        PERFORM ddb.validation_error(format(
+            'InputFormat %s is not supported by this implementation: an import reads DYNAMODB_JSON (docs/transfer.md)',
+            request->>'InputFormat'));
+    END IF;
+    IF request->>'InputCompressionType' = 'ZSTD' THEN
+        PERFORM ddb.validation_error('InputCompressionType ZSTD is not supported by this implementation: '
+                                     'an import reads files compressed with GZIP, or not at all (NONE)');
+    END IF;
+    PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
+    PERFORM ddb.require_export_root();
+    IF request->>'ClientToken' IS NOT NULL THEN
+        earlier := ddb.job_of_client_token('import', request->>'ClientToken');
+        IF earlier.spec->'Request' = request THEN
+            RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(earlier));
+        ELSIF earlier.id IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD043',
+                MESSAGE = format('There was a conflict when importing from the specified S3 source: the ClientToken %s '
+                                 'was given in the last 8 hours to another import request', request->>'ClientToken');
+        END IF;
+    END IF;
+    -- one creation of a name at a time, as ddb.create_table takes it
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
+    END IF;
+    -- TableCreationParameters are a part of CreateTable's request
+    PERFORM ddb.api_create_table((SELECT jsonb_object_agg(key, value) FROM jsonb_each(parameters)
+                                  WHERE key IN ('TableName', 'AttributeDefinitions', 'KeySchema', 'BillingMode',
+                                                'ProvisionedThroughput', 'OnDemandThroughput', 'SSESpecification',
+                                                'GlobalSecondaryIndexes')));
+    job := ddb.start_job('import', jsonb_strip_nulls(jsonb_build_object(
+        'ImportArn', ddb.table_arn(name) || '/import/' || id, 'ImportId', id,
+        'TableName', name, 'TableArn', ddb.table_arn(name),
+        'TableId', (SELECT ddb.table_id(t) FROM ddb.tables t WHERE t.table_name = name),
+        'S3BucketSource', source, 'InputFormat', request->'InputFormat',
+        'InputFormatOptions', request->'InputFormatOptions',
+        'InputCompressionType', coalesce(request->'InputCompressionType', '"NONE"'),
+        'TableCreationParameters', parameters, 'ClientToken', request->'ClientToken'))
+        || jsonb_build_object('Request', request));
+    -- CREATING until the job has written the items (sql/restore.sql)
+    INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
+    RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
 END $$;

@@ -61,7 +61,8 @@ BEGIN
 END $$;
 
 -- ImportTable: checks the request, creates the table (CREATING) and starts
--- the import's job.  Takes CreateTable's privilege (docs/security.md).
+-- the import's job.  Takes CreateTable's privilege and pg_read_server_files'
+-- (docs/security.md).
 CREATE FUNCTION ddb.api_import_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -98,7 +99,7 @@ BEGIN
         PERFORM ddb.validation_error('InputCompressionType ZSTD is not supported by this implementation: '
                                      'an import reads files compressed with GZIP, or not at all (NONE)');
     END IF;
-    PERFORM ddb.check_table_access(name, 'ImportTable', 'create');
+    PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
     PERFORM ddb.require_export_root();
     IF request->>'ClientToken' IS NOT NULL THEN
         earlier := ddb.job_of_client_token('import', request->>'ClientToken');

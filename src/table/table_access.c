@@ -13,6 +13,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -216,8 +217,10 @@ PG_FUNCTION_INFO_V1(ddb_set_table_tags);
 /*
  * ddb.check_table_access(table_name, action, access): the table operations'
  * check (sql/api.sql, sql/streams.sql).  access is 'read', 'write', 'own'
- * for the operations that change a table's definition (its owner's), or
- * 'create' for a table to be (whoever may write the catalog).
+ * for the operations that change a table's definition (its owner's),
+ * 'create' for a table to be (whoever may write the catalog), or 'import'
+ * for a table to be filled from the server's files (also a member of
+ * pg_read_server_files, as COPY FROM a file takes).
  */
 Datum
 ddb_check_table_access(PG_FUNCTION_ARGS)
@@ -227,9 +230,12 @@ ddb_check_table_access(PG_FUNCTION_ARGS)
 	const char *outer = table_access_set_action(text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	TableDef   *def;
 
-	if (strcmp(access, "create") == 0)
+	if (strcmp(access, "create") == 0 || strcmp(access, "import") == 0)
 	{
 		if (!has_privileges(ddb_relation_oid("tables"), ACL_INSERT))
+			access_denied(table_name, NULL);
+		/* an import reads files of the server's, other roles' exports among them, as COPY FROM a file does */
+		if (strcmp(access, "import") == 0 && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
 			access_denied(table_name, NULL);
 		table_access_set_action(outer);
 		PG_RETURN_VOID();

@@ -159,12 +159,15 @@ SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Buck
   'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
 
 -- ---- an import: the table CREATING, then the import FAILED (no such bucket) and the table gone ----
+-- (in the request's transaction, so that the job cannot have ended yet)
+BEGIN;
 SELECT pg_temp.masked(pg_temp.import(jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1", "S3KeyPrefix": "music/"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'InputCompressionType', 'GZIP', 'ClientToken', 'token-2',
   'TableCreationParameters', :'creation'::jsonb)));
 SELECT ddb.execute('DescribeTable', '{"TableName": "Imported"}') -> 'Table' ->> 'TableStatus';
 SELECT pg_temp.try('PutItem', '{"TableName": "Imported", "Item": {"pk": {"S": "x"}}}');
 SELECT pg_temp.try('DeleteTable', '{"TableName": "Imported"}');
+COMMIT;
 SELECT ddb.wait_for_job(pg_temp.last_job());
 SELECT pg_temp.masked(ddb.execute('DescribeImport', jsonb_build_object('ImportArn', spec ->> 'ImportArn')))
 FROM ddb.jobs WHERE id = pg_temp.last_job();
@@ -180,7 +183,7 @@ SELECT pg_temp.try('ListImports', '{"PageSize": 30}');
 SELECT pg_temp.try('ListImports', '{"NextToken": "abc"}');
 SELECT pg_temp.try('ListImports', jsonb_build_object('NextToken', repeat('0', 112)));
 
--- ---- who may: an export takes the table's ownership, an import CreateTable's privilege ----
+-- ---- who may: an export takes the table's ownership, an import CreateTable's privilege and pg_read_server_files ----
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS ddb_exports_reader;
 RESET client_min_messages;
@@ -202,6 +205,15 @@ END $$;
 SELECT pg_temp.try_as('ddb_exports_reader', 'ExportTableToPointInTime', jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b1'));
 SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', :'creation'::jsonb));
+-- an import reads the server's files, other roles' exports among them: it also takes pg_read_server_files, as COPY FROM a file
+GRANT INSERT ON ddb.tables TO ddb_exports_reader;
+SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
+  'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
+GRANT pg_read_server_files TO ddb_exports_reader;
+SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
+  'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
+REVOKE pg_read_server_files FROM ddb_exports_reader;
+REVOKE INSERT ON ddb.tables FROM ddb_exports_reader;
 -- each role lists and describes the exports it made
 SELECT ddb.execute_as('ddb_exports_reader', 'ListExports', '{}');
 SELECT regexp_replace(pg_temp.try_as('ddb_exports_reader', 'DescribeExport', jsonb_build_object('ExportArn', spec ->> 'ExportArn')),
