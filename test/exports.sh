@@ -263,9 +263,13 @@ CREATE TRIGGER trap BEFORE INSERT ON public."Trapped" FOR EACH ROW EXECUTE FUNCT
 COMMIT;
 SQL
 trap_arn=$(q -c "SELECT spec->>'ImportArn' FROM ddb.jobs WHERE spec->>'TableName' = 'Trapped'")
-check "a trigger of the role's on its import table cannot make session objects in the worker" "FAILED 1" \
-    "$(wait_for import "$trap_arn") $(q -c "SELECT coalesce(error, '') || progress::text FROM ddb.jobs WHERE spec->>'ImportArn' = '$trap_arn'" \
-        | grep -c 'within security-restricted operation')"
+trap_status=$(wait_for import "$trap_arn")
+aws dynamodb describe-import --import-arn "$trap_arn" >"$WORK/trap.json"
+check "an error that is no item's ends the import: FAILED, UNKNOWN, no item counted bad, the table gone" "FAILED UNKNOWN 0 0" \
+    "$trap_status $(json "$WORK/trap.json" '[j["ImportTableDescription"][k] for k in ("FailureCode", "ErrorCount")]') $(
+       q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Trapped'")"
+check "a trigger of the role's on its import table cannot make session objects in the worker (a security-restricted operation)" "1" \
+    "$(json "$WORK/trap.json" 'j["ImportTableDescription"]["FailureMessage"]' | grep -c 'within security-restricted operation')"
 q -c "DROP FUNCTION public.trap() CASCADE" >/dev/null 2>&1
 
 # ---- an incremental export: the changes of a period, as DynamoDB's incremental export writes them ----

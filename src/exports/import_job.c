@@ -114,7 +114,24 @@ run_write(void *arg)
 	SPI_finish();
 }
 
-/* Writes the batch: at once, or, when that fails, item by item, logging those that fail. */
+/*
+ * True when an error is an item's, which the import counts and goes on:
+ * DynamoDB's refusal of the item (ValidationException, SerializationException)
+ * or its data's (a data exception, a size or nesting limit).  Any other
+ * (a cancel, no memory or disk, a deadlock, a lock timeout, a trigger's
+ * refusal) is the import's, and ends it.
+ */
+static bool
+item_error(const ErrorData *error)
+{
+	int			code = error->sqlerrcode;
+
+	return code == ERRCODE_DDB_VALIDATION || code == ERRCODE_DDB_SERIALIZATION
+		|| ERRCODE_TO_CATEGORY(code) == ERRCODE_DATA_EXCEPTION
+		|| code == ERRCODE_PROGRAM_LIMIT_EXCEEDED || code == ERRCODE_STATEMENT_TOO_COMPLEX;
+}
+
+/* Writes the batch: at once, or, when that fails with an item's error, item by item, logging those that fail. */
 static void
 write_batch(Import *import)
 {
@@ -130,6 +147,8 @@ write_batch(Import *import)
 		import->imported += write.written;
 	else
 	{
+		if (!item_error(error))
+			ReThrowError(error);
 		FreeErrorData(error);
 		write.plan = import->item_plan;
 		for (int i = 0; i < import->nitems; i++)
@@ -143,6 +162,8 @@ write_batch(Import *import)
 				import->imported++;
 			else
 			{
+				if (!item_error(error))
+					ReThrowError(error);
 				log_error(import, item->file, item->index, error->message);
 				FreeErrorData(error);
 			}
