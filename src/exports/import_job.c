@@ -284,8 +284,9 @@ write_items(char *table, Jsonb *source, char *import_arn)
 	argv[6] = "--key-prefix";
 	import->batch_plan = keep_plan(BATCH_SQL);
 	import->item_plan = keep_plan(ITEM_SQL);
-	outer = table_def_set_restoring(table);
+	/* started first: the table is named the restoring one only where PG_FINALLY names the outer one again */
 	transfer_start(&process, argv, false);
+	outer = table_def_set_restoring(table);
 	PG_TRY();
 	{
 		read_records(import, &process);
