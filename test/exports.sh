@@ -32,6 +32,7 @@ set_root() { psql -X -q -d postgres -c "LOAD 'ddb_model'" -c "ALTER SYSTEM $1" -
 cleanup() {
     [ -z "$gateway_pid" ] || { kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; }
     set_root "RESET ddb.export_root"
+    set_root "RESET ddb.transfer_program"
 }
 trap cleanup EXIT
 
@@ -352,6 +353,25 @@ list_pages() {
     echo "$total exports in $pages pages"
 }
 check "list-exports pages with NextToken" "5 exports in 3 pages" "$(list_pages)"
+# ---- a ddb-transfer that hangs: pg_terminate_backend ends its worker, and the program with it ----
+printf '#!/bin/sh\nexec sleep 307\n' >"$WORK/hang.sh"
+chmod 755 "$WORK/hang.sh"
+set_root "SET ddb.transfer_program = '$WORK/hang.sh'"
+hang_arn=$(aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket exports --s3-prefix hang \
+    --query ExportDescription.ExportArn --output text)
+for _ in $(seq 50); do
+    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job' AND wait_event = 'Extension'")" = 1 ] && break
+    sleep 0.1
+done
+q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'" >/dev/null
+for _ in $(seq 50); do
+    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'")" = 0 ] && break
+    sleep 0.1
+done
+check "pg_terminate_backend ends a worker whose ddb-transfer hangs (FAILED), and kills the program" "FAILED 0 0" \
+    "$(wait_for export "$hang_arn") $(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'") $(
+       pgrep -c -f 'sleep 307')"
+set_root "RESET ddb.transfer_program"
 check "no worker is left running" "0" \
     "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'")"
 check "the server logged no crash" "0" "$(grep -c 'terminated by signal' "$DDB_SERVER_LOG")"
