@@ -371,6 +371,18 @@ done
 check "pg_terminate_backend ends a worker whose ddb-transfer hangs (FAILED), and kills the program" "FAILED 0 0" \
     "$(wait_for export "$hang_arn") $(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'") $(
        pgrep -c -f 'sleep 307')"
+
+# ---- a failed export says why: the first line of what ddb-transfer said, not the last ----
+printf '#!/bin/sh\ncat >/dev/null\necho "ddb-transfer: x.json.gz: cannot write it: No space left on device"\necho "ddb-transfer: the export in %s is incomplete (it has no manifest-summary.json)"\nexit 1\n' \
+    "$BUCKETS/exports/full" >"$WORK/full.sh"
+chmod 755 "$WORK/full.sh"
+set_root "SET ddb.transfer_program = '$WORK/full.sh'"
+full_arn=$(aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket exports --s3-prefix full \
+    --query ExportDescription.ExportArn --output text)
+check "a failed export's FailureMessage is the cause" \
+    "FAILED UNKNOWN the export's files could not be written: ddb-transfer: x.json.gz: cannot write it: No space left on device" \
+    "$(wait_for export "$full_arn") $(aws dynamodb describe-export --export-arn "$full_arn" \
+        --query '[ExportDescription.FailureCode, ExportDescription.FailureMessage]' --output text | tr '\t' ' ')"
 set_root "RESET ddb.transfer_program"
 check "no worker is left running" "0" \
     "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'")"

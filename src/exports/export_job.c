@@ -136,24 +136,24 @@ append_row(StringInfo out, int32 size, Jsonb *line)
 	pfree(text);
 }
 
-/* Raises the export's failure: ddb-transfer's last line says why. */
+/* Raises the export's failure: ddb-transfer's first line says why. */
 static pg_attribute_noreturn() void
-raise_failure(const char *last)
+raise_failure(const char *cause)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
 			 errmsg("UNKNOWN: the export's files could not be written: %s",
-					last ? s3_client_message(last) : "ddb-transfer stopped")));
+					cause ? s3_client_message(cause) : "ddb-transfer stopped")));
 }
 
 /* Raises the failure of a ddb-transfer that stopped reading its rows. */
 static pg_attribute_noreturn() void
 report_failure(TransferProcess *process)
 {
-	char	   *last = NULL;
+	char	   *cause = NULL;
 
-	(void) transfer_finish(process, &last);
-	raise_failure(last);
+	(void) transfer_finish(process, &cause);
+	raise_failure(cause);
 }
 
 /* Streams the cursor's rows to ddb-transfer, counting them. */
@@ -231,7 +231,7 @@ export_job_step(const Job *job)
 	TransferProcess process;
 	ExportCounts counts = {0, 0};
 	Portal		portal;
-	char	   *last = NULL;
+	char	   *cause = NULL;
 	char	   *dir;
 	Jsonb	   *progress;
 
@@ -248,8 +248,8 @@ export_job_step(const Job *job)
 	PG_TRY();
 	{
 		stream_rows(&process, portal, &counts);
-		if (!transfer_finish(&process, &last))
-			raise_failure(last);
+		if (!transfer_finish(&process, &cause))
+			raise_failure(cause);
 	}
 	PG_CATCH();
 	{

@@ -63,11 +63,12 @@ extern bool transfer_write(TransferProcess *process, const char *data, size_t le
 extern char *transfer_read_line(TransferProcess *process);
 
 /*
- * Closes its input, reads the rest of its output (the last line of it
- * into *last_line when not NULL), and waits for it to exit: true when it
- * exited 0.
+ * Closes its input, reads the rest of its output (the first line of it
+ * into *first_line when not NULL: what went wrong first, the cause of a
+ * failure, before what follows from it), and waits for it to exit: true
+ * when it exited 0.
  */
-extern bool transfer_finish(TransferProcess *process, char **last_line);
+extern bool transfer_finish(TransferProcess *process, char **first_line);
 
 /* Ends it, if it runs (after an error). */
 extern void transfer_kill(TransferProcess *process);

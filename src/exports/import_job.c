@@ -66,7 +66,7 @@ typedef struct Import
 	int64		bytes;
 	StringInfoData log;			/* the logged errors, JSON objects separated by commas */
 	int			logged;
-	char	   *failure;		/* read-items' own message: what is no record */
+	char	   *failure;		/* read-items' first message that is no record */
 } Import;
 
 /* Logs an error of an item (file's key, index) as DynamoDB's import logs it, and counts it. */
@@ -218,8 +218,8 @@ take_record(Import *import, char *line)
 
 		import->bytes = tab ? strtoll(tab + 1, NULL, 10) : 0;
 	}
-	else if (line[0] != '\0')
-		import->failure = line;
+	else if (line[0] != '\0' && import->failure == NULL)
+		import->failure = line;	/* the first: the cause, before what follows from it */
 }
 
 /* Prepares and keeps a plan of (table name, text). */

@@ -229,7 +229,7 @@ wait_child(TransferProcess *process, bool killed)
 
 /* Finishes the child; see exports.h. */
 bool
-transfer_finish(TransferProcess *process, char **last_line)
+transfer_finish(TransferProcess *process, char **first_line)
 {
 	char	   *line;
 	int			status;
@@ -239,12 +239,12 @@ transfer_finish(TransferProcess *process, char **last_line)
 		close(process->to_child);
 		process->to_child = -1;
 	}
-	if (last_line)
-		*last_line = NULL;
+	if (first_line)
+		*first_line = NULL;
 	while ((line = transfer_read_line(process)) != NULL)
 	{
-		if (last_line && line[0] != '\0')
-			*last_line = line;
+		if (first_line && *first_line == NULL && line[0] != '\0')
+			*first_line = line;
 	}
 	close(process->from_child);
 	process->from_child = -1;
