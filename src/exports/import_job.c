@@ -31,8 +31,8 @@
 #define BATCH_BYTES (8 * 1024 * 1024)
 /* The errors the import's log keeps (DynamoDB's goes to CloudWatch). */
 #define LOGGED_ERRORS 100
-/* DynamoDB's limit of objects per import. */
-#define MAX_FILES "5000"
+/* DynamoDB's limit of S3 objects per import job (its best practices for imports: "a maximum of 50,000 S3 objects"). */
+#define MAX_FILES "50000"
 
 #define BATCH_SQL \
 	"SELECT pg_catalog.count(*) FROM (SELECT ddb.put_item($1, ddb.from_dynamodb(line::jsonb)) " \
