@@ -4390,6 +4390,124 @@ BEGIN
         'ExportViewType', incremental->>'ExportViewType');
 END $$;
 
+-- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
+-- their ARNs (the spec's arn_member) in reverse order, those of table_arn
+-- when given, of the last 90 days, after the job next_token names; the
+-- ARNs and the NextToken of the page after, if any.  A token holds the id
+-- of the page's last job and a hash of table_arn, sealed for purpose: it is
+-- short whatever the ARNs' lengths (ListImports' must stay within 1024
+-- characters as hex) and good for the listing it came from only.
+CREATE OR REPLACE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
+                             purpose text, OUT arns text[], OUT next text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    filter text := left(md5(coalesce(table_arn, '')), 16);
+    after text;
+    after_arn text;
+    ids integer[];
+BEGIN
+    IF next_token IS NOT NULL THEN
+        after := ddb.open_token(purpose, next_token);
+        IF after IS NOT NULL AND after ~ '^[0-9]{1,9}:[0-9a-f]{16}$' AND split_part(after, ':', 2) = filter THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j
+                          WHERE j.kind = job_page.kind AND j.id = split_part(after, ':', 1)::integer);
+        END IF;
+        IF after_arn IS NULL THEN
+            PERFORM ddb.validation_error('The provided NextToken is not valid');
+        END IF;
+    END IF;
+    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC), array_agg(id ORDER BY arn COLLATE "C" DESC) INTO arns, ids FROM (
+        SELECT j.spec->>arn_member AS arn, j.id FROM ddb.jobs j
+        WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
+          AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
+          AND (after_arn IS NULL OR (j.spec->>arn_member) COLLATE "C" < after_arn COLLATE "C")
+        ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
+    IF cardinality(arns) > page_size THEN
+        arns := arns[1:page_size];
+        next := ddb.seal_token(purpose, ids[page_size] || ':' || filter);
+    END IF;
+END $$;
+
+-- ExportTableToPointInTime: checks the request, and starts the export's job.
+-- Takes ownership of the table (docs/security.md): an export's files are
+-- beyond the database's privileges.
+CREATE OR REPLACE FUNCTION ddb.api_export_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    incremental jsonb := nullif(request->'IncrementalExportSpecification', 'null');
+    export_type text := coalesce(request->>'ExportType', 'FULL_EXPORT');
+    t ddb.tables;
+    export_time timestamptz;
+    id text := ddb.transfer_id();
+    earlier ddb.jobs;
+    spec jsonb;
+    job integer;
+BEGIN
+    IF incremental IS NOT NULL AND jsonb_typeof(incremental) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = 'Unexpected value type in payload for IncrementalExportSpecification: expected an object';
+    END IF;
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'TableArn', 'TableArn', 'tableArn', true, 1, 1024)
+        || ddb.s3_location_violations(request, 'S3Prefix', '')
+        || ddb.string_violations(request->'S3SseAlgorithm', 'S3SseAlgorithm', 's3SseAlgorithm', allowed => '{AES256,KMS}')
+        || ddb.string_violations(request->'S3SseKmsKeyId', 'S3SseKmsKeyId', 's3SseKmsKeyId', false, 1, 2048)
+        || ddb.string_violations(request->'ExportFormat', 'ExportFormat', 'exportFormat', allowed => '{DYNAMODB_JSON,ION}')
+        || ddb.string_violations(request->'ExportType', 'ExportType', 'exportType', allowed => '{FULL_EXPORT,INCREMENTAL_EXPORT}')
+        || ddb.string_violations(request->'ClientToken', 'ClientToken', 'clientToken', pattern => '^[^$]+$', shown_pattern => '^[^\$]+$')
+        || ddb.string_violations(incremental->'ExportViewType', 'ExportViewType', 'incrementalExportSpecification.exportViewType',
+                                 allowed => '{NEW_IMAGE,NEW_AND_OLD_IMAGES}'));
+    export_time := ddb.request_timestamp(request->'ExportTime', 'ExportTime');
+    PERFORM ddb.check_s3_prefix(request->>'S3Prefix', 's3Prefix');
+    IF request->>'ExportFormat' = 'ION' THEN
+        PERFORM ddb.validation_error('ExportFormat ION is not supported by this implementation: exports are DYNAMODB_JSON');
+    END IF;
+    IF export_type = 'FULL_EXPORT' AND incremental IS NOT NULL THEN
+        PERFORM ddb.validation_error('IncrementalExportSpecification is given for an INCREMENTAL_EXPORT only');
+    END IF;
+    IF export_type = 'INCREMENTAL_EXPORT' AND export_time IS NOT NULL THEN
+        PERFORM ddb.validation_error('ExportTime is given for a FULL_EXPORT only; an INCREMENTAL_EXPORT has an IncrementalExportSpecification');
+    END IF;
+    t := ddb.export_table(request->>'TableArn');
+    PERFORM ddb.check_table_access(t.table_name, 'ExportTableToPointInTime', 'own');
+    PERFORM ddb.require_export_root();
+    IF request->>'ClientToken' IS NOT NULL THEN
+        earlier := ddb.job_of_client_token('export', request->>'ClientToken');
+        IF earlier.spec->'Request' = request THEN
+            RETURN jsonb_build_object('ExportDescription', ddb.export_description(earlier));
+        ELSIF earlier.id IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
+                                 'was given in the last 8 hours to another export request', request->>'ClientToken');
+        END IF;
+    END IF;
+    IF export_type = 'FULL_EXPORT' THEN
+        IF export_time > now() THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD044', MESSAGE = 'The specified ExportTime is outside of the point in time recovery window.',
+                DETAIL = format('%s is in the future.', export_time);
+        END IF;
+        export_time := coalesce(export_time, now());
+        PERFORM ddb.check_export_window(t, export_time, export_time);
+    ELSE
+        incremental := ddb.incremental_export_spec(t, coalesce(incremental, '{}'));
+    END IF;
+    spec := jsonb_strip_nulls(jsonb_build_object(
+        'ExportArn', ddb.table_arn(t.table_name) || '/export/' || id, 'ExportId', id,
+        'TableName', t.table_name, 'TableArn', ddb.table_arn(t.table_name), 'TableId', ddb.table_id(t),
+        'ExportType', export_type, 'ExportFormat', 'DYNAMODB_JSON',
+        'ExportTime', extract(epoch FROM export_time), 'IncrementalExportSpecification', incremental,
+        'S3Bucket', request->'S3Bucket', 'S3BucketOwner', request->'S3BucketOwner', 'S3Prefix', request->'S3Prefix',
+        'S3SseAlgorithm', request->'S3SseAlgorithm', 'S3SseKmsKeyId', request->'S3SseKmsKeyId',
+        'ClientToken', request->'ClientToken'))
+        || jsonb_build_object('Request', request);
+    job := ddb.start_job('export', spec);
+    RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(job)));
+END $$;
+
 -- ImportTable: checks the request, creates the table (CREATING) and starts
 -- the import's job.  Takes CreateTable's privilege and pg_read_server_files'
 -- (docs/security.md).
@@ -4420,6 +4538,7 @@ BEGIN
         || ddb.string_violations(csv->'Delimiter', 'Delimiter', 'inputFormatOptions.csv.delimiter', false, 1, 1,
                                  '^[,;:|\t ]$', '[,;:|\t ]')
         || ddb.table_creation_violations(parameters));
+    PERFORM ddb.check_s3_prefix(source->>'S3KeyPrefix', 's3BucketSource.s3KeyPrefix');
     IF request->>'InputFormat' <> 'DYNAMODB_JSON' THEN
         PERFORM ddb.validation_error(format(
             'InputFormat %s is not supported by this implementation: an import reads DYNAMODB_JSON (docs/transfer.md)',
@@ -4436,8 +4555,8 @@ BEGIN
         IF earlier.spec->'Request' = request THEN
             RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(earlier));
         ELSIF earlier.id IS NOT NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD043',
-                MESSAGE = format('There was a conflict when importing from the specified S3 source: the ClientToken %s '
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
                                  'was given in the last 8 hours to another import request', request->>'ClientToken');
         END IF;
     END IF;

@@ -158,32 +158,41 @@ RETURN jsonb_build_object('FailureCode', coalesce(substring(error FROM '^([A-Z][
 
 -- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
 -- their ARNs (the spec's arn_member) in reverse order, those of table_arn
--- when given, of the last 90 days, after the position next_token names
--- (sealed for purpose and for this table_arn); the ARNs and the NextToken
--- of the page after, if any.
+-- when given, of the last 90 days, after the job next_token names; the
+-- ARNs and the NextToken of the page after, if any.  A token holds the id
+-- of the page's last job and a hash of table_arn, sealed for purpose: it is
+-- short whatever the ARNs' lengths (ListImports' must stay within 1024
+-- characters as hex) and good for the listing it came from only.
 CREATE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
                              purpose text, OUT arns text[], OUT next text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    after jsonb;
+    filter text := left(md5(coalesce(table_arn, '')), 16);
+    after text;
+    after_arn text;
+    ids integer[];
 BEGIN
     IF next_token IS NOT NULL THEN
-        after := ddb.open_token(purpose, next_token)::jsonb;
-        IF after IS NULL OR after->>0 IS DISTINCT FROM table_arn THEN
+        after := ddb.open_token(purpose, next_token);
+        IF after IS NOT NULL AND after ~ '^[0-9]{1,9}:[0-9a-f]{16}$' AND split_part(after, ':', 2) = filter THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j
+                          WHERE j.kind = job_page.kind AND j.id = split_part(after, ':', 1)::integer);
+        END IF;
+        IF after_arn IS NULL THEN
             PERFORM ddb.validation_error('The provided NextToken is not valid');
         END IF;
     END IF;
-    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC) INTO arns FROM (
-        SELECT j.spec->>arn_member AS arn FROM ddb.jobs j
+    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC), array_agg(id ORDER BY arn COLLATE "C" DESC) INTO arns, ids FROM (
+        SELECT j.spec->>arn_member AS arn, j.id FROM ddb.jobs j
         WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
           AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
-          AND (after IS NULL OR (j.spec->>arn_member) COLLATE "C" < (after->>1) COLLATE "C")
+          AND (after_arn IS NULL OR (j.spec->>arn_member) COLLATE "C" < after_arn COLLATE "C")
         ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
     IF cardinality(arns) > page_size THEN
         arns := arns[1:page_size];
-        next := ddb.seal_token(purpose, jsonb_build_array(table_arn, arns[page_size])::text);
+        next := ddb.seal_token(purpose, ids[page_size] || ':' || filter);
     END IF;
 END $$;
 
@@ -370,8 +379,8 @@ BEGIN
         IF earlier.spec->'Request' = request THEN
             RETURN jsonb_build_object('ExportDescription', ddb.export_description(earlier));
         ELSIF earlier.id IS NOT NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD042',
-                MESSAGE = format('There was a conflict when writing to the specified S3 bucket: the ClientToken %s '
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
                                  'was given in the last 8 hours to another export request', request->>'ClientToken');
         END IF;
     END IF;

@@ -90,6 +90,7 @@ BEGIN
         || ddb.string_violations(csv->'Delimiter', 'Delimiter', 'inputFormatOptions.csv.delimiter', false, 1, 1,
                                  '^[,;:|\t ]$', '[,;:|\t ]')
         || ddb.table_creation_violations(parameters));
+    PERFORM ddb.check_s3_prefix(source->>'S3KeyPrefix', 's3BucketSource.s3KeyPrefix');
     IF request->>'InputFormat' <> 'DYNAMODB_JSON' THEN
         PERFORM ddb.validation_error(format(
             'InputFormat %s is not supported by this implementation: an import reads DYNAMODB_JSON (docs/transfer.md)',
@@ -106,8 +107,8 @@ BEGIN
         IF earlier.spec->'Request' = request THEN
             RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(earlier));
         ELSIF earlier.id IS NOT NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD043',
-                MESSAGE = format('There was a conflict when importing from the specified S3 source: the ClientToken %s '
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
                                  'was given in the last 8 hours to another import request', request->>'ClientToken');
         END IF;
     END IF;

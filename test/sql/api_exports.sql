@@ -124,6 +124,8 @@ SELECT pg_temp.try('ListExports', '{"NextToken": "forged"}');
 -- a token is for the listing it came from
 SELECT pg_temp.try('ListExports', jsonb_build_object('MaxResults', 1,
   'NextToken', ddb.execute('ListExports', jsonb_build_object('TableArn', :'arn', 'MaxResults', 1)) ->> 'NextToken'));
+-- and short whatever the ARNs' lengths: the id of the page's last export, a hash of the filter, the seal
+SELECT length(ddb.execute('ListExports', jsonb_build_object('TableArn', :'arn', 'MaxResults', 1)) ->> 'NextToken') < 120 AS short_token;
 
 -- ---- the export's step checks where the files go again, from the job's spec: an ExportId or S3Prefix that climbs out fails it ----
 BEGIN;
@@ -152,6 +154,9 @@ SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Buck
   'TableCreationParameters', :'creation'::jsonb));
 SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb, 'InputFormat', 'DYNAMODB_JSON',
   'InputCompressionType', 'ZSTD', 'TableCreationParameters', :'creation'::jsonb));
+-- a prefix names directories here: no part . or ..
+SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1", "S3KeyPrefix": "a/../../etc/"}'::jsonb,
+  'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', :'creation'::jsonb));
 -- the table is CreateTable's to check, and must not exist
 SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb, 'InputFormat', 'DYNAMODB_JSON',
   'TableCreationParameters', (:'creation'::jsonb) || '{"KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}]}'));
