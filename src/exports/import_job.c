@@ -24,6 +24,7 @@
 #include "../api/api.h"
 #include "../jobs/jobs.h"
 #include "../table/table_def.h"
+#include "../transfer/import_sql.h"
 #include "exports.h"
 
 /* A batch is written when it holds this many items or this many bytes. */
@@ -37,7 +38,6 @@
 #define BATCH_SQL \
 	"SELECT pg_catalog.count(*) FROM (SELECT ddb.put_item($1, ddb.from_dynamodb(line::jsonb)) " \
 	"FROM pg_catalog.string_to_table($2, E'\\n') AS line) AS written"
-#define ITEM_SQL "SELECT ddb.put_item($1, ddb.from_dynamodb($2::jsonb))"
 
 /* An item of the batch: where it came from. */
 typedef struct BatchItem
@@ -283,7 +283,7 @@ write_items(char *table, Jsonb *source, char *import_arn)
 	argv[5] = s3_bucket_dir(import->bucket);
 	argv[6] = "--key-prefix";
 	import->batch_plan = keep_plan(BATCH_SQL);
-	import->item_plan = keep_plan(ITEM_SQL);
+	import->item_plan = keep_plan(IMPORT_ITEM_SQL);
 	/* started first: the table is named the restoring one only where PG_FINALLY names the outer one again */
 	transfer_start(&process, argv, false);
 	outer = table_def_set_restoring(table);

@@ -18,7 +18,7 @@
  * The writer's work (parsing jsonb, put_item) bounds the speed; the
  * conversion moved off it is about a fifth of what it would do.  A batch the
  * server refuses says nothing of which line it refused, so only then is the
- * batch written again one item at a time to find it (ITEM_SQL: conversion
+ * batch written again one item at a time to find it (IMPORT_ITEM_SQL: conversion
  * and write): in a fresh transaction that is rolled back, or with
  * --skip-bad-lines under savepoints that keep the good items.  Errors of the
  * server are item by item (the item, its keys, the table's schema), so the
@@ -32,6 +32,7 @@
 
 #include "db.h"
 #include "elapsed.h"
+#include "import_sql.h"
 #include "item_line.h"
 #include "line_reader.h"
 #include "progress.h"
@@ -47,7 +48,6 @@
 #define WRITE_SQL \
 	"SELECT pg_catalog.count(*) FROM (SELECT ddb.put_item($1, line::jsonb) " \
 	"FROM pg_catalog.string_to_table($2, E'\\n') AS line) AS written"
-#define ITEM_SQL "SELECT ddb.put_item($1, ddb.from_dynamodb($2::jsonb))"
 
 /*
  * A line of a batch: an item (its text in Batch.text), or a bad line
@@ -550,7 +550,7 @@ start(Import *import)
 		|| db_command(import->converter, "SET work_mem = '64MB'") != 0
 		|| db_prepare(import->converter, "convert", CONVERT_SQL, 1) != 0
 		|| db_prepare(import->conn, "write", WRITE_SQL, 2) != 0
-		|| db_prepare(import->conn, "item", ITEM_SQL, 2) != 0)
+		|| db_prepare(import->conn, "item", IMPORT_ITEM_SQL, 2) != 0)
 		return -1;
 	return db_command(import->conn, "BEGIN");
 }
