@@ -464,24 +464,21 @@ drain(Import *import)
 }
 
 /*
- * Checks one line and adds it to the batch, as an item or as a bad line;
- * passes the batch on when it is full.  Without --skip-bad-lines, a bad
- * line stops the reading, and every line before it is written first, so
- * that a bad item among them is the one reported.
+ * Adds a line to the batch, as an item (a good line's) or as a bad line
+ * (message); passes the batch on when it is full.  Without
+ * --skip-bad-lines, a bad line stops the reading, and every line before it
+ * is written first, so that a bad item among them is the one reported.
  */
 static void
-take_line(Import *import, int file, long line_number, const char *line, size_t len, LineStatus status)
+take_line(Import *import, int file, long line_number, const ItemLine *item, const char *message)
 {
-	ItemLine	item;
-	char		message[512];
-	int			bad = item_line_parse(line, len, status, &item, message, sizeof(message)) != 0;
+	int			bad = item == NULL;
 	int			added;
 
 	if (bad)
 		added = batch_add_bad(import->filling, file, line_number, message);
 	else
-		added = batch_add_item(import->filling, file, line_number, item.text, item.len);
-	item_line_free(&item);
+		added = batch_add_item(import->filling, file, line_number, item->text, item->len);
 	if (added != 0)
 		fatal(import, "out of memory");
 	else if (bad && !import->options->skip_bad_lines)
@@ -496,30 +493,27 @@ take_line(Import *import, int file, long line_number, const char *line, size_t l
 static void
 read_file(Import *import, int file)
 {
-	char		errbuf[256];
-	LineReader *reader = line_reader_open(import->files[file].path, errbuf, sizeof(errbuf));
-	const char *line;
-	size_t		len;
+	char		message[512];
+	LineReader *reader = line_reader_open(import->files[file].path, message, sizeof(message));
+	ItemLine	item;
+	ItemLineKind kind;
 	long		lines = 0;		/* lines that are not blank, good or bad */
-	LineStatus	status = LINE_END;
 
 	if (reader == NULL)
 	{
-		fatal(import, "%s: %s", import->files[file].path, errbuf);
+		fatal(import, "%s: %s", import->files[file].path, message);
 		return;
 	}
-	while (!import->stopped && (status = line_reader_next(reader, &line, &len)) != LINE_END)
+	while (!import->stopped && (kind = item_line_next(reader, &item, message, sizeof(message), NULL)) != ITEM_LINE_END)
 	{
-		if (status == LINE_ERROR)
+		if (kind == ITEM_LINE_ERROR)
 		{
-			fatal(import, "%s: %s (after line %ld)", import->files[file].path, line_reader_error(reader),
-				  line_reader_number(reader));
+			fatal(import, "%s: %s (after line %ld)", import->files[file].path, message, line_reader_number(reader));
 			break;
 		}
-		if (status == LINE_OK && item_line_blank(line, len))
-			continue;
 		lines++;
-		take_line(import, file, line_reader_number(reader), line, len, status);
+		take_line(import, file, line_reader_number(reader), kind == ITEM_LINE_GOOD ? &item : NULL, message);
+		item_line_free(&item);
 		/* once stopped, the messages stay last */
 		if (!import->stopped && progress_due())
 			progress_draw(import->loaded, import->bytes_read + line_reader_offset(reader));
