@@ -19,6 +19,7 @@
 
 #include "../api/api.h"
 #include "../jobs/jobs.h"
+#include "../table/table_access.h"
 #include "exports.h"
 
 /* Rows fetched from the cursor at once, and the bytes sent to ddb-transfer at once. */
@@ -237,6 +238,8 @@ export_job_step(const Job *job)
 
 	if (job->spec == NULL || strcmp(job->kind, "export") != 0)
 		elog(ERROR, "ddb_model: job %d is no export", job->id);
+	/* as ExportTableToPointInTime checks it: the job may have been started otherwise (ddb.start_job) */
+	table_access_check_operation(api_required_string(job->spec, "TableName", "tableName"), "ExportTableToPointInTime", "own");
 	SPI_connect();
 	/* the paths are checked before the rows are read */
 	dir = export_dir(job->spec);

@@ -23,6 +23,7 @@
 #include "../ddb_errors.h"
 #include "../api/api.h"
 #include "../jobs/jobs.h"
+#include "../table/table_access.h"
 #include "../table/table_def.h"
 #include "../transfer/import_sql.h"
 #include "exports.h"
@@ -338,6 +339,8 @@ import_job_step(const Job *job)
 				 errmsg("ItemValidationError: Some of the items failed validation checks and were not imported. "
 						"Please check the import's error log for more details (docs/transfer.md).")));
 	table = api_required_string(job->spec, "TableName", "tableName");
+	/* as ImportTable checks it: the job may have been started otherwise (ddb.start_job) */
+	table_access_check_operation(table, "ImportTable", "import");
 	if (!api_field(job->spec, "S3BucketSource", &source) || source.type != jbvBinary)
 		elog(ERROR, "ddb_model: import job %d has no S3BucketSource", job->id);
 	import = write_items(table, JsonbValueToJsonb(&source),

@@ -214,20 +214,11 @@ ddb_relation_oid(const char *name)
 PG_FUNCTION_INFO_V1(ddb_check_table_access);
 PG_FUNCTION_INFO_V1(ddb_set_table_tags);
 
-/*
- * ddb.check_table_access(table_name, action, access): the table operations'
- * check (sql/api.sql, sql/streams.sql).  access is 'read', 'write', 'own'
- * for the operations that change a table's definition (its owner's),
- * 'create' for a table to be (whoever may write the catalog), or 'import'
- * for a table to be filled from the server's files (also a member of
- * pg_read_server_files, as COPY FROM a file takes).
- */
-Datum
-ddb_check_table_access(PG_FUNCTION_ARGS)
+/* Checks a table operation's access to a table; see table_access.h. */
+void
+table_access_check_operation(const char *table_name, const char *action, const char *access)
 {
-	char	   *table_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *access = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	const char *outer = table_access_set_action(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	const char *outer = table_access_set_action(action);
 	TableDef   *def;
 
 	if (strcmp(access, "create") == 0 || strcmp(access, "import") == 0)
@@ -238,7 +229,7 @@ ddb_check_table_access(PG_FUNCTION_ARGS)
 		if (strcmp(access, "import") == 0 && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
 			access_denied(table_name, NULL);
 		table_access_set_action(outer);
-		PG_RETURN_VOID();
+		return;
 	}
 	def = table_def_get_any(table_name);
 	if (strcmp(access, "read") == 0)
@@ -253,6 +244,14 @@ ddb_check_table_access(PG_FUNCTION_ARGS)
 	else
 		elog(ERROR, "ddb_model: unknown table access \"%s\"", access);
 	table_access_set_action(outer);
+}
+
+/* ddb.check_table_access(table_name, action, access): table_access_check_operation for the table operations in SQL (sql/api.sql, sql/streams.sql, ...). */
+Datum
+ddb_check_table_access(PG_FUNCTION_ARGS)
+{
+	table_access_check_operation(text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+								 text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	PG_RETURN_VOID();
 }
 
