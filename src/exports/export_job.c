@@ -84,8 +84,8 @@ add_option(const char **argv, int *n, const char *option, Jsonb *target, const c
 
 /*
  * The arguments of write-export for an export (argv[0] left for the
- * program): spec is the job's, dir its directory, times what ddb.open_export_rows says of its
- * moments, as the manifests write them.
+ * program): spec is the job's, dir its directory, times what
+ * ddb.open_export_rows says of its moments, as the manifests write them.
  */
 static const char **
 export_arguments(Jsonb *spec, char *dir, Jsonb *times)
@@ -198,7 +198,10 @@ stream_rows(TransferProcess *process, Portal portal, ExportCounts *counts)
 	pfree(out.data);
 }
 
-/* Opens the export's rows (the cursor EXPORT_CURSOR) as the job's role; what ddb.open_export_rows says of their moments. */
+/*
+ * Opens the export's rows (the cursor EXPORT_CURSOR) as the job's role;
+ * what ddb.open_export_rows says of their moments.
+ */
 static Jsonb *
 open_rows(const Job *job)
 {
@@ -239,7 +242,8 @@ export_job_step(const Job *job)
 	if (job->spec == NULL || strcmp(job->kind, "export") != 0)
 		elog(ERROR, "ddb_model: job %d is no export", job->id);
 	/* as ExportTableToPointInTime checks it: the job may have been started otherwise (ddb.start_job) */
-	table_access_check_operation(api_required_string(job->spec, "TableName", "tableName"), "ExportTableToPointInTime", "own");
+	table_access_check_operation(api_required_string(job->spec, "TableName", "tableName"),
+								 "ExportTableToPointInTime", "own");
 	SPI_connect();
 	/* the paths are checked before the rows are read */
 	dir = export_dir(job->spec);

@@ -45,7 +45,10 @@ kill_at_exit(int code, Datum arg)
 	}
 }
 
-/* Waits until fd is ready for event (WL_SOCKET_READABLE or WL_SOCKET_WRITEABLE), or an interrupt comes, which it serves. */
+/*
+ * Waits until fd is ready for event (WL_SOCKET_READABLE or
+ * WL_SOCKET_WRITEABLE), or an interrupt comes, which it serves.
+ */
 static void
 wait_for_pipe(int fd, int event)
 {

@@ -246,7 +246,11 @@ table_access_check_operation(const char *table_name, const char *action, const c
 	table_access_set_action(outer);
 }
 
-/* ddb.check_table_access(table_name, action, access): table_access_check_operation for the table operations in SQL (sql/api.sql, sql/streams.sql, ...). */
+/*
+ * ddb.check_table_access(table_name, action, access):
+ * table_access_check_operation for the table operations in SQL (sql/api.sql,
+ * sql/streams.sql, ...).
+ */
 Datum
 ddb_check_table_access(PG_FUNCTION_ARGS)
 {
