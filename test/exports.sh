@@ -354,7 +354,8 @@ list_pages() {
 }
 check "list-exports pages with NextToken" "5 exports in 3 pages" "$(list_pages)"
 # ---- a ddb-transfer that hangs: pg_terminate_backend ends its worker, and the program with it ----
-printf '#!/bin/sh\nexec sleep 307\n' >"$WORK/hang.sh"
+# (the program ignores SIGTERM, which pg_terminate_backend sends the worker's process group)
+printf '#!/bin/sh\ntrap "" TERM\nexec sleep 307\n' >"$WORK/hang.sh"
 chmod 755 "$WORK/hang.sh"
 set_root "SET ddb.transfer_program = '$WORK/hang.sh'"
 hang_arn=$(aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket exports --s3-prefix hang \
