@@ -107,7 +107,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies: every object is rebuilt when any header
 # changes (a struct changed under a stale object is memory corruption).
-$(OBJS): $(filter-out src/gateway/% src/transfer/%,$(wildcard src/*.h src/*/*.h))
+$(OBJS): $(filter-out src/gateway/% src/transfer/%,$(wildcard src/*.h src/*/*.h)) src/transfer/import_sql.h
 
 installcheck: build-regress-dir
 .PHONY: build-regress-dir

@@ -4063,44 +4063,6 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT j FROM ddb.jobs j WHERE j.id = job_id);
 
--- Writes an export's files from a cursor of its rows (item_size, line);
--- only the worker of the export's job may (src/exports/export_job.c).
-CREATE FUNCTION ddb.write_export_files(job_id integer, rows refcursor, target jsonb) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_export_files' LANGUAGE C VOLATILE STRICT;
-
--- The export job (one step, as the role that asked): the table's items at
--- the export's time (a full export), or the changes of its period (an
--- incremental one), read from point-in-time recovery's history in one
--- snapshot and written as DynamoDB's export files.
-CREATE FUNCTION ddb.job_export(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t ddb.tables := ddb.pitr_table(spec->>'TableName', 'tableName');
-    rows refcursor := 'export rows';
-    target jsonb := spec - 'Request' - 'IncrementalExportSpecification' - 'ExportTime';
-    incremental jsonb := spec->'IncrementalExportSpecification';
-    at timestamptz := to_timestamp((spec->>'ExportTime')::double precision);
-BEGIN
-    -- the versions of a moment up to now are all committed from here on
-    PERFORM ddb.pitr_settle(t.table_name);
-    IF incremental IS NULL THEN
-        target := target || jsonb_build_object('ExportTime', ddb.iso_time(at));
-        OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
-                      WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
-    ELSE
-        target := target || jsonb_build_object(
-            'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
-            'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
-            'ExportViewType', incremental->>'ExportViewType');
-        rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
-                                        to_timestamp((incremental->>'ExportToTime')::double precision),
-                                        incremental->>'ExportViewType');
-    END IF;
-    RETURN ddb.write_export_files(job_id, rows, target) || '{"done": true}';
-END $$;
-
 -- Opens a cursor of an incremental export's rows: per item changed in
 -- [from_time, to_time), its last change, as DynamoDB's incremental
 -- export writes it ({"Metadata": {"WriteTimestampMicros": ...}, "Keys":
@@ -4306,35 +4268,6 @@ BEGIN
     -- CREATING until the job has written the items (sql/restore.sql)
     INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
     RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
-END $$;
-
--- Writes the items of an import's files into its table; only the worker
--- of the import's job may (src/exports/import_job.c).
-CREATE FUNCTION ddb.write_import_items(job_id integer, table_name text, source jsonb, import_arn text) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_import_items' LANGUAGE C VOLATILE STRICT;
-
--- The import job, as the role that asked: a step writes every item and
--- makes the table ACTIVE, in one transaction; when some items failed, a
--- second step ends the import FAILED (ItemValidationError), the counts and
--- the items written kept, as DynamoDB's import ends.
-CREATE FUNCTION ddb.job_import(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    counts jsonb;
-BEGIN
-    IF (progress->>'ErrorCount')::bigint > 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD001',
-            MESSAGE = 'ItemValidationError: Some of the items failed validation checks and were not imported. '
-                      'Please check the import''s error log for more details (docs/transfer.md).';
-    END IF;
-    counts := ddb.write_import_items(job_id, spec->>'TableName', spec->'S3BucketSource', spec->>'ImportArn');
-    IF (counts->>'ErrorCount')::bigint = 0 THEN
-        UPDATE ddb.table_restores r SET in_progress = false
-        WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import.job_id;
-    END IF;
-    RETURN counts || jsonb_build_object('done', (counts->>'ErrorCount')::bigint = 0);
 END $$;
 
 -- A failed import: a table whose items failed validation is kept, ACTIVE,
@@ -4562,4 +4495,234 @@ BEGIN
         END IF;
         PERFORM ddb.check_table_maximum(units, member, format('%sUnitsPerSecond for WarmThroughput for %s', member, subject));
     END LOOP;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- 0.2: exports and imports, their fixes: the functions changed since the sections above
+-- ---------------------------------------------------------------------------
+
+-- Opens the cursor rows of an export's rows (item_size, line), as its job's
+-- step (src/exports/export_job.c) reads them, as the role that asked: the
+-- table's items at the export's time (a full export), or the changes of
+-- its period (an incremental one), from point-in-time recovery's history
+-- in one snapshot; returns the export's moments as its manifests write
+-- them (ExportTime, or ExportFromTime, ExportToTime and ExportViewType).
+-- The step writes the files: no SQL function does.
+CREATE OR REPLACE FUNCTION ddb.open_export_rows(rows refcursor, spec jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(spec->>'TableName', 'tableName');
+    incremental jsonb := spec->'IncrementalExportSpecification';
+    at timestamptz := to_timestamp((spec->>'ExportTime')::double precision);
+BEGIN
+    -- the versions of a moment up to now are all committed from here on
+    PERFORM ddb.pitr_settle(t.table_name);
+    IF incremental IS NULL THEN
+        OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
+                      WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
+        RETURN jsonb_build_object('ExportTime', ddb.iso_time(at));
+    END IF;
+    rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
+                                    to_timestamp((incremental->>'ExportToTime')::double precision),
+                                    incremental->>'ExportViewType');
+    RETURN jsonb_build_object(
+        'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
+        'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
+        'ExportViewType', incremental->>'ExportViewType');
+END $$;
+
+-- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
+-- their ARNs (the spec's arn_member) in reverse order, those of table_arn
+-- when given, of the last 90 days, after the job next_token names; the
+-- ARNs and the NextToken of the page after, if any.  A token holds the id
+-- of the page's last job and a hash of table_arn, sealed for purpose: it is
+-- short whatever the ARNs' lengths (ListImports' must stay within 1024
+-- characters as hex) and good for the listing it came from only.
+CREATE OR REPLACE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
+                             purpose text, OUT arns text[], OUT next text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    filter text := left(md5(coalesce(table_arn, '')), 16);
+    after text;
+    after_arn text;
+    ids integer[];
+BEGIN
+    IF next_token IS NOT NULL THEN
+        after := ddb.open_token(purpose, next_token);
+        IF after IS NOT NULL AND after ~ '^[0-9]{1,9}:[0-9a-f]{16}$' AND split_part(after, ':', 2) = filter THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j
+                          WHERE j.kind = job_page.kind AND j.id = split_part(after, ':', 1)::integer);
+        END IF;
+        IF after_arn IS NULL THEN
+            PERFORM ddb.validation_error('The provided NextToken is not valid');
+        END IF;
+    END IF;
+    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC), array_agg(id ORDER BY arn COLLATE "C" DESC) INTO arns, ids FROM (
+        SELECT j.spec->>arn_member AS arn, j.id FROM ddb.jobs j
+        WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
+          AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
+          AND (after_arn IS NULL OR (j.spec->>arn_member) COLLATE "C" < after_arn COLLATE "C")
+        ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
+    IF cardinality(arns) > page_size THEN
+        arns := arns[1:page_size];
+        next := ddb.seal_token(purpose, ids[page_size] || ':' || filter);
+    END IF;
+END $$;
+
+-- ExportTableToPointInTime: checks the request, and starts the export's job.
+-- Takes ownership of the table (docs/security.md): an export's files are
+-- beyond the database's privileges.
+CREATE OR REPLACE FUNCTION ddb.api_export_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    incremental jsonb := nullif(request->'IncrementalExportSpecification', 'null');
+    export_type text := coalesce(request->>'ExportType', 'FULL_EXPORT');
+    t ddb.tables;
+    export_time timestamptz;
+    id text := ddb.transfer_id();
+    earlier ddb.jobs;
+    spec jsonb;
+    job integer;
+BEGIN
+    IF incremental IS NOT NULL AND jsonb_typeof(incremental) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = 'Unexpected value type in payload for IncrementalExportSpecification: expected an object';
+    END IF;
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'TableArn', 'TableArn', 'tableArn', true, 1, 1024)
+        || ddb.s3_location_violations(request, 'S3Prefix', '')
+        || ddb.string_violations(request->'S3SseAlgorithm', 'S3SseAlgorithm', 's3SseAlgorithm', allowed => '{AES256,KMS}')
+        || ddb.string_violations(request->'S3SseKmsKeyId', 'S3SseKmsKeyId', 's3SseKmsKeyId', false, 1, 2048)
+        || ddb.string_violations(request->'ExportFormat', 'ExportFormat', 'exportFormat', allowed => '{DYNAMODB_JSON,ION}')
+        || ddb.string_violations(request->'ExportType', 'ExportType', 'exportType', allowed => '{FULL_EXPORT,INCREMENTAL_EXPORT}')
+        || ddb.string_violations(request->'ClientToken', 'ClientToken', 'clientToken', pattern => '^[^$]+$', shown_pattern => '^[^\$]+$')
+        || ddb.string_violations(incremental->'ExportViewType', 'ExportViewType', 'incrementalExportSpecification.exportViewType',
+                                 allowed => '{NEW_IMAGE,NEW_AND_OLD_IMAGES}'));
+    export_time := ddb.request_timestamp(request->'ExportTime', 'ExportTime');
+    PERFORM ddb.check_s3_prefix(request->>'S3Prefix', 's3Prefix');
+    IF request->>'ExportFormat' = 'ION' THEN
+        PERFORM ddb.validation_error('ExportFormat ION is not supported by this implementation: exports are DYNAMODB_JSON');
+    END IF;
+    IF export_type = 'FULL_EXPORT' AND incremental IS NOT NULL THEN
+        PERFORM ddb.validation_error('IncrementalExportSpecification is given for an INCREMENTAL_EXPORT only');
+    END IF;
+    IF export_type = 'INCREMENTAL_EXPORT' AND export_time IS NOT NULL THEN
+        PERFORM ddb.validation_error('ExportTime is given for a FULL_EXPORT only; an INCREMENTAL_EXPORT has an IncrementalExportSpecification');
+    END IF;
+    t := ddb.export_table(request->>'TableArn');
+    PERFORM ddb.check_table_access(t.table_name, 'ExportTableToPointInTime', 'own');
+    PERFORM ddb.require_export_root();
+    IF request->>'ClientToken' IS NOT NULL THEN
+        earlier := ddb.job_of_client_token('export', request->>'ClientToken');
+        IF earlier.spec->'Request' = request THEN
+            RETURN jsonb_build_object('ExportDescription', ddb.export_description(earlier));
+        ELSIF earlier.id IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
+                                 'was given in the last 8 hours to another export request', request->>'ClientToken');
+        END IF;
+    END IF;
+    IF export_type = 'FULL_EXPORT' THEN
+        IF export_time > now() THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD044', MESSAGE = 'The specified ExportTime is outside of the point in time recovery window.',
+                DETAIL = format('%s is in the future.', export_time);
+        END IF;
+        export_time := coalesce(export_time, now());
+        PERFORM ddb.check_export_window(t, export_time, export_time);
+    ELSE
+        incremental := ddb.incremental_export_spec(t, coalesce(incremental, '{}'));
+    END IF;
+    spec := jsonb_strip_nulls(jsonb_build_object(
+        'ExportArn', ddb.table_arn(t.table_name) || '/export/' || id, 'ExportId', id,
+        'TableName', t.table_name, 'TableArn', ddb.table_arn(t.table_name), 'TableId', ddb.table_id(t),
+        'ExportType', export_type, 'ExportFormat', 'DYNAMODB_JSON',
+        'ExportTime', extract(epoch FROM export_time), 'IncrementalExportSpecification', incremental,
+        'S3Bucket', request->'S3Bucket', 'S3BucketOwner', request->'S3BucketOwner', 'S3Prefix', request->'S3Prefix',
+        'S3SseAlgorithm', request->'S3SseAlgorithm', 'S3SseKmsKeyId', request->'S3SseKmsKeyId',
+        'ClientToken', request->'ClientToken'))
+        || jsonb_build_object('Request', request);
+    job := ddb.start_job('export', spec);
+    RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(job)));
+END $$;
+
+-- ImportTable: checks the request, creates the table (CREATING) and starts
+-- the import's job.  Takes CreateTable's privilege and pg_read_server_files'
+-- (docs/security.md).
+CREATE OR REPLACE FUNCTION ddb.api_import_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    source jsonb := nullif(request->'S3BucketSource', 'null');
+    parameters jsonb := request->'TableCreationParameters';
+    name text := parameters->>'TableName';
+    csv jsonb := request->'InputFormatOptions'->'Csv';
+    id text := ddb.transfer_id();
+    earlier ddb.jobs;
+    job integer;
+BEGIN
+    IF source IS NOT NULL AND jsonb_typeof(source) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for S3BucketSource: expected an object';
+    END IF;
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'ClientToken', 'ClientToken', 'clientToken', pattern => '^[^$]+$', shown_pattern => '^[^\$]+$')
+        || CASE WHEN source IS NULL
+                THEN ARRAY['Value null at ''s3BucketSource'' failed to satisfy constraint: Member must not be null']
+                ELSE ddb.s3_location_violations(source, 'S3KeyPrefix', 's3BucketSource.') END
+        || ddb.string_violations(request->'InputFormat', 'InputFormat', 'inputFormat', true, allowed => '{DYNAMODB_JSON,ION,CSV}')
+        || ddb.string_violations(request->'InputCompressionType', 'InputCompressionType', 'inputCompressionType',
+                                 allowed => '{GZIP,ZSTD,NONE}')
+        || ddb.string_violations(csv->'Delimiter', 'Delimiter', 'inputFormatOptions.csv.delimiter', false, 1, 1,
+                                 '^[,;:|\t ]$', '[,;:|\t ]')
+        || ddb.table_creation_violations(parameters));
+    PERFORM ddb.check_s3_prefix(source->>'S3KeyPrefix', 's3BucketSource.s3KeyPrefix');
+    IF request->>'InputFormat' <> 'DYNAMODB_JSON' THEN
+        PERFORM ddb.validation_error(format(
+            'InputFormat %s is not supported by this implementation: an import reads DYNAMODB_JSON (docs/transfer.md)',
+            request->>'InputFormat'));
+    END IF;
+    IF request->>'InputCompressionType' = 'ZSTD' THEN
+        PERFORM ddb.validation_error('InputCompressionType ZSTD is not supported by this implementation: '
+                                     'an import reads files compressed with GZIP, or not at all (NONE)');
+    END IF;
+    PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
+    PERFORM ddb.require_export_root();
+    IF request->>'ClientToken' IS NOT NULL THEN
+        earlier := ddb.job_of_client_token('import', request->>'ClientToken');
+        IF earlier.spec->'Request' = request THEN
+            RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(earlier));
+        ELSIF earlier.id IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
+                                 'was given in the last 8 hours to another import request', request->>'ClientToken');
+        END IF;
+    END IF;
+    -- one creation of a name at a time, as ddb.create_table takes it
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
+    END IF;
+    -- TableCreationParameters are a part of CreateTable's request
+    PERFORM ddb.api_create_table((SELECT jsonb_object_agg(key, value) FROM jsonb_each(parameters)
+                                  WHERE key IN ('TableName', 'AttributeDefinitions', 'KeySchema', 'BillingMode',
+                                                'ProvisionedThroughput', 'OnDemandThroughput', 'SSESpecification',
+                                                'GlobalSecondaryIndexes')));
+    job := ddb.start_job('import', jsonb_strip_nulls(jsonb_build_object(
+        'ImportArn', ddb.table_arn(name) || '/import/' || id, 'ImportId', id,
+        'TableName', name, 'TableArn', ddb.table_arn(name),
+        'TableId', (SELECT ddb.table_id(t) FROM ddb.tables t WHERE t.table_name = name),
+        'S3BucketSource', source, 'InputFormat', request->'InputFormat',
+        'InputFormatOptions', request->'InputFormatOptions',
+        'InputCompressionType', coalesce(request->'InputCompressionType', '"NONE"'),
+        'TableCreationParameters', parameters, 'ClientToken', request->'ClientToken'))
+        || jsonb_build_object('Request', request));
+    -- CREATING until the job has written the items (sql/restore.sql)
+    INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
+    RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
 END $$;

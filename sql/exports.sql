@@ -1,7 +1,7 @@
 -- ---------------------------------------------------------------------------
 -- Exports to S3 (docs/transfer.md): ExportTableToPointInTime,
 -- DescribeExport, ListExports; and what imports share with them (S3
--- locations, request checks, listing).  S3 is a directory here: bucket B
+-- locations, times, failures).  S3 is a directory here: bucket B
 -- is <ddb.export_root>/B, which must exist.  An export is a background job
 -- (sql/jobs.sql) of kind 'export', its row of ddb.jobs the export's record
 -- (its spec the request, its progress the counts), so that each role sees
@@ -10,84 +10,6 @@
 -- streams them to `ddb-transfer write-export`, which writes DynamoDB's
 -- files (src/exports/).
 -- ---------------------------------------------------------------------------
-
--- The constraints of DynamoDB's request validation that a string member
--- breaks, each in its words ("Value 'x' at 'member' failed to satisfy
--- constraint: Member must ..."); shown_pattern is the pattern the message
--- shows (DynamoDB's Java one), pattern the one checked.  A value that is no
--- string is SerializationException (YD006), as DynamoDB's parser answers.
-CREATE FUNCTION ddb.string_violations(value jsonb, name text, member text, required boolean DEFAULT false,
-                                      min_length integer DEFAULT NULL, max_length integer DEFAULT NULL,
-                                      pattern text DEFAULT NULL, shown_pattern text DEFAULT NULL,
-                                      allowed text[] DEFAULT NULL) RETURNS text[]
-LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v text := value #>> '{}';
-    broken text[] := '{}';
-BEGIN
-    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
-        RETURN CASE WHEN required
-                    THEN ARRAY[format('Value null at ''%s'' failed to satisfy constraint: Member must not be null', member)]
-                    ELSE '{}' END;
-    END IF;
-    IF jsonb_typeof(value) <> 'string' THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a string', name);
-    END IF;
-    IF length(v) < min_length THEN
-        broken := broken || format('Member must have length greater than or equal to %s', min_length);
-    END IF;
-    IF length(v) > max_length THEN
-        broken := broken || format('Member must have length less than or equal to %s', max_length);
-    END IF;
-    IF v !~ pattern THEN
-        broken := broken || format('Member must satisfy regular expression pattern: %s', coalesce(shown_pattern, pattern));
-    END IF;
-    IF NOT v = ANY (allowed) THEN
-        broken := broken || format('Member must satisfy enum value set: [%s]', array_to_string(allowed, ', '));
-    END IF;
-    RETURN (SELECT coalesce(array_agg(format('Value ''%s'' at ''%s'' failed to satisfy constraint: %s', v, member, b)), '{}')
-            FROM unnest(broken) b);
-END $$;
-
--- The constraints an integer member breaks (min_value to max_value), as ddb.string_violations.
-CREATE FUNCTION ddb.integer_violations(value jsonb, name text, member text, min_value bigint, max_value bigint)
-RETURNS text[]
-LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF value IS NULL OR jsonb_typeof(value) = 'null' THEN
-        RETURN '{}';
-    END IF;
-    IF jsonb_typeof(value) <> 'number' OR value::text !~ '^-?[0-9]{1,18}$' THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected an integer', name);
-    END IF;
-    IF value::text::bigint < min_value THEN
-        RETURN ARRAY[format('Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have value greater than or equal to %s',
-                            value, member, min_value)];
-    END IF;
-    IF value::text::bigint > max_value THEN
-        RETURN ARRAY[format('Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have value less than or equal to %s',
-                            value, member, max_value)];
-    END IF;
-    RETURN '{}';
-END $$;
-
--- Raises ValidationException for the broken constraints of a request, all
--- in one message, as DynamoDB does ("2 validation errors detected: ...; ...").
-CREATE FUNCTION ddb.raise_violations(broken text[]) RETURNS void
-LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF cardinality(broken) > 0 THEN
-        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
-                                            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END,
-                                            array_to_string(broken, '; ')));
-    END IF;
-END $$;
 
 -- A timestamp member (epoch seconds, as DynamoDB's JSON protocol sends
 -- them), or NULL when absent; SerializationException when no number.
@@ -155,58 +77,6 @@ LANGUAGE sql IMMUTABLE STRICT
 SET search_path = pg_catalog, pg_temp
 RETURN jsonb_build_object('FailureCode', coalesce(substring(error FROM '^([A-Z][A-Za-z0-9]+): '), 'UNKNOWN'),
                           'FailureMessage', regexp_replace(error, '^[A-Z][A-Za-z0-9]+: ', ''));
-
--- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
--- their ARNs (the spec's arn_member) in reverse order, those of table_arn
--- when given, of the last 90 days, after the position next_token names
--- (sealed for purpose and for this table_arn); the ARNs and the NextToken
--- of the page after, if any.
-CREATE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
-                             purpose text, OUT arns text[], OUT next text)
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    after jsonb;
-BEGIN
-    IF next_token IS NOT NULL THEN
-        after := ddb.open_token(purpose, next_token)::jsonb;
-        IF after IS NULL OR after->>0 IS DISTINCT FROM table_arn THEN
-            PERFORM ddb.validation_error('The provided NextToken is not valid');
-        END IF;
-    END IF;
-    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC) INTO arns FROM (
-        SELECT j.spec->>arn_member AS arn FROM ddb.jobs j
-        WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
-          AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
-          AND (after IS NULL OR (j.spec->>arn_member) COLLATE "C" < (after->>1) COLLATE "C")
-        ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
-    IF cardinality(arns) > page_size THEN
-        arns := arns[1:page_size];
-        next := ddb.seal_token(purpose, jsonb_build_array(table_arn, arns[page_size])::text);
-    END IF;
-END $$;
-
--- The job of kind of an ARN (the spec's arn_member), the caller's, or NULL.
-CREATE FUNCTION ddb.job_of_arn(kind text, arn_member text, arn text) RETURNS ddb.jobs
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-RETURN (SELECT j FROM ddb.jobs j WHERE j.kind = job_of_arn.kind AND j.spec->>arn_member = arn);
-
--- The caller's job of kind started with a ClientToken in the last 8 hours
--- (DynamoDB's idempotency window), or NULL; the token is locked until the
--- transaction ends, so that two requests with it are one after the other.
-CREATE FUNCTION ddb.job_of_client_token(kind text, token text) RETURNS ddb.jobs
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.' || kind || ' ClientToken'), hashtext(token));
-    RETURN (SELECT j FROM ddb.jobs j
-            WHERE j.kind = job_of_client_token.kind AND j.spec->>'ClientToken' = token
-              AND j.created_at > now() - interval '8 hours'
-            ORDER BY j.id DESC LIMIT 1);
-END $$;
 
 -- ---------------------------------------------------------------------------
 -- ExportTableToPointInTime
@@ -370,8 +240,8 @@ BEGIN
         IF earlier.spec->'Request' = request THEN
             RETURN jsonb_build_object('ExportDescription', ddb.export_description(earlier));
         ELSIF earlier.id IS NOT NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD042',
-                MESSAGE = format('There was a conflict when writing to the specified S3 bucket: the ClientToken %s '
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
                                  'was given in the last 8 hours to another export request', request->>'ClientToken');
         END IF;
     END IF;
@@ -398,48 +268,36 @@ BEGIN
     RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(job)));
 END $$;
 
--- A job's row (the caller's: ddb.jobs' policy).
-CREATE FUNCTION ddb.jobs_row(job_id integer) RETURNS ddb.jobs
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-RETURN (SELECT j FROM ddb.jobs j WHERE j.id = job_id);
-
--- Writes an export's files from a cursor of its rows (item_size, line);
--- only the worker of the export's job may (src/exports/export_job.c).
-CREATE FUNCTION ddb.write_export_files(job_id integer, rows refcursor, target jsonb) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_export_files' LANGUAGE C VOLATILE STRICT;
-
--- The export job (one step, as the role that asked): the table's items at
--- the export's time (a full export), or the changes of its period (an
--- incremental one), read from point-in-time recovery's history in one
--- snapshot and written as DynamoDB's export files.
-CREATE FUNCTION ddb.job_export(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
+-- Opens the cursor rows of an export's rows (item_size, line), as its job's
+-- step (src/exports/export_job.c) reads them, as the role that asked: the
+-- table's items at the export's time (a full export), or the changes of
+-- its period (an incremental one), from point-in-time recovery's history
+-- in one snapshot; returns the export's moments as its manifests write
+-- them (ExportTime, or ExportFromTime, ExportToTime and ExportViewType).
+-- The step writes the files: no SQL function does.
+CREATE FUNCTION ddb.open_export_rows(rows refcursor, spec jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables := ddb.pitr_table(spec->>'TableName', 'tableName');
-    rows refcursor := 'export rows';
-    target jsonb := spec - 'Request' - 'IncrementalExportSpecification' - 'ExportTime';
     incremental jsonb := spec->'IncrementalExportSpecification';
     at timestamptz := to_timestamp((spec->>'ExportTime')::double precision);
 BEGIN
     -- the versions of a moment up to now are all committed from here on
     PERFORM ddb.pitr_settle(t.table_name);
     IF incremental IS NULL THEN
-        target := target || jsonb_build_object('ExportTime', ddb.iso_time(at));
         OPEN rows FOR SELECT v.item_size, ddb.to_dynamodb(v.item) FROM ddb.pitr_items(t.table_name, at) v
                       WHERE t.ttl_attribute IS NULL OR ddb.ttl_visible_at(ddb.item_expiry(t.table_name, v.item), at);
-    ELSE
-        target := target || jsonb_build_object(
-            'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
-            'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
-            'ExportViewType', incremental->>'ExportViewType');
-        rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
-                                        to_timestamp((incremental->>'ExportToTime')::double precision),
-                                        incremental->>'ExportViewType');
+        RETURN jsonb_build_object('ExportTime', ddb.iso_time(at));
     END IF;
-    RETURN ddb.write_export_files(job_id, rows, target) || '{"done": true}';
+    rows := ddb.open_export_changes(rows, t, to_timestamp((incremental->>'ExportFromTime')::double precision),
+                                    to_timestamp((incremental->>'ExportToTime')::double precision),
+                                    incremental->>'ExportViewType');
+    RETURN jsonb_build_object(
+        'ExportFromTime', ddb.iso_time(to_timestamp((incremental->>'ExportFromTime')::double precision)),
+        'ExportToTime', ddb.iso_time(to_timestamp((incremental->>'ExportToTime')::double precision)),
+        'ExportViewType', incremental->>'ExportViewType');
 END $$;
 
 -- Opens a cursor of an incremental export's rows: per item changed in

@@ -3,9 +3,9 @@
 -- ListImports.  ImportTable creates the table its TableCreationParameters
 -- describe, CREATING as a restore's is (ddb.table_restores, without a
 -- RestoreSummary: sql/restore.sql), and starts a job of kind 'import' whose
--- worker writes the items `ddb-transfer read-items` reads from every file
--- under the bucket's key prefix (src/exports/import_job.c), then makes the
--- table ACTIVE.  As DynamoDB's import does, a bad line or an item the
+-- step, C code (src/exports/import_job.c), writes the items `ddb-transfer
+-- read-items` reads from every file under the bucket's key prefix, then
+-- makes the table ACTIVE.  As DynamoDB's import does, a bad line or an item the
 -- table refuses is counted (ErrorCount) and logged, and the import goes on;
 -- it then ends FAILED with ItemValidationError, the table ACTIVE with the
 -- items that were good.  The import's record is its row of ddb.jobs.
@@ -61,7 +61,8 @@ BEGIN
 END $$;
 
 -- ImportTable: checks the request, creates the table (CREATING) and starts
--- the import's job.  Takes CreateTable's privilege (docs/security.md).
+-- the import's job.  Takes CreateTable's privilege and pg_read_server_files'
+-- (docs/security.md).
 CREATE FUNCTION ddb.api_import_table(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -89,6 +90,7 @@ BEGIN
         || ddb.string_violations(csv->'Delimiter', 'Delimiter', 'inputFormatOptions.csv.delimiter', false, 1, 1,
                                  '^[,;:|\t ]$', '[,;:|\t ]')
         || ddb.table_creation_violations(parameters));
+    PERFORM ddb.check_s3_prefix(source->>'S3KeyPrefix', 's3BucketSource.s3KeyPrefix');
     IF request->>'InputFormat' <> 'DYNAMODB_JSON' THEN
         PERFORM ddb.validation_error(format(
             'InputFormat %s is not supported by this implementation: an import reads DYNAMODB_JSON (docs/transfer.md)',
@@ -98,15 +100,15 @@ BEGIN
         PERFORM ddb.validation_error('InputCompressionType ZSTD is not supported by this implementation: '
                                      'an import reads files compressed with GZIP, or not at all (NONE)');
     END IF;
-    PERFORM ddb.check_table_access(name, 'ImportTable', 'create');
+    PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
     PERFORM ddb.require_export_root();
     IF request->>'ClientToken' IS NOT NULL THEN
         earlier := ddb.job_of_client_token('import', request->>'ClientToken');
         IF earlier.spec->'Request' = request THEN
             RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(earlier));
         ELSIF earlier.id IS NOT NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'YD043',
-                MESSAGE = format('There was a conflict when importing from the specified S3 source: the ClientToken %s '
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
                                  'was given in the last 8 hours to another import request', request->>'ClientToken');
         END IF;
     END IF;
@@ -132,35 +134,6 @@ BEGIN
     -- CREATING until the job has written the items (sql/restore.sql)
     INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
     RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
-END $$;
-
--- Writes the items of an import's files into its table; only the worker
--- of the import's job may (src/exports/import_job.c).
-CREATE FUNCTION ddb.write_import_items(job_id integer, table_name text, source jsonb, import_arn text) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'ddb_write_import_items' LANGUAGE C VOLATILE STRICT;
-
--- The import job, as the role that asked: a step writes every item and
--- makes the table ACTIVE, in one transaction; when some items failed, a
--- second step ends the import FAILED (ItemValidationError), the counts and
--- the items written kept, as DynamoDB's import ends.
-CREATE FUNCTION ddb.job_import(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    counts jsonb;
-BEGIN
-    IF (progress->>'ErrorCount')::bigint > 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD001',
-            MESSAGE = 'ItemValidationError: Some of the items failed validation checks and were not imported. '
-                      'Please check the import''s error log for more details (docs/transfer.md).';
-    END IF;
-    counts := ddb.write_import_items(job_id, spec->>'TableName', spec->'S3BucketSource', spec->>'ImportArn');
-    IF (counts->>'ErrorCount')::bigint = 0 THEN
-        UPDATE ddb.table_restores r SET in_progress = false
-        WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import.job_id;
-    END IF;
-    RETURN counts || jsonb_build_object('done', (counts->>'ErrorCount')::bigint = 0);
 END $$;
 
 -- A failed import: a table whose items failed validation is kept, ACTIVE,

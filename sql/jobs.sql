@@ -76,3 +76,76 @@ BEGIN
     END LOOP;
     RETURN status;
 END $$;
+
+-- ---------------------------------------------------------------------------
+-- Finding and listing a kind's jobs, as the operations of the kinds whose
+-- jobs are their records (exports, imports) do: by ARN, by ClientToken, a
+-- page at a time.
+-- ---------------------------------------------------------------------------
+
+-- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
+-- their ARNs (the spec's arn_member) in reverse order, those of table_arn
+-- when given, of the last 90 days, after the job next_token names; the
+-- ARNs and the NextToken of the page after, if any.  A token holds the id
+-- of the page's last job and a hash of table_arn, sealed for purpose: it is
+-- short whatever the ARNs' lengths (ListImports' must stay within 1024
+-- characters as hex) and good for the listing it came from only.
+CREATE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
+                             purpose text, OUT arns text[], OUT next text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    filter text := left(md5(coalesce(table_arn, '')), 16);
+    after text;
+    after_arn text;
+    ids integer[];
+BEGIN
+    IF next_token IS NOT NULL THEN
+        after := ddb.open_token(purpose, next_token);
+        IF after IS NOT NULL AND after ~ '^[0-9]{1,9}:[0-9a-f]{16}$' AND split_part(after, ':', 2) = filter THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j
+                          WHERE j.kind = job_page.kind AND j.id = split_part(after, ':', 1)::integer);
+        END IF;
+        IF after_arn IS NULL THEN
+            PERFORM ddb.validation_error('The provided NextToken is not valid');
+        END IF;
+    END IF;
+    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC), array_agg(id ORDER BY arn COLLATE "C" DESC) INTO arns, ids FROM (
+        SELECT j.spec->>arn_member AS arn, j.id FROM ddb.jobs j
+        WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
+          AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
+          AND (after_arn IS NULL OR (j.spec->>arn_member) COLLATE "C" < after_arn COLLATE "C")
+        ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
+    IF cardinality(arns) > page_size THEN
+        arns := arns[1:page_size];
+        next := ddb.seal_token(purpose, ids[page_size] || ':' || filter);
+    END IF;
+END $$;
+
+-- The job of kind of an ARN (the spec's arn_member), the caller's, or NULL.
+CREATE FUNCTION ddb.job_of_arn(kind text, arn_member text, arn text) RETURNS ddb.jobs
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT j FROM ddb.jobs j WHERE j.kind = job_of_arn.kind AND j.spec->>arn_member = arn);
+
+-- The caller's job of kind started with a ClientToken in the last 8 hours
+-- (DynamoDB's idempotency window), or NULL; the token is locked until the
+-- transaction ends, so that two requests with it are one after the other.
+CREATE FUNCTION ddb.job_of_client_token(kind text, token text) RETURNS ddb.jobs
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.' || kind || ' ClientToken'), hashtext(token));
+    RETURN (SELECT j FROM ddb.jobs j
+            WHERE j.kind = job_of_client_token.kind AND j.spec->>'ClientToken' = token
+              AND j.created_at > now() - interval '8 hours'
+            ORDER BY j.id DESC LIMIT 1);
+END $$;
+
+-- A job's row (the caller's: ddb.jobs' policy).
+CREATE FUNCTION ddb.jobs_row(job_id integer) RETURNS ddb.jobs
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT j FROM ddb.jobs j WHERE j.id = job_id);

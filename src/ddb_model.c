@@ -23,4 +23,6 @@ _PG_init(void)
 	router_define_settings();
 	throttle_init();
 	exports_define_settings();
+	export_define_job();
+	import_define_job();
 }

@@ -39,8 +39,6 @@
 	X(PROVISIONED_THROUGHPUT_EXCEEDED, '0', '5', '0', "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", 400) \
 	X(EXPORT_NOT_FOUND, '0', '4', '0', "com.amazonaws.dynamodb.v20120810#ExportNotFoundException", 400) \
 	X(IMPORT_NOT_FOUND, '0', '4', '1', "com.amazonaws.dynamodb.v20120810#ImportNotFoundException", 400) \
-	X(EXPORT_CONFLICT, '0', '4', '2', "com.amazonaws.dynamodb.v20120810#ExportConflictException", 400) \
-	X(IMPORT_CONFLICT, '0', '4', '3', "com.amazonaws.dynamodb.v20120810#ImportConflictException", 400) \
 	X(INVALID_EXPORT_TIME, '0', '4', '4', "com.amazonaws.dynamodb.v20120810#InvalidExportTimeException", 400)
 
 /*

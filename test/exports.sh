@@ -32,6 +32,7 @@ set_root() { psql -X -q -d postgres -c "LOAD 'ddb_model'" -c "ALTER SYSTEM $1" -
 cleanup() {
     [ -z "$gateway_pid" ] || { kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; }
     set_root "RESET ddb.export_root"
+    set_root "RESET ddb.transfer_program"
 }
 trap cleanup EXIT
 
@@ -245,6 +246,33 @@ check "in DynamoDB's words" "One or more parameter values were invalid: Missing 
     "$(q -c "SELECT e->'errorMessages'->>0 FROM ddb.jobs j, jsonb_array_elements(j.progress->'ErrorLog') e
              WHERE j.spec->>'ImportArn' = '$mixed_arn' AND e->'itemS3Pointer'->>'itemIndex' = '3'")"
 
+# ---- an import's step runs as a security-restricted operation: code the role controls cannot change the session ----
+mkdir -p "$BUCKETS/imports/trap"
+printf '%s\n' '{"Item": {"pk": {"S": "a"}}}' >"$BUCKETS/imports/trap/part-1.json"
+chown -R postgres "$BUCKETS/imports"
+q >/dev/null <<'SQL'
+BEGIN;
+SELECT ddb.execute('ImportTable', '{"S3BucketSource": {"S3Bucket": "imports", "S3KeyPrefix": "trap/"}, "InputFormat": "DYNAMODB_JSON",
+    "TableCreationParameters": {"TableName": "Trapped", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}}');
+CREATE FUNCTION public.trap() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    CREATE TEMP TABLE IF NOT EXISTS trapped_session (x int);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER trap BEFORE INSERT ON public."Trapped" FOR EACH ROW EXECUTE FUNCTION public.trap();
+COMMIT;
+SQL
+trap_arn=$(q -c "SELECT spec->>'ImportArn' FROM ddb.jobs WHERE spec->>'TableName' = 'Trapped'")
+trap_status=$(wait_for import "$trap_arn")
+aws dynamodb describe-import --import-arn "$trap_arn" >"$WORK/trap.json"
+check "an error that is no item's ends the import: FAILED, UNKNOWN, no item counted bad, the table gone" "FAILED UNKNOWN 0 0" \
+    "$trap_status $(json "$WORK/trap.json" '[j["ImportTableDescription"][k] for k in ("FailureCode", "ErrorCount")]') $(
+       q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Trapped'")"
+check "a trigger of the role's on its import table cannot make session objects in the worker (a security-restricted operation)" "1" \
+    "$(json "$WORK/trap.json" 'j["ImportTableDescription"]["FailureMessage"]' | grep -c 'within security-restricted operation')"
+q -c "DROP FUNCTION public.trap() CASCADE" >/dev/null 2>&1
+
 # ---- an incremental export: the changes of a period, as DynamoDB's incremental export writes them ----
 q >/dev/null <<'SQL'
 SELECT ddb.create_table('Events', 'pk');
@@ -325,6 +353,38 @@ list_pages() {
     echo "$total exports in $pages pages"
 }
 check "list-exports pages with NextToken" "5 exports in 3 pages" "$(list_pages)"
+# ---- a ddb-transfer that hangs: pg_terminate_backend ends its worker, and the program with it ----
+# (the program ignores SIGTERM, which pg_terminate_backend sends the worker's process group)
+printf '#!/bin/sh\ntrap "" TERM\nexec sleep 307\n' >"$WORK/hang.sh"
+chmod 755 "$WORK/hang.sh"
+set_root "SET ddb.transfer_program = '$WORK/hang.sh'"
+hang_arn=$(aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket exports --s3-prefix hang \
+    --query ExportDescription.ExportArn --output text)
+for _ in $(seq 50); do
+    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job' AND wait_event = 'Extension'")" = 1 ] && break
+    sleep 0.1
+done
+q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'" >/dev/null
+for _ in $(seq 50); do
+    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'")" = 0 ] && break
+    sleep 0.1
+done
+check "pg_terminate_backend ends a worker whose ddb-transfer hangs (FAILED), and kills the program" "FAILED 0 0" \
+    "$(wait_for export "$hang_arn") $(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'") $(
+       pgrep -c -f 'sleep 307')"
+
+# ---- a failed export says why: the first line of what ddb-transfer said, not the last ----
+printf '#!/bin/sh\ncat >/dev/null\necho "ddb-transfer: x.json.gz: cannot write it: No space left on device"\necho "ddb-transfer: the export in %s is incomplete (it has no manifest-summary.json)"\nexit 1\n' \
+    "$BUCKETS/exports/full" >"$WORK/full.sh"
+chmod 755 "$WORK/full.sh"
+set_root "SET ddb.transfer_program = '$WORK/full.sh'"
+full_arn=$(aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket exports --s3-prefix full \
+    --query ExportDescription.ExportArn --output text)
+check "a failed export's FailureMessage is the cause" \
+    "FAILED UNKNOWN the export's files could not be written: ddb-transfer: x.json.gz: cannot write it: No space left on device" \
+    "$(wait_for export "$full_arn") $(aws dynamodb describe-export --export-arn "$full_arn" \
+        --query '[ExportDescription.FailureCode, ExportDescription.FailureMessage]' --output text | tr '\t' ' ')"
+set_root "RESET ddb.transfer_program"
 check "no worker is left running" "0" \
     "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'")"
 check "the server logged no crash" "0" "$(grep -c 'terminated by signal' "$DDB_SERVER_LOG")"

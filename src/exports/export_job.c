@@ -1,12 +1,16 @@
 /*
- * export_job.c — ddb.write_export_files: the worker of an
- * ExportTableToPointInTime job (sql/exports.sql) streams the rows the job
- * chose (a full export's items at a moment, or an incremental export's
- * changes) to `ddb-transfer write-export`, which writes the export's files
- * under the bucket's directory in DynamoDB's format.
+ * export_job.c — the step of an ExportTableToPointInTime job (sql/exports.sql):
+ * its worker, as the role that asked, opens the rows of the export
+ * (ddb.open_export_rows: a full export's items at a moment, or an
+ * incremental export's changes) and streams them to `ddb-transfer
+ * write-export`, which writes the export's files under the bucket's
+ * directory in DynamoDB's format.  Where the files go is the job's spec's
+ * (read from ddb.jobs by the worker), checked again here: no SQL function
+ * writes files, so no code the role controls can name another place.
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "fmgr.h"
@@ -14,13 +18,15 @@
 #include "utils/jsonb.h"
 
 #include "../api/api.h"
+#include "../jobs/jobs.h"
+#include "../table/table_access.h"
 #include "exports.h"
-
-PG_FUNCTION_INFO_V1(ddb_write_export_files);
 
 /* Rows fetched from the cursor at once, and the bytes sent to ddb-transfer at once. */
 #define FETCH_ROWS 1000
 #define SEND_BYTES (256 * 1024)
+/* The name of the cursor of the rows. */
+#define EXPORT_CURSOR "export rows"
 
 /* What an export has written. */
 typedef struct ExportCounts
@@ -29,18 +35,34 @@ typedef struct ExportCounts
 	int64		billed_bytes;
 } ExportCounts;
 
-/* The export's directory: <bucket>/<prefix>/AWSDynamoDB/<export id>. */
-static char *
-export_dir(Jsonb *target)
+/* True when an export id has the shape ddb.transfer_id makes: 14 digits, a dash, 8 hex digits. */
+static bool
+valid_export_id(const char *id)
 {
-	char	   *bucket_dir = s3_bucket_dir(api_required_string(target, "S3Bucket", "s3Bucket"));
-	char	   *prefix = api_string(target, "S3Prefix");
-	char	   *id = api_required_string(target, "ExportId", "exportId");
+	if (strlen(id) != 23 || id[14] != '-')
+		return false;
+	for (int i = 0; i < 23; i++)
+		if (i != 14 && !(isdigit((unsigned char) id[i]) || (i > 14 && id[i] >= 'a' && id[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* The export's directory: <bucket>/<prefix>/AWSDynamoDB/<export id>, each part checked. */
+static char *
+export_dir(Jsonb *spec)
+{
+	char	   *id = api_required_string(spec, "ExportId", "exportId");
+	char	   *prefix = api_string(spec, "S3Prefix");
+	char	   *bucket_dir;
 	size_t		len;
 
+	if (!valid_export_id(id))
+		elog(ERROR, "ddb_model: \"%s\" is no export id", id);
+	if (prefix)
+		s3_check_prefix(prefix, "s3Prefix");
+	bucket_dir = s3_bucket_dir(api_required_string(spec, "S3Bucket", "s3Bucket"));
 	if (prefix == NULL || prefix[0] == '\0')
 		return psprintf("%s/AWSDynamoDB/%s", bucket_dir, id);
-	s3_check_prefix(prefix, "s3Prefix");
 	len = strlen(prefix);
 	while (len > 0 && prefix[len - 1] == '/')
 		len--;
@@ -60,9 +82,13 @@ add_option(const char **argv, int *n, const char *option, Jsonb *target, const c
 	}
 }
 
-/* The arguments of write-export for an export (argv[0] left for the program). */
+/*
+ * The arguments of write-export for an export (argv[0] left for the
+ * program): spec is the job's, dir its directory, times what
+ * ddb.open_export_rows says of its moments, as the manifests write them.
+ */
 static const char **
-export_arguments(Jsonb *target)
+export_arguments(Jsonb *spec, char *dir, Jsonb *times)
 {
 	const char **argv = palloc0(32 * sizeof(char *));
 	int			n = 1;
@@ -70,23 +96,23 @@ export_arguments(Jsonb *target)
 	argv[n++] = "write-export";
 	argv[n++] = "--quiet";
 	argv[n++] = "--out";
-	argv[n++] = export_dir(target);
-	add_option(argv, &n, "--export-id", target, "ExportId");
-	add_option(argv, &n, "--table-arn", target, "TableArn");
-	add_option(argv, &n, "--table-id", target, "TableId");
-	add_option(argv, &n, "--s3-bucket", target, "S3Bucket");
-	add_option(argv, &n, "--s3-prefix", target, "S3Prefix");
-	add_option(argv, &n, "--s3-sse-algorithm", target, "S3SseAlgorithm");
-	add_option(argv, &n, "--s3-sse-kms-key-id", target, "S3SseKmsKeyId");
-	if (api_string(target, "ExportFromTime"))
+	argv[n++] = dir;
+	add_option(argv, &n, "--export-id", spec, "ExportId");
+	add_option(argv, &n, "--table-arn", spec, "TableArn");
+	add_option(argv, &n, "--table-id", spec, "TableId");
+	add_option(argv, &n, "--s3-bucket", spec, "S3Bucket");
+	add_option(argv, &n, "--s3-prefix", spec, "S3Prefix");
+	add_option(argv, &n, "--s3-sse-algorithm", spec, "S3SseAlgorithm");
+	add_option(argv, &n, "--s3-sse-kms-key-id", spec, "S3SseKmsKeyId");
+	if (api_string(times, "ExportFromTime"))
 	{
 		argv[n++] = "--incremental";
-		argv[n++] = api_required_string(target, "ExportFromTime", "exportFromTime");
-		argv[n++] = api_required_string(target, "ExportToTime", "exportToTime");
-		argv[n++] = api_required_string(target, "ExportViewType", "exportViewType");
+		argv[n++] = api_required_string(times, "ExportFromTime", "exportFromTime");
+		argv[n++] = api_required_string(times, "ExportToTime", "exportToTime");
+		argv[n++] = api_required_string(times, "ExportViewType", "exportViewType");
 	}
 	else
-		add_option(argv, &n, "--export-time", target, "ExportTime");
+		add_option(argv, &n, "--export-time", times, "ExportTime");
 	return argv;
 }
 
@@ -111,24 +137,24 @@ append_row(StringInfo out, int32 size, Jsonb *line)
 	pfree(text);
 }
 
-/* Raises the export's failure: ddb-transfer's last line says why. */
+/* Raises the export's failure: ddb-transfer's first line says why. */
 static pg_attribute_noreturn() void
-raise_failure(const char *last)
+raise_failure(const char *cause)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
 			 errmsg("UNKNOWN: the export's files could not be written: %s",
-					last ? s3_client_message(last) : "ddb-transfer stopped")));
+					cause ? s3_client_message(cause) : "ddb-transfer stopped")));
 }
 
 /* Raises the failure of a ddb-transfer that stopped reading its rows. */
 static pg_attribute_noreturn() void
 report_failure(TransferProcess *process)
 {
-	char	   *last = NULL;
+	char	   *cause = NULL;
 
-	(void) transfer_finish(process, &last);
-	raise_failure(last);
+	(void) transfer_finish(process, &cause);
+	raise_failure(cause);
 }
 
 /* Streams the cursor's rows to ddb-transfer, counting them. */
@@ -173,39 +199,64 @@ stream_rows(TransferProcess *process, Portal portal, ExportCounts *counts)
 }
 
 /*
- * ddb.write_export_files(job_id, rows, target): writes the rows of the open
- * cursor rows (item_size integer, line jsonb: an item in DynamoDB JSON, or
- * an incremental export's change) as the export target describes it
- * (S3Bucket, S3Prefix, ExportId, TableArn, TableId, S3SseAlgorithm,
- * S3SseKmsKeyId, ExportTime, or ExportFromTime, ExportToTime and
- * ExportViewType; times in ISO 8601); returns {"ItemCount": n,
- * "BilledSizeBytes": n}.  Only the worker of job job_id may.  A failure
- * raises "<FailureCode>: <message>".
+ * Opens the export's rows (the cursor EXPORT_CURSOR) as the job's role;
+ * what ddb.open_export_rows says of their moments.
  */
-Datum
-ddb_write_export_files(PG_FUNCTION_ARGS)
+static Jsonb *
+open_rows(const Job *job)
 {
-	int32		job_id = PG_GETARG_INT32(0);
-	char	   *cursor = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Jsonb	   *target = PG_GETARG_JSONB_P(2);
+	Oid			argtypes[2] = {TEXTOID, JSONBOID};
+	Datum		args[2] = {CStringGetTextDatum(EXPORT_CURSOR), JsonbPGetDatum(job->spec)};
+	bool		isnull;
+	Datum		times;
+
+	if (SPI_execute_with_args("SELECT ddb.open_export_rows($1::pg_catalog.refcursor, $2)", 2, argtypes, args, NULL,
+							  false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "ddb_model: could not open the rows of export job %d", job->id);
+	times = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		elog(ERROR, "ddb_model: export job %d has no times", job->id);
+	return DatumGetJsonbPCopy(times);
+}
+
+/*
+ * The step of an export job (jobs.h): writes the rows of
+ * ddb.open_export_rows (item_size integer, line jsonb: an item in DynamoDB
+ * JSON, or an incremental export's change) as the job's spec describes the
+ * export (S3Bucket, S3Prefix, ExportId, TableArn, TableId, S3SseAlgorithm,
+ * S3SseKmsKeyId); returns {"ItemCount": n, "BilledSizeBytes": n, "done":
+ * true}.  A failure raises "<FailureCode>: <message>".
+ */
+static Jsonb *
+export_job_step(const Job *job)
+{
+	MemoryContext caller = CurrentMemoryContext;
 	const char **argv;
 	TransferProcess process;
 	ExportCounts counts = {0, 0};
 	Portal		portal;
-	char	   *last = NULL;
+	char	   *cause = NULL;
+	char	   *dir;
+	Jsonb	   *progress;
 
-	transfer_check_job_worker(job_id, "ddb.write_export_files");
-	argv = export_arguments(target);
+	if (job->spec == NULL || strcmp(job->kind, "export") != 0)
+		elog(ERROR, "ddb_model: job %d is no export", job->id);
+	/* as ExportTableToPointInTime checks it: the job may have been started otherwise (ddb.start_job) */
+	table_access_check_operation(api_required_string(job->spec, "TableName", "tableName"),
+								 "ExportTableToPointInTime", "own");
 	SPI_connect();
-	portal = SPI_cursor_find(cursor);
+	/* the paths are checked before the rows are read */
+	dir = export_dir(job->spec);
+	argv = export_arguments(job->spec, dir, open_rows(job));
+	portal = SPI_cursor_find(EXPORT_CURSOR);
 	if (portal == NULL)
-		elog(ERROR, "ddb_model: no cursor \"%s\"", cursor);
+		elog(ERROR, "ddb_model: no cursor \"%s\"", EXPORT_CURSOR);
 	transfer_start(&process, argv, true);
 	PG_TRY();
 	{
 		stream_rows(&process, portal, &counts);
-		if (!transfer_finish(&process, &last))
-			raise_failure(last);
+		if (!transfer_finish(&process, &cause))
+			raise_failure(cause);
 	}
 	PG_CATCH();
 	{
@@ -214,6 +265,16 @@ ddb_write_export_files(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	SPI_finish();
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(psprintf(
-		"{\"ItemCount\": " INT64_FORMAT ", \"BilledSizeBytes\": " INT64_FORMAT "}", counts.items, counts.billed_bytes))));
+	MemoryContextSwitchTo(caller);
+	progress = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(psprintf(
+		"{\"ItemCount\": " INT64_FORMAT ", \"BilledSizeBytes\": " INT64_FORMAT ", \"done\": true}",
+		counts.items, counts.billed_bytes))));
+	return progress;
+}
+
+/* Makes export_job_step the step of export jobs; see exports.h. */
+void
+export_define_job(void)
+{
+	job_define_step("export", export_job_step);
 }

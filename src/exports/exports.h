@@ -35,8 +35,9 @@ extern char *s3_client_message(const char *message);
 /* The ddb-transfer program: ddb.transfer_program, or where `make install` put it. */
 extern const char *transfer_program(void);
 
-/* Raises unless the caller is the background worker of job job_id (the files are written for a job only). */
-extern void transfer_check_job_worker(int32 job_id, const char *function);
+/* Makes the C code of export_job.c and import_job.c the steps of export and import jobs (from _PG_init). */
+extern void export_define_job(void);
+extern void import_define_job(void);
 
 /* A running ddb-transfer. */
 typedef struct TransferProcess
@@ -62,11 +63,12 @@ extern bool transfer_write(TransferProcess *process, const char *data, size_t le
 extern char *transfer_read_line(TransferProcess *process);
 
 /*
- * Closes its input, reads the rest of its output (the last line of it
- * into *last_line when not NULL), and waits for it to exit: true when it
- * exited 0.
+ * Closes its input, reads the rest of its output (the first line of it
+ * into *first_line when not NULL: what went wrong first, the cause of a
+ * failure, before what follows from it), and waits for it to exit: true
+ * when it exited 0.
  */
-extern bool transfer_finish(TransferProcess *process, char **last_line);
+extern bool transfer_finish(TransferProcess *process, char **first_line);
 
 /* Ends it, if it runs (after an error). */
 extern void transfer_kill(TransferProcess *process);

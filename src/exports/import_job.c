@@ -1,8 +1,10 @@
 /*
- * import_job.c — ddb.write_import_items: the worker of an ImportTable job
- * (sql/imports.sql) writes the items `ddb-transfer read-items` reads from
- * the files under the import's bucket and key prefix into the new table
- * (CREATING: this backend is its restore, table_def_set_restoring).  As
+ * import_job.c — the step of an ImportTable job (sql/imports.sql): its
+ * worker, as the role that asked, writes the items `ddb-transfer
+ * read-items` reads from the files under the import's bucket and key
+ * prefix (the job's spec's, read from ddb.jobs by the worker; no SQL
+ * function reads them) into the new table (CREATING: this backend is its
+ * restore, table_def_set_restoring), then makes the table ACTIVE.  As
  * DynamoDB's import does, a bad line or an item the table refuses is
  * counted and logged, and the import goes on.  The items are written in
  * batches, each in a subtransaction; a batch that fails is written again
@@ -18,24 +20,25 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 
+#include "../ddb_errors.h"
 #include "../api/api.h"
+#include "../jobs/jobs.h"
+#include "../table/table_access.h"
 #include "../table/table_def.h"
+#include "../transfer/import_sql.h"
 #include "exports.h"
-
-PG_FUNCTION_INFO_V1(ddb_write_import_items);
 
 /* A batch is written when it holds this many items or this many bytes. */
 #define BATCH_ITEMS 10000
 #define BATCH_BYTES (8 * 1024 * 1024)
 /* The errors the import's log keeps (DynamoDB's goes to CloudWatch). */
 #define LOGGED_ERRORS 100
-/* DynamoDB's limit of objects per import. */
-#define MAX_FILES "5000"
+/* DynamoDB's limit of S3 objects per import job (its best practices for imports: "a maximum of 50,000 S3 objects"). */
+#define MAX_FILES "50000"
 
 #define BATCH_SQL \
 	"SELECT pg_catalog.count(*) FROM (SELECT ddb.put_item($1, ddb.from_dynamodb(line::jsonb)) " \
 	"FROM pg_catalog.string_to_table($2, E'\\n') AS line) AS written"
-#define ITEM_SQL "SELECT ddb.put_item($1, ddb.from_dynamodb($2::jsonb))"
 
 /* An item of the batch: where it came from. */
 typedef struct BatchItem
@@ -64,7 +67,7 @@ typedef struct Import
 	int64		bytes;
 	StringInfoData log;			/* the logged errors, JSON objects separated by commas */
 	int			logged;
-	char	   *failure;		/* read-items' own message: what is no record */
+	char	   *failure;		/* read-items' first message that is no record */
 } Import;
 
 /* Logs an error of an item (file's key, index) as DynamoDB's import logs it, and counts it. */
@@ -112,7 +115,24 @@ run_write(void *arg)
 	SPI_finish();
 }
 
-/* Writes the batch: at once, or, when that fails, item by item, logging those that fail. */
+/*
+ * True when an error is an item's, which the import counts and goes on:
+ * DynamoDB's refusal of the item (ValidationException, SerializationException)
+ * or its data's (a data exception, a size or nesting limit).  Any other
+ * (a cancel, no memory or disk, a deadlock, a lock timeout, a trigger's
+ * refusal) is the import's, and ends it.
+ */
+static bool
+item_error(const ErrorData *error)
+{
+	int			code = error->sqlerrcode;
+
+	return code == ERRCODE_DDB_VALIDATION || code == ERRCODE_DDB_SERIALIZATION
+		|| ERRCODE_TO_CATEGORY(code) == ERRCODE_DATA_EXCEPTION
+		|| code == ERRCODE_PROGRAM_LIMIT_EXCEEDED || code == ERRCODE_STATEMENT_TOO_COMPLEX;
+}
+
+/* Writes the batch: at once, or, when that fails with an item's error, item by item, logging those that fail. */
 static void
 write_batch(Import *import)
 {
@@ -128,6 +148,8 @@ write_batch(Import *import)
 		import->imported += write.written;
 	else
 	{
+		if (!item_error(error))
+			ReThrowError(error);
 		FreeErrorData(error);
 		write.plan = import->item_plan;
 		for (int i = 0; i < import->nitems; i++)
@@ -141,6 +163,8 @@ write_batch(Import *import)
 				import->imported++;
 			else
 			{
+				if (!item_error(error))
+					ReThrowError(error);
 				log_error(import, item->file, item->index, error->message);
 				FreeErrorData(error);
 			}
@@ -195,8 +219,8 @@ take_record(Import *import, char *line)
 
 		import->bytes = tab ? strtoll(tab + 1, NULL, 10) : 0;
 	}
-	else if (line[0] != '\0')
-		import->failure = line;
+	else if (line[0] != '\0' && import->failure == NULL)
+		import->failure = line;	/* the first: the cause, before what follows from it */
 }
 
 /* Prepares and keeps a plan of (table name, text). */
@@ -235,52 +259,105 @@ read_records(Import *import, TransferProcess *process)
 }
 
 /*
- * ddb.write_import_items(job_id, table_name, source, import_arn): writes
- * the items of the files under source's S3Bucket and S3KeyPrefix into the
- * table; returns ProcessedItemCount, ImportedItemCount, ErrorCount,
- * ProcessedSizeBytes and ErrorLog (the first 100 errors, as DynamoDB
- * logs them to CloudWatch).  Only the worker of job job_id may.  A
- * failure raises "<FailureCode>: <message>" (S3NoSuchBucket, ...).
+ * Writes the items of the files under source's S3Bucket and S3KeyPrefix
+ * into the table; returns ProcessedItemCount, ImportedItemCount,
+ * ErrorCount, ProcessedSizeBytes and ErrorLog (the first 100 errors, as
+ * DynamoDB logs them to CloudWatch).  A failure raises "<FailureCode>:
+ * <message>" (S3NoSuchBucket, ...).
  */
-Datum
-ddb_write_import_items(PG_FUNCTION_ARGS)
+static Import *
+write_items(char *table, Jsonb *source, char *import_arn)
 {
-	int32		job_id = PG_GETARG_INT32(0);
-	char	   *table = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Jsonb	   *source = PG_GETARG_JSONB_P(2);
-	Import		import = {0};
+	Import	   *import = palloc0(sizeof(Import));
 	const char *argv[10] = {NULL, "read-items", "--max-files", MAX_FILES, "--bucket-dir"};
 	TransferProcess process;
 	const char *outer;
 
-	transfer_check_job_worker(job_id, "ddb.write_import_items");
-	import.table = PG_GETARG_DATUM(1);
-	import.bucket = api_required_string(source, "S3Bucket", "s3BucketSource.s3Bucket");
-	import.import_arn = text_to_cstring(PG_GETARG_TEXT_PP(3));
-	import.items = palloc(BATCH_ITEMS * sizeof(BatchItem));
-	initStringInfo(&import.batch);
-	initStringInfo(&import.log);
-	argv[5] = s3_bucket_dir(import.bucket);
-	argv[6] = "--key-prefix";
+	import->table = CStringGetTextDatum(table);
+	import->bucket = api_required_string(source, "S3Bucket", "s3BucketSource.s3Bucket");
+	import->import_arn = import_arn;
+	import->items = palloc(BATCH_ITEMS * sizeof(BatchItem));
+	initStringInfo(&import->batch);
+	initStringInfo(&import->log);
 	argv[7] = api_string(source, "S3KeyPrefix") ? api_string(source, "S3KeyPrefix") : "";
-	import.batch_plan = keep_plan(BATCH_SQL);
-	import.item_plan = keep_plan(ITEM_SQL);
-	outer = table_def_set_restoring(table);
+	s3_check_prefix(argv[7], "s3BucketSource.s3KeyPrefix");
+	argv[5] = s3_bucket_dir(import->bucket);
+	argv[6] = "--key-prefix";
+	import->batch_plan = keep_plan(BATCH_SQL);
+	import->item_plan = keep_plan(IMPORT_ITEM_SQL);
+	/* started first: the table is named the restoring one only where PG_FINALLY names the outer one again */
 	transfer_start(&process, argv, false);
+	outer = table_def_set_restoring(table);
 	PG_TRY();
 	{
-		read_records(&import, &process);
+		read_records(import, &process);
 	}
 	PG_FINALLY();
 	{
 		transfer_kill(&process);
 		table_def_set_restoring(outer);
-		SPI_freeplan(import.batch_plan);
-		SPI_freeplan(import.item_plan);
+		SPI_freeplan(import->batch_plan);
+		SPI_freeplan(import->item_plan);
 	}
 	PG_END_TRY();
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(psprintf(
+	return import;
+}
+
+/* Makes the import's table ACTIVE (as the job's role, as the rest of its work). */
+static void
+end_restoring(const Job *job, char *table)
+{
+	Oid			argtypes[2] = {TEXTOID, INT4OID};
+	Datum		args[2] = {CStringGetTextDatum(table), Int32GetDatum(job->id)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE ddb.table_restores r SET in_progress = false "
+							  "WHERE r.table_name OPERATOR(pg_catalog.=) $1 AND r.job_id OPERATOR(pg_catalog.=) $2",
+							  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "ddb_model: could not make the table of import job %d ACTIVE", job->id);
+	SPI_finish();
+}
+
+/*
+ * The step of an import job (jobs.h): the first writes every item and
+ * makes the table ACTIVE, in one transaction; when some items failed, a
+ * second ends the import FAILED (ItemValidationError), the counts and the
+ * items written kept, as DynamoDB's import ends.
+ */
+static Jsonb *
+import_job_step(const Job *job)
+{
+	JsonbValue	source;
+	char	   *table;
+	Import	   *import;
+
+	if (job->spec == NULL || strcmp(job->kind, "import") != 0)
+		elog(ERROR, "ddb_model: job %d is no import", job->id);
+	if (api_int(job->progress, "ErrorCount", 0, PG_INT64_MAX) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_VALIDATION),
+				 errmsg("ItemValidationError: Some of the items failed validation checks and were not imported. "
+						"Please check the import's error log for more details (docs/transfer.md).")));
+	table = api_required_string(job->spec, "TableName", "tableName");
+	/* as ImportTable checks it: the job may have been started otherwise (ddb.start_job) */
+	table_access_check_operation(table, "ImportTable", "import");
+	if (!api_field(job->spec, "S3BucketSource", &source) || source.type != jbvBinary)
+		elog(ERROR, "ddb_model: import job %d has no S3BucketSource", job->id);
+	import = write_items(table, JsonbValueToJsonb(&source),
+						 api_required_string(job->spec, "ImportArn", "importArn"));
+	if (import->errors == 0)
+		end_restoring(job, table);
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(psprintf(
 		"{\"ProcessedItemCount\": " INT64_FORMAT ", \"ImportedItemCount\": " INT64_FORMAT ", "
-		"\"ErrorCount\": " INT64_FORMAT ", \"ProcessedSizeBytes\": " INT64_FORMAT ", \"ErrorLog\": [%s]}",
-		import.processed, import.imported, import.errors, import.bytes, import.log.data))));
+		"\"ErrorCount\": " INT64_FORMAT ", \"ProcessedSizeBytes\": " INT64_FORMAT ", \"ErrorLog\": [%s], "
+		"\"done\": %s}",
+		import->processed, import->imported, import->errors, import->bytes, import->log.data,
+		import->errors == 0 ? "true" : "false"))));
+}
+
+/* Makes import_job_step the step of import jobs; see exports.h. */
+void
+import_define_job(void)
+{
+	job_define_step("import", import_job_step);
 }

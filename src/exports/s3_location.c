@@ -1,15 +1,13 @@
 /*
  * s3_location.c — S3 kept as directories: the settings ddb.export_root
  * (a bucket B is the directory <root>/B, which an administrator makes) and
- * ddb.transfer_program, the key prefixes that may name directories, and
- * the guard that keeps the writing of files to the jobs that do it.
+ * ddb.transfer_program, and the key prefixes that may name directories.
  */
 #include "postgres.h"
 
 #include <sys/stat.h>
 
 #include "miscadmin.h"
-#include "postmaster/bgworker.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -118,18 +116,6 @@ s3_client_message(const char *message)
 			appendStringInfoChar(&out, *message++);
 	}
 	return out.data;
-}
-
-/* Checks that this is the worker of the job; see exports.h. */
-void
-transfer_check_job_worker(int32 job_id, const char *function)
-{
-	if (MyBgworkerEntry == NULL || strcmp(MyBgworkerEntry->bgw_type, "ddb_model job") != 0
-		|| DatumGetInt32(MyBgworkerEntry->bgw_main_arg) != job_id)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("%s runs in the background worker of job %d only", function, job_id),
-				 errhint("Exports and imports are started with ExportTableToPointInTime and ImportTable.")));
 }
 
 PG_FUNCTION_INFO_V1(ddb_check_s3_prefix);

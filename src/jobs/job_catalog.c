@@ -40,6 +40,35 @@ job_lock_tag(LOCKTAG *tag, uint32 key, int32 id)
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, key, (uint32) id, 2);
 }
 
+/* The kinds of jobs done by C steps (job_define_step). */
+#define MAX_C_STEPS 8
+static struct
+{
+	const char *kind;
+	JobStep		step;
+}			c_steps[MAX_C_STEPS];
+static int	n_c_steps = 0;
+
+/* Defines a C step; see jobs.h. */
+void
+job_define_step(const char *kind, JobStep step)
+{
+	if (n_c_steps == MAX_C_STEPS)
+		elog(ERROR, "ddb_model: too many kinds of jobs done in C");
+	c_steps[n_c_steps].kind = kind;
+	c_steps[n_c_steps++].step = step;
+}
+
+/* The C step of a kind; see jobs.h. */
+JobStep
+job_step_of(const char *kind)
+{
+	for (int i = 0; i < n_c_steps; i++)
+		if (strcmp(c_steps[i].kind, kind) == 0)
+			return c_steps[i].step;
+	return NULL;
+}
+
 /* True when a job kind is a name a function may end with: [a-z][a-z0-9_]*, at most 40 characters. */
 static bool
 valid_kind(const char *kind)
@@ -115,7 +144,7 @@ job_role_enter(const Job *job, OwnerContext *saved)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("the role \"%s\" that started job %d no longer exists", job->role_name, job->id)));
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
-	SetUserIdAndSecContext(role, saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(role, saved->sec_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 }
 
 /* A job and the error that ended it: what its failure function is called with. */
@@ -285,11 +314,11 @@ ddb_start_job(PG_FUNCTION_ARGS)
 	int32		id;
 
 	SPI_connect();
-	if (!valid_kind(kind) || !function_exists(psprintf("ddb.job_%s(integer, jsonb, jsonb)", kind)))
+	if (!valid_kind(kind) || (job_step_of(kind) == NULL && !function_exists(psprintf("ddb.job_%s(integer, jsonb, jsonb)", kind))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("there is no kind of job \"%s\"", kind),
-				 errhint("A kind K is run by a function ddb.job_K(job_id integer, spec jsonb, progress jsonb).")));
+				 errhint("A kind K is run by a function ddb.job_K(job_id integer, spec jsonb, progress jsonb), or by C code (job_define_step).")));
 	id = insert_job(kind, spec);
 	job_lock_tag(&request, JOB_REQUEST_LOCK, id);
 	(void) LockAcquire(&request, ExclusiveLock, false, false);

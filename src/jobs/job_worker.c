@@ -3,8 +3,8 @@
  * the requesting database as the extension's owner, holds the job's run
  * lock for its whole life, waits until the requesting transaction has
  * ended, and then runs the job's steps, each in a transaction of its own,
- * as the role that started the job: ddb.job_<kind>(id, spec, progress)
- * until a step says it is done.  A step that raises ends the job FAILED
+ * as the role that started the job: ddb.job_<kind>(id, spec, progress),
+ * or the kind's C step (job_define_step), until a step says it is done.  A step that raises ends the job FAILED
  * (job_fail); the worker then exits.  A worker that dies leaves its job
  * IN_PROGRESS with its run lock free, which ddb.job_state ends FAILED.
  */
@@ -90,19 +90,33 @@ run_step(Job *job, MemoryContext keep)
 	Datum		args[3] = {Int32GetDatum(job->id), JsonbPGetDatum(job->spec), JsonbPGetDatum(job->progress)};
 	char		nulls[3] = "  ";
 	OwnerContext saved;
-	bool		isnull;
+	bool		isnull = false;
 	Jsonb	   *progress;
 	bool		done;
+	JobStep		step = job_step_of(job->kind);
+	int			guc_level;
 
 	begin_work();
 	pgstat_report_activity(STATE_RUNNING, psprintf("ddb_model job %d: %s", job->id, job->kind));
 	job_role_enter(job, &saved);
-	if (SPI_execute_with_args(psprintf("SELECT ddb.job_%s($1, $2, $3)", job->kind), 3, argtypes, args, NULL,
-							  false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "ddb_model: job %d could not run", job->id);
+	/* settings the step's code changes end with it, as in a maintenance command */
+	guc_level = NewGUCNestLevel();
+	if (step)
+		progress = step(job);
+	else
+	{
+		Datum		result;
+
+		if (SPI_execute_with_args(psprintf("SELECT ddb.job_%s($1, $2, $3)", job->kind), 3, argtypes, args, NULL,
+								  false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "ddb_model: job %d could not run", job->id);
+		result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		progress = isnull ? NULL : DatumGetJsonbP(result);
+	}
+	AtEOXact_GUC(false, guc_level);
 	owner_context_exit(&saved);
 	/* what the step returned is the job's progress, and "done" */
-	args[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	args[1] = isnull ? (Datum) 0 : JsonbPGetDatum(progress);
 	nulls[1] = isnull ? 'n' : ' ';
 	if (SPI_execute_with_args("UPDATE ddb.jobs SET "
 							  "progress = coalesce($2, '{}') OPERATOR(pg_catalog.-) 'done', "

@@ -51,9 +51,12 @@ extern void job_lock_tag(LOCKTAG *tag, uint32 key, int32 id);
 extern bool job_read(int32 id, Job *job);
 
 /*
- * Acts as the role that started a job (the caller's user comes back with
- * owner_context_exit, or with the (sub)transaction's abort); raises when
- * the role is gone.
+ * Acts as the role that started a job, in a security-restricted operation
+ * as PostgreSQL runs maintenance commands as a table's owner (code the
+ * role controls, such as a trigger on its table, cannot change the
+ * session's role nor make objects that outlive the step); the caller's
+ * user comes back with owner_context_exit, or with the (sub)transaction's
+ * abort.  Raises when the role is gone.
  */
 extern void job_role_enter(const Job *job, OwnerContext *saved);
 
@@ -63,5 +66,21 @@ extern void job_role_enter(const Job *job, OwnerContext *saved);
  * false when the job was no longer IN_PROGRESS.  In a transaction.
  */
 extern bool job_fail(const Job *job, const char *message);
+
+/*
+ * The step of a kind of job done by the extension's C code rather than by
+ * ddb.job_<kind>: run by the worker as the job's role (job_role_enter), in
+ * the step's transaction; returns the progress, with "done" as the SQL
+ * steps return it (palloc'd in the caller's context).  Work that only the
+ * job may do (an export's or an import's files) is done so, through no
+ * SQL function that code the role controls could call.
+ */
+typedef Jsonb *(*JobStep) (const Job *job);
+
+/* Makes step the step of jobs of kind (from _PG_init). */
+extern void job_define_step(const char *kind, JobStep step);
+
+/* The C step of a kind of job, or NULL when ddb.job_<kind> does it. */
+extern JobStep job_step_of(const char *kind);
 
 #endif							/* DDB_JOBS_H */

@@ -13,6 +13,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -213,26 +214,22 @@ ddb_relation_oid(const char *name)
 PG_FUNCTION_INFO_V1(ddb_check_table_access);
 PG_FUNCTION_INFO_V1(ddb_set_table_tags);
 
-/*
- * ddb.check_table_access(table_name, action, access): the table operations'
- * check (sql/api.sql, sql/streams.sql).  access is 'read', 'write', 'own'
- * for the operations that change a table's definition (its owner's), or
- * 'create' for a table to be (whoever may write the catalog).
- */
-Datum
-ddb_check_table_access(PG_FUNCTION_ARGS)
+/* Checks a table operation's access to a table; see table_access.h. */
+void
+table_access_check_operation(const char *table_name, const char *action, const char *access)
 {
-	char	   *table_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *access = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	const char *outer = table_access_set_action(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	const char *outer = table_access_set_action(action);
 	TableDef   *def;
 
-	if (strcmp(access, "create") == 0)
+	if (strcmp(access, "create") == 0 || strcmp(access, "import") == 0)
 	{
 		if (!has_privileges(ddb_relation_oid("tables"), ACL_INSERT))
 			access_denied(table_name, NULL);
+		/* an import reads files of the server's, other roles' exports among them, as COPY FROM a file does */
+		if (strcmp(access, "import") == 0 && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+			access_denied(table_name, NULL);
 		table_access_set_action(outer);
-		PG_RETURN_VOID();
+		return;
 	}
 	def = table_def_get_any(table_name);
 	if (strcmp(access, "read") == 0)
@@ -247,6 +244,18 @@ ddb_check_table_access(PG_FUNCTION_ARGS)
 	else
 		elog(ERROR, "ddb_model: unknown table access \"%s\"", access);
 	table_access_set_action(outer);
+}
+
+/*
+ * ddb.check_table_access(table_name, action, access):
+ * table_access_check_operation for the table operations in SQL (sql/api.sql,
+ * sql/streams.sql, ...).
+ */
+Datum
+ddb_check_table_access(PG_FUNCTION_ARGS)
+{
+	table_access_check_operation(text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+								 text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	PG_RETURN_VOID();
 }
 

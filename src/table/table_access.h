@@ -47,6 +47,16 @@ extern void table_access_check(TableDef *def, IndexDef *index, TableAccess acces
 extern void table_access_check_key(TableDef *def, Datum pk);
 
 /*
+ * A table operation's check of the current user's access to a table, the
+ * refusal naming action (ImportTable, ...): access is 'read', 'write',
+ * 'own' for the operations that change a table's definition (its owner's),
+ * 'create' for a table to be (whoever may write the catalog), or 'import'
+ * for a table to be filled from the server's files ('create', and a member
+ * of pg_read_server_files, as COPY FROM a file takes).
+ */
+extern void table_access_check_operation(const char *table_name, const char *action, const char *access);
+
+/*
  * Acts as the owner of a relation, as ri_triggers.c does: for derived rows
  * (GSI entries, stream records, tokens) that whoever may write the table
  * may cause but not write directly.  Undone by owner_context_exit, and by

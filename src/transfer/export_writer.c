@@ -189,9 +189,14 @@ close_data_file(ExportWriter *writer)
 
 	writer->file = NULL;
 	data_path(writer, writer->file_name, path, sizeof(path));
-	if (closed != Z_OK || file_md5(path, digest) != 0)
+	if (closed != Z_OK)
 	{
-		progress_message("%s: cannot write it", path);
+		progress_message("%s: cannot write it: %s", path, closed == Z_ERRNO ? strerror(errno) : zError(closed));
+		return -1;
+	}
+	if (file_md5(path, digest) != 0)
+	{
+		progress_message("%s: cannot read it back: %s", path, strerror(errno));
 		return -1;
 	}
 	EVP_EncodeBlock(md5_base64, digest, 16);
@@ -278,9 +283,17 @@ export_writer_row(ExportWriter *writer, const char *row, size_t len)
 		return -1;
 	writer->billed_bytes += atoll(row);
 	line_len = build_line(writer, tab + 1, row + len - (tab + 1) - (row[len - 1] == '\n'));
-	if (line_len < 0 || gzwrite(writer->file, writer->line, (unsigned) line_len) != (int) line_len)
+	if (line_len < 0)
 	{
-		progress_message("%s: cannot write it", writer->file_name);
+		progress_message("out of memory");
+		return -1;
+	}
+	if (gzwrite(writer->file, writer->line, (unsigned) line_len) != (int) line_len)
+	{
+		int			error;
+		const char *reason = gzerror(writer->file, &error);
+
+		progress_message("%s: cannot write it: %s", writer->file_name, error == Z_ERRNO ? strerror(errno) : reason);
 		return -1;
 	}
 	writer->items++;

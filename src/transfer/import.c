@@ -18,7 +18,7 @@
  * The writer's work (parsing jsonb, put_item) bounds the speed; the
  * conversion moved off it is about a fifth of what it would do.  A batch the
  * server refuses says nothing of which line it refused, so only then is the
- * batch written again one item at a time to find it (ITEM_SQL: conversion
+ * batch written again one item at a time to find it (IMPORT_ITEM_SQL: conversion
  * and write): in a fresh transaction that is rolled back, or with
  * --skip-bad-lines under savepoints that keep the good items.  Errors of the
  * server are item by item (the item, its keys, the table's schema), so the
@@ -32,6 +32,7 @@
 
 #include "db.h"
 #include "elapsed.h"
+#include "import_sql.h"
 #include "item_line.h"
 #include "line_reader.h"
 #include "progress.h"
@@ -47,7 +48,6 @@
 #define WRITE_SQL \
 	"SELECT pg_catalog.count(*) FROM (SELECT ddb.put_item($1, line::jsonb) " \
 	"FROM pg_catalog.string_to_table($2, E'\\n') AS line) AS written"
-#define ITEM_SQL "SELECT ddb.put_item($1, ddb.from_dynamodb($2::jsonb))"
 
 /*
  * A line of a batch: an item (its text in Batch.text), or a bad line
@@ -464,24 +464,21 @@ drain(Import *import)
 }
 
 /*
- * Checks one line and adds it to the batch, as an item or as a bad line;
- * passes the batch on when it is full.  Without --skip-bad-lines, a bad
- * line stops the reading, and every line before it is written first, so
- * that a bad item among them is the one reported.
+ * Adds a line to the batch, as an item (a good line's) or as a bad line
+ * (message); passes the batch on when it is full.  Without
+ * --skip-bad-lines, a bad line stops the reading, and every line before it
+ * is written first, so that a bad item among them is the one reported.
  */
 static void
-take_line(Import *import, int file, long line_number, const char *line, size_t len, LineStatus status)
+take_line(Import *import, int file, long line_number, const ItemLine *item, const char *message)
 {
-	ItemLine	item;
-	char		message[512];
-	int			bad = item_line_parse(line, len, status, &item, message, sizeof(message)) != 0;
+	int			bad = item == NULL;
 	int			added;
 
 	if (bad)
 		added = batch_add_bad(import->filling, file, line_number, message);
 	else
-		added = batch_add_item(import->filling, file, line_number, item.text, item.len);
-	item_line_free(&item);
+		added = batch_add_item(import->filling, file, line_number, item->text, item->len);
 	if (added != 0)
 		fatal(import, "out of memory");
 	else if (bad && !import->options->skip_bad_lines)
@@ -496,30 +493,27 @@ take_line(Import *import, int file, long line_number, const char *line, size_t l
 static void
 read_file(Import *import, int file)
 {
-	char		errbuf[256];
-	LineReader *reader = line_reader_open(import->files[file].path, errbuf, sizeof(errbuf));
-	const char *line;
-	size_t		len;
+	char		message[512];
+	LineReader *reader = line_reader_open(import->files[file].path, message, sizeof(message));
+	ItemLine	item;
+	ItemLineKind kind;
 	long		lines = 0;		/* lines that are not blank, good or bad */
-	LineStatus	status = LINE_END;
 
 	if (reader == NULL)
 	{
-		fatal(import, "%s: %s", import->files[file].path, errbuf);
+		fatal(import, "%s: %s", import->files[file].path, message);
 		return;
 	}
-	while (!import->stopped && (status = line_reader_next(reader, &line, &len)) != LINE_END)
+	while (!import->stopped && (kind = item_line_next(reader, &item, message, sizeof(message), NULL)) != ITEM_LINE_END)
 	{
-		if (status == LINE_ERROR)
+		if (kind == ITEM_LINE_ERROR)
 		{
-			fatal(import, "%s: %s (after line %ld)", import->files[file].path, line_reader_error(reader),
-				  line_reader_number(reader));
+			fatal(import, "%s: %s (after line %ld)", import->files[file].path, message, line_reader_number(reader));
 			break;
 		}
-		if (status == LINE_OK && item_line_blank(line, len))
-			continue;
 		lines++;
-		take_line(import, file, line_reader_number(reader), line, len, status);
+		take_line(import, file, line_reader_number(reader), kind == ITEM_LINE_GOOD ? &item : NULL, message);
+		item_line_free(&item);
 		/* once stopped, the messages stay last */
 		if (!import->stopped && progress_due())
 			progress_draw(import->loaded, import->bytes_read + line_reader_offset(reader));
@@ -550,7 +544,7 @@ start(Import *import)
 		|| db_command(import->converter, "SET work_mem = '64MB'") != 0
 		|| db_prepare(import->converter, "convert", CONVERT_SQL, 1) != 0
 		|| db_prepare(import->conn, "write", WRITE_SQL, 2) != 0
-		|| db_prepare(import->conn, "item", ITEM_SQL, 2) != 0)
+		|| db_prepare(import->conn, "item", IMPORT_ITEM_SQL, 2) != 0)
 		return -1;
 	return db_command(import->conn, "BEGIN");
 }

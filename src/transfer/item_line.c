@@ -61,8 +61,11 @@ item_span(const char *line, size_t len, size_t *start, size_t *end)
 	return 0;
 }
 
-/* Checks a line; see item_line.h. */
-int
+/*
+ * Checks a line that line_reader_next returned with status (LINE_OK or
+ * LINE_TOO_LONG): 0 with its item, or -1 with why it is bad in message.
+ */
+static int
 item_line_parse(const char *line, size_t len, LineStatus status, ItemLine *item, char *message, size_t size)
 {
 	json_error_t error;
@@ -113,11 +116,36 @@ item_line_parse(const char *line, size_t len, LineStatus status, ItemLine *item,
 	return message[0] == '\0' ? 0 : -1;
 }
 
-/* Whether a line is blank; see item_line.h. */
-int
+/* Whether a line holds nothing but JSON whitespace (a blank line, which is skipped). */
+static int
 item_line_blank(const char *line, size_t len)
 {
 	return skip_space(line, 0, len) == len;
+}
+
+/* The next line, checked; see item_line.h. */
+ItemLineKind
+item_line_next(LineReader *reader, ItemLine *item, char *message, size_t size, long long *bytes)
+{
+	const char *line;
+	size_t		len;
+	LineStatus	status;
+
+	memset(item, 0, sizeof(ItemLine));
+	while ((status = line_reader_next(reader, &line, &len)) != LINE_END)
+	{
+		if (status == LINE_ERROR)
+		{
+			snprintf(message, size, "%s", line_reader_error(reader));
+			return ITEM_LINE_ERROR;
+		}
+		if (bytes)
+			*bytes += (long long) len + 1;
+		if (status == LINE_OK && item_line_blank(line, len))
+			continue;
+		return item_line_parse(line, len, status, item, message, size) == 0 ? ITEM_LINE_GOOD : ITEM_LINE_BAD;
+	}
+	return ITEM_LINE_END;
 }
 
 /* Frees what item_line_parse kept. */

@@ -1,6 +1,7 @@
 /*
- * item_line.h — the check of one line of a data file of DynamoDB's export
- * format, {"Item": {...}}: what import and read-items both take.
+ * item_line.h — the lines of a data file of DynamoDB's export format,
+ * {"Item": {...}}, one after the other, checked: what import and
+ * read-items both take.
  */
 #ifndef DDB_TRANSFER_ITEM_LINE_H
 #define DDB_TRANSFER_ITEM_LINE_H
@@ -17,19 +18,28 @@ typedef struct ItemLine
 	char	   *printed;
 } ItemLine;
 
+/* What item_line_next found. */
+typedef enum ItemLineKind
+{
+	ITEM_LINE_END,				/* no more lines */
+	ITEM_LINE_GOOD,				/* a good line: its item */
+	ITEM_LINE_BAD,				/* a bad line: why, in message */
+	ITEM_LINE_ERROR				/* the file cannot be read on: why, in message */
+} ItemLineKind;
+
 /*
- * Checks a line that line_reader_next returned with status (LINE_OK or
- * LINE_TOO_LONG): 0 with its item, or -1 with why it is bad in message
- * (size bytes), in the words docs/transfer.md lists.  An item's own
- * validity (keys, types, sizes) is the server's to check.
+ * The next line of a data file that is not blank (blank lines are
+ * skipped), checked: a good line's item (for item_line_free), or why the
+ * line is bad in message (size bytes), in the words docs/transfer.md
+ * lists; an item's own validity (keys, types, sizes) is the server's to
+ * check.  *bytes, when not NULL, grows by the bytes of the lines read,
+ * blank ones too, with their newlines.  The line's number is
+ * line_reader_number's.
  */
-extern int	item_line_parse(const char *line, size_t len, LineStatus status, ItemLine *item, char *message,
-							size_t size);
+extern ItemLineKind item_line_next(LineReader *reader, ItemLine *item, char *message, size_t size,
+								   long long *bytes);
 
-/* Whether a line holds nothing but JSON whitespace (a blank line, which is skipped). */
-extern int	item_line_blank(const char *line, size_t len);
-
-/* Frees what item_line_parse kept. */
+/* Frees what item_line_next kept of a good line. */
 extern void item_line_free(ItemLine *item);
 
 #endif

@@ -45,10 +45,9 @@ read_file(const char *path, const char *key, long long *bytes)
 {
 	char		message[512];
 	LineReader *reader = line_reader_open(path, message, sizeof(message));
-	const char *line;
-	size_t		len;
+	ItemLine	item;
+	ItemLineKind kind;
 	long		index = 0;
-	LineStatus	status;
 
 	fputs("F\t", stdout);
 	print_field(key);
@@ -57,20 +56,17 @@ read_file(const char *path, const char *key, long long *bytes)
 		print_bad(0, message);
 		return;
 	}
-	while ((status = line_reader_next(reader, &line, &len)) != LINE_END)
+	while ((kind = item_line_next(reader, &item, message, sizeof(message), bytes)) != ITEM_LINE_END)
 	{
-		ItemLine	item;
-
-		if (status == LINE_ERROR)
+		if (kind == ITEM_LINE_ERROR)
 		{
-			snprintf(message, sizeof(message), "the file cannot be read on: %s", line_reader_error(reader));
-			print_bad(index, message);
+			char		error[600];
+
+			snprintf(error, sizeof(error), "the file cannot be read on: %s", message);
+			print_bad(index, error);
 			break;
 		}
-		*bytes += (long long) len + 1;
-		if (status == LINE_OK && item_line_blank(line, len))
-			continue;
-		if (item_line_parse(line, len, status, &item, message, sizeof(message)) == 0)
+		if (kind == ITEM_LINE_GOOD)
 		{
 			printf("I\t%ld\t", index);
 			fwrite(item.text, 1, item.len, stdout);

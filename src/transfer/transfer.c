@@ -121,7 +121,7 @@ main(int argc, char **argv)
 {
 	ImportOptions import = {.batch_lines = 10000};
 	ExportOptions export = {.target = {.gzip = 1, .file_items = 100000}};
-	ReadItemsOptions read = {.key_prefix = "", .max_files = 5000};
+	ReadItemsOptions read = {.key_prefix = "", .max_files = 50000};
 	const char *conninfo = "";
 	const char *table = NULL;
 	int			progress = isatty(STDERR_FILENO);

@@ -102,15 +102,11 @@ SELECT pg_temp.export(jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b1', '
   'S3BucketOwner', '123456789012', 'S3SseAlgorithm', 'AES256', 'ClientToken', 'token-1')) ->> 'ExportArn'
   = (SELECT spec ->> 'ExportArn' FROM ddb.jobs WHERE id = pg_temp.last_job()) AS same_export;
 SELECT pg_temp.try('ExportTableToPointInTime', jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b2', 'ClientToken', 'token-1'));
--- a job's work is its worker's alone
+-- a job's work is its worker's alone: the files are written and read by the jobs' C steps, through no SQL function
 SELECT pg_temp.try('ExportTableToPointInTime', jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b1')) AS second;
 SELECT ddb.wait_for_job(pg_temp.last_job());
-DO $$
-BEGIN
-    PERFORM ddb.write_export_files(pg_temp.last_job(), 'c', '{"S3Bucket": "b1"}');
-EXCEPTION WHEN insufficient_privilege THEN
-    RAISE NOTICE '%', regexp_replace(SQLERRM, '[0-9]+', 'N', 'g');
-END $$;
+SELECT count(*) AS file_functions FROM pg_proc
+WHERE pronamespace = 'ddb'::regnamespace AND proname IN ('write_export_files', 'write_import_items', 'job_export', 'job_import');
 
 -- ---- DescribeExport, ListExports ----
 SELECT pg_temp.try('DescribeExport', '{}');
@@ -128,6 +124,22 @@ SELECT pg_temp.try('ListExports', '{"NextToken": "forged"}');
 -- a token is for the listing it came from
 SELECT pg_temp.try('ListExports', jsonb_build_object('MaxResults', 1,
   'NextToken', ddb.execute('ListExports', jsonb_build_object('TableArn', :'arn', 'MaxResults', 1)) ->> 'NextToken'));
+-- and short whatever the ARNs' lengths: the id of the page's last export, a hash of the filter, the seal
+SELECT length(ddb.execute('ListExports', jsonb_build_object('TableArn', :'arn', 'MaxResults', 1)) ->> 'NextToken') < 120 AS short_token;
+
+-- ---- the export's step checks where the files go again, from the job's spec: an ExportId or S3Prefix that climbs out fails it ----
+BEGIN;
+SELECT pg_temp.export(jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b1')) ->> 'ExportStatus';
+UPDATE ddb.jobs SET spec = jsonb_set(spec, '{ExportId}', '"../../../tmp/x"') WHERE id = pg_temp.last_job();
+COMMIT;
+SELECT ddb.wait_for_job(pg_temp.last_job());
+SELECT error FROM ddb.jobs WHERE id = pg_temp.last_job();
+BEGIN;
+SELECT pg_temp.export(jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b1')) ->> 'ExportStatus';
+UPDATE ddb.jobs SET spec = spec || '{"S3Prefix": "a/../../../tmp"}' WHERE id = pg_temp.last_job();
+COMMIT;
+SELECT ddb.wait_for_job(pg_temp.last_job());
+SELECT error FROM ddb.jobs WHERE id = pg_temp.last_job();
 
 -- ---- ImportTable: the request's checks ----
 \set creation '{"TableName": "Imported", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}'
@@ -142,6 +154,9 @@ SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Buck
   'TableCreationParameters', :'creation'::jsonb));
 SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb, 'InputFormat', 'DYNAMODB_JSON',
   'InputCompressionType', 'ZSTD', 'TableCreationParameters', :'creation'::jsonb));
+-- a prefix names directories here: no part . or ..
+SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1", "S3KeyPrefix": "a/../../etc/"}'::jsonb,
+  'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', :'creation'::jsonb));
 -- the table is CreateTable's to check, and must not exist
 SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb, 'InputFormat', 'DYNAMODB_JSON',
   'TableCreationParameters', (:'creation'::jsonb) || '{"KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}]}'));
@@ -149,12 +164,15 @@ SELECT pg_temp.try('ImportTable', jsonb_build_object('S3BucketSource', '{"S3Buck
   'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
 
 -- ---- an import: the table CREATING, then the import FAILED (no such bucket) and the table gone ----
+-- (in the request's transaction, so that the job cannot have ended yet)
+BEGIN;
 SELECT pg_temp.masked(pg_temp.import(jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1", "S3KeyPrefix": "music/"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'InputCompressionType', 'GZIP', 'ClientToken', 'token-2',
   'TableCreationParameters', :'creation'::jsonb)));
 SELECT ddb.execute('DescribeTable', '{"TableName": "Imported"}') -> 'Table' ->> 'TableStatus';
 SELECT pg_temp.try('PutItem', '{"TableName": "Imported", "Item": {"pk": {"S": "x"}}}');
 SELECT pg_temp.try('DeleteTable', '{"TableName": "Imported"}');
+COMMIT;
 SELECT ddb.wait_for_job(pg_temp.last_job());
 SELECT pg_temp.masked(ddb.execute('DescribeImport', jsonb_build_object('ImportArn', spec ->> 'ImportArn')))
 FROM ddb.jobs WHERE id = pg_temp.last_job();
@@ -170,7 +188,7 @@ SELECT pg_temp.try('ListImports', '{"PageSize": 30}');
 SELECT pg_temp.try('ListImports', '{"NextToken": "abc"}');
 SELECT pg_temp.try('ListImports', jsonb_build_object('NextToken', repeat('0', 112)));
 
--- ---- who may: an export takes the table's ownership, an import CreateTable's privilege ----
+-- ---- who may: an export takes the table's ownership, an import CreateTable's privilege and pg_read_server_files ----
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS ddb_exports_reader;
 RESET client_min_messages;
@@ -192,11 +210,29 @@ END $$;
 SELECT pg_temp.try_as('ddb_exports_reader', 'ExportTableToPointInTime', jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b1'));
 SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', :'creation'::jsonb));
+-- an import reads the server's files, other roles' exports among them: it also takes pg_read_server_files, as COPY FROM a file
+GRANT INSERT ON ddb.tables TO ddb_exports_reader;
+SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
+  'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
+GRANT pg_read_server_files TO ddb_exports_reader;
+SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
+  'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
+REVOKE pg_read_server_files FROM ddb_exports_reader;
+REVOKE INSERT ON ddb.tables FROM ddb_exports_reader;
 -- each role lists and describes the exports it made
 SELECT ddb.execute_as('ddb_exports_reader', 'ListExports', '{}');
 SELECT regexp_replace(pg_temp.try_as('ddb_exports_reader', 'DescribeExport', jsonb_build_object('ExportArn', spec ->> 'ExportArn')),
                       '[0-9]{14}-[0-9a-f]{8}', '<id>')
 FROM ddb.jobs WHERE kind = 'export' ORDER BY id LIMIT 1;
+-- a job started otherwise than by its operation (ddb.start_job is PUBLIC's) checks the same, as the role that started it
+SELECT spec AS export_spec FROM ddb.jobs WHERE kind = 'export' ORDER BY id LIMIT 1 \gset
+SELECT spec AS import_spec FROM ddb.jobs WHERE kind = 'import' ORDER BY id LIMIT 1 \gset
+SET ROLE ddb_exports_reader;
+SELECT ddb.start_job('export', :'export_spec') AS forged_export \gset
+SELECT ddb.start_job('import', :'import_spec') AS forged_import \gset
+RESET ROLE;
+SELECT ddb.wait_for_job(:forged_export), ddb.wait_for_job(:forged_import);
+SELECT kind, error FROM ddb.jobs WHERE id IN (:forged_export, :forged_import) ORDER BY id;
 SELECT ddb.revoke_tables('ddb_exports_reader', 'Music');
 DROP OWNED BY ddb_exports_reader;
 DROP ROLE ddb_exports_reader;
