@@ -36,6 +36,7 @@ OBJS = \
 	src/item/item_size.o \
 	src/item/item_key.o \
 	src/table/table_def.o \
+	src/table/item_read.o \
 	src/table/item_store.o \
 	src/table/gsi_trigger.o \
 	src/table/direct_insert.o \
