@@ -534,7 +534,9 @@ END $$;
 
 -- A ProvisionedThroughput's units, checked as DynamoDB's request validation
 -- checks them (member: where the request has it, as DynamoDB names it):
--- each given, each at least 1, every broken constraint in one message.
+-- each given, each at least 1, every broken constraint in one message; then
+-- each at most the table maximum of DescribeLimits (DynamoDB Local's
+-- message; DynamoDB's own quota).
 CREATE FUNCTION ddb.read_throughput(throughput jsonb, member text, OUT reads integer, OUT writes integer)
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -559,6 +561,11 @@ BEGIN
     IF cardinality(broken) > 0 THEN
         PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
             CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
+    END IF;
+    IF greatest((throughput->>'ReadCapacityUnits')::numeric - (ddb.describe_limits()->>'TableMaxReadCapacityUnits')::numeric,
+                (throughput->>'WriteCapacityUnits')::numeric - (ddb.describe_limits()->>'TableMaxWriteCapacityUnits')::numeric) > 0 THEN
+        PERFORM ddb.validation_error(format('Cannot increase provisioned throughput to more than %s units per table',
+            to_char((ddb.describe_limits()->>'TableMaxReadCapacityUnits')::integer, 'FM999,999')));
     END IF;
     reads := (throughput->>'ReadCapacityUnits')::numeric::integer;
     writes := (throughput->>'WriteCapacityUnits')::numeric::integer;
@@ -648,6 +655,8 @@ BEGIN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
     END IF;
     PERFORM ddb.check_name('tableName', name);
+    -- what the request asks, checked before the table is looked up, as DynamoDB validates
+    PERFORM ddb.check_update_concerns(request);
     t := ddb.require_table(name);
     PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
     PERFORM ddb.refuse_restoring(name);
@@ -655,7 +664,6 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
     END IF;
-    PERFORM ddb.check_update_concerns(request);
     PERFORM ddb.keep_warm_throughput(name);
     IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
         mode := coalesce(request->>'BillingMode', t.billing_mode);

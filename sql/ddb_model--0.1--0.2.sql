@@ -4726,3 +4726,191 @@ BEGIN
     INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
     RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
 END $$;
+
+-- ---------------------------------------------------------------------------
+-- 0.2: UpdateTable must change something; provisioned throughput at most
+-- DescribeLimits' table maximum
+-- ---------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION ddb.read_throughput(throughput jsonb, member text, OUT reads integer, OUT writes integer)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    broken text[] := '{}';
+    field text;
+    v jsonb;
+BEGIN
+    FOREACH field IN ARRAY ARRAY['readCapacityUnits', 'writeCapacityUnits'] LOOP
+        v := throughput->(upper(left(field, 1)) || substr(field, 2));
+        IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+            broken := broken || format('Value null at ''%s.%s'' failed to satisfy constraint: Member must not be null',
+                                       member, field);
+        ELSIF jsonb_typeof(v) <> 'number' THEN
+            PERFORM ddb.validation_error(format('Unexpected value type in payload for %s.%s: expected a number', member, field));
+        ELSIF v::numeric < 1 THEN
+            broken := broken || format('Value ''%s'' at ''%s.%s'' failed to satisfy constraint: Member must have value greater than or equal to 1',
+                                       v::text, member, field);
+        END IF;
+    END LOOP;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
+    END IF;
+    IF greatest((throughput->>'ReadCapacityUnits')::numeric - (ddb.describe_limits()->>'TableMaxReadCapacityUnits')::numeric,
+                (throughput->>'WriteCapacityUnits')::numeric - (ddb.describe_limits()->>'TableMaxWriteCapacityUnits')::numeric) > 0 THEN
+        PERFORM ddb.validation_error(format('Cannot increase provisioned throughput to more than %s units per table',
+            to_char((ddb.describe_limits()->>'TableMaxReadCapacityUnits')::integer, 'FM999,999')));
+    END IF;
+    reads := (throughput->>'ReadCapacityUnits')::numeric::integer;
+    writes := (throughput->>'WriteCapacityUnits')::numeric::integer;
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.check_update_concerns(request jsonb) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    warm_indexes boolean := jsonb_typeof(request->'GlobalSecondaryIndexUpdates') = 'array'
+        AND NOT EXISTS (SELECT FROM jsonb_array_elements(request->'GlobalSecondaryIndexUpdates') u
+                        WHERE jsonb_typeof(u.value) <> 'object' OR u.value - 'Update' <> '{}'
+                           OR jsonb_typeof(u.value->'Update') IS DISTINCT FROM 'object'
+                           OR (u.value->'Update') - 'IndexName' - 'WarmThroughput' <> '{}');
+    given text[] := ARRAY(SELECT e.key FROM jsonb_each(request) e
+                          WHERE e.key IN ('BillingMode', 'ProvisionedThroughput', 'GlobalSecondaryIndexUpdates',
+                                          'StreamSpecification', 'SSESpecification', 'ReplicaUpdates', 'TableClass',
+                                          'DeletionProtectionEnabled', 'OnDemandThroughput', 'WarmThroughput')
+                            AND jsonb_typeof(e.value) <> 'null' AND e.value <> '[]'
+                            AND NOT (e.key = 'GlobalSecondaryIndexUpdates' AND warm_indexes AND request ? 'WarmThroughput'));
+BEGIN
+    IF cardinality(given) = 0 THEN
+        PERFORM ddb.validation_error('At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required');
+    END IF;
+    IF cardinality(given) < 2 THEN
+        RETURN;
+    END IF;
+    IF 'DeletionProtectionEnabled' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: DeletionProtection modification must be the only operation in the request');
+    END IF;
+    IF 'TableClass' = ANY (given) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: TableClass modification must be the only operation in the request');
+    END IF;
+    IF 'WarmThroughput' = ANY (given) THEN
+        IF jsonb_typeof(request->'GlobalSecondaryIndexUpdates') = 'array'
+           AND EXISTS (SELECT FROM jsonb_array_elements(request->'GlobalSecondaryIndexUpdates') u WHERE u.value ? 'Create') THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: Create global secondary index cannot be specified when updating WarmThroughput');
+        END IF;
+        PERFORM ddb.validation_error('One or more parameter values were invalid: WarmThroughput must be the only operation in the request');
+    END IF;
+    IF 'OnDemandThroughput' = ANY (given) AND given <@ ARRAY['OnDemandThroughput', 'BillingMode'] IS NOT TRUE THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: OnDemandThroughput can only be combined with BillingMode in an UpdateTable request');
+    END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    -- what the request asks, checked before the table is looked up, as DynamoDB validates
+    PERFORM ddb.check_update_concerns(request);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    PERFORM ddb.refuse_restoring(name);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    PERFORM ddb.keep_warm_throughput(name);
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput, on-demand maxima or warm throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            PERFORM ddb.set_index_settings(name, c, false);
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
+END $$;

@@ -211,8 +211,8 @@ BEGIN
     UPDATE ddb.tables SET deletion_protection = enabled WHERE tables.table_name = set_deletion_protection.table_name;
 END $$;
 
--- UpdateTable's rule that some changes go alone (DynamoDB runs them as
--- separate jobs), in DynamoDB's words.  A table's WarmThroughput may come
+-- UpdateTable's rules that a request changes something, and that some
+-- changes go alone (DynamoDB runs them as separate jobs), in DynamoDB's words.  A table's WarmThroughput may come
 -- with GlobalSecondaryIndexUpdates that only set indexes' WarmThroughput
 -- (each an Update of IndexName and WarmThroughput), as in DynamoDB's own
 -- example.
@@ -233,6 +233,9 @@ DECLARE
                             AND jsonb_typeof(e.value) <> 'null' AND e.value <> '[]'
                             AND NOT (e.key = 'GlobalSecondaryIndexUpdates' AND warm_indexes AND request ? 'WarmThroughput'));
 BEGIN
+    IF cardinality(given) = 0 THEN
+        PERFORM ddb.validation_error('At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required');
+    END IF;
     IF cardinality(given) < 2 THEN
         RETURN;
     END IF;

@@ -133,6 +133,20 @@ SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "WarmThroughput": {"Re
         "Projection": {"ProjectionType": "ALL"}}}]}');
 SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "OnDemandThroughput": {"MaxReadRequestUnits": 5},
     "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "KEYS_ONLY"}}');
+-- a request must change something (an empty list of index updates is nothing),
+-- and is checked before the table is looked up
+SELECT ddb.execute('UpdateTable', '{"TableName": "Plain"}');
+SELECT ddb.execute('UpdateTable', '{"TableName": "Plain", "GlobalSecondaryIndexUpdates": [],
+    "AttributeDefinitions": [{"AttributeName": "city", "AttributeType": "S"}]}');
+SELECT ddb.execute('UpdateTable', '{"TableName": "NoSuchTable"}');
+-- provisioned throughput is at most DescribeLimits' table maximum, a table's or an index's
+SELECT ddb.execute('UpdateTable', '{"TableName": "Provisioned", "ProvisionedThroughput": {"ReadCapacityUnits": 40001, "WriteCapacityUnits": 1}}');
+SELECT ddb.execute('UpdateTable', '{"TableName": "Provisioned", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1e30}}');
+SELECT ddb.execute('CreateTable', '{"TableName": "Refused", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "city", "AttributeType": "S"}],
+    "ProvisionedThroughput": {"ReadCapacityUnits": 40000, "WriteCapacityUnits": 40000},
+    "GlobalSecondaryIndexes": [{"IndexName": "ByCity", "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 40001}}]}');
 -- nothing above changed a thing
 SELECT pg_temp.settings('Plain');
 SELECT count(*) AS nothing_created FROM ddb.tables WHERE table_name = 'Refused';
