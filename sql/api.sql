@@ -229,6 +229,7 @@ DECLARE
     position bigint;
     g jsonb;
     gkeys record;
+    tags jsonb;
 BEGIN
     PERFORM ddb.check_table_access(coalesce(name, ''), 'CreateTable', 'create');
     IF name IS NULL THEN
@@ -285,6 +286,9 @@ BEGIN
                                                                      || coalesce(request->'LocalSecondaryIndexes', '[]'))
                 GROUP BY 1 HAVING count(*) > 1 LIMIT 1));
     END IF;
+    IF coalesce(request->'Tags', 'null') NOT IN ('null', '[]') THEN
+        tags := ddb.request_tags(request->'Tags', '{}');
+    END IF;
 
     PERFORM ddb.create_table(name, keys.hash_key, types->>keys.hash_key, keys.range_key,
                              coalesce(types->>keys.range_key, 'S'),
@@ -297,6 +301,9 @@ BEGIN
         PERFORM ddb.set_stream(name, request->'StreamSpecification');
     END IF;
     PERFORM ddb.set_table_settings(name, request, true);
+    IF tags IS NOT NULL THEN
+        PERFORM ddb.set_table_tags(name, tags);
+    END IF;
     FOR g, position IN SELECT value, ordinality
                        FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexes', '[]')) WITH ORDINALITY LOOP
         PERFORM ddb.create_requested_index(name, g, types, false, format('globalSecondaryIndexes.%s.member', position));
@@ -472,6 +479,31 @@ BEGIN
     RETURN t;
 END $$;
 
+-- The Tags of a request (TagResource's, CreateTable's) as an object of
+-- key to value, checked: each key 1 to 128 characters, each value given and
+-- at most 256, and with the tags a table has already (current), at most 50.
+CREATE FUNCTION ddb.request_tags(tags jsonb, current jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    added jsonb;
+BEGIN
+    IF jsonb_typeof(tags) IS DISTINCT FROM 'array' OR jsonb_array_length(tags) = 0 THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tags'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF EXISTS (SELECT FROM jsonb_array_elements(tags) e
+               WHERE jsonb_typeof(e) <> 'object' OR coalesce(length(e->>'Key'), 0) NOT BETWEEN 1 AND 128
+                  OR e->>'Value' IS NULL OR length(e->>'Value') > 256) THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: a tag key is 1 to 128 characters and its value at most 256');
+    END IF;
+    SELECT jsonb_object_agg(e->>'Key', e->>'Value') INTO added FROM jsonb_array_elements(tags) e;
+    IF (SELECT count(*) FROM jsonb_object_keys(current || added)) > 50 THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = 'The number of tags exceeds the limit of 50 tags per resource';
+    END IF;
+    RETURN added;
+END $$;
+
 -- TagResource: adds or replaces tags (at most 50 per table).
 CREATE FUNCTION ddb.api_tag_resource(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
@@ -479,22 +511,9 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t ddb.tables := ddb.table_of_arn(request->>'ResourceArn');
-    added jsonb;
 BEGIN
     PERFORM ddb.check_table_access(t.table_name, 'TagResource', 'write');
-    IF jsonb_typeof(request->'Tags') IS DISTINCT FROM 'array' OR jsonb_array_length(request->'Tags') = 0 THEN
-        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tags'' failed to satisfy constraint: Member must not be null');
-    END IF;
-    SELECT jsonb_object_agg(e->>'Key', e->>'Value') INTO added FROM jsonb_array_elements(request->'Tags') e;
-    IF EXISTS (SELECT FROM jsonb_array_elements(request->'Tags') e
-               WHERE coalesce(length(e->>'Key'), 0) NOT BETWEEN 1 AND 128 OR e->>'Value' IS NULL
-                  OR length(e->>'Value') > 256) THEN
-        PERFORM ddb.validation_error('One or more parameter values were invalid: a tag key is 1 to 128 characters and its value at most 256');
-    END IF;
-    IF (SELECT count(*) FROM jsonb_object_keys(t.tags || added)) > 50 THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD009', MESSAGE = 'The number of tags exceeds the limit of 50 tags per resource';
-    END IF;
-    PERFORM ddb.set_table_tags(t.table_name, t.tags || added);
+    PERFORM ddb.set_table_tags(t.table_name, t.tags || ddb.request_tags(request->'Tags', t.tags));
     RETURN '{}';
 END $$;
 
