@@ -10,6 +10,7 @@
 
 #include "api/throttle.h"
 #include "exports/exports.h"
+#include "jobs/jobs.h"
 #include "router/router.h"
 
 PG_MODULE_MAGIC;
@@ -21,6 +22,7 @@ void
 _PG_init(void)
 {
 	router_define_settings();
+	jobs_define_settings();
 	throttle_init();
 	exports_define_settings();
 	export_define_job();

@@ -119,8 +119,8 @@ check "and so does the table after the writers" "$((ACCOUNTS * 100))" \
 
 # ---- background jobs: a worker for each running job, and no more ----
 q -c "CREATE FUNCTION public.slow_items(argument jsonb) RETURNS SETOF jsonb LANGUAGE sql AS \$\$ SELECT '{\"id\": 1}'::jsonb FROM pg_sleep(60) \$\$"
-slow_restore() {  # TABLE: starts a restore that takes a minute; prints its status or the error
-    q -c "SELECT ddb.start_restore('$1', ddb.execute('DescribeTable', '{\"TableName\": \"Accounts\"}') -> 'Table', '{}',
+slow_restore() {  # TABLE: starts a restore that takes a minute; prints its status or the error (one role may take every worker here)
+    PGOPTIONS="-c ddb.max_jobs_per_role=500" q -c "SELECT ddb.start_restore('$1', ddb.execute('DescribeTable', '{\"TableName\": \"Accounts\"}') -> 'Table', '{}',
           'public.slow_items(jsonb)', '{}', '{\"SourceTableArn\": \"x\", \"RestoreDateTime\": 0}') ->> 'TableStatus'" 2>&1 | head -1
 }
 refused=""

@@ -17,10 +17,12 @@
 #include "storage/latch.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "../ddb_errors.h"
 #include "../api/api.h"
+#include "../table/table_def.h"
 #include "jobs.h"
 
 PG_FUNCTION_INFO_V1(ddb_start_job);
@@ -32,6 +34,19 @@ PG_FUNCTION_INFO_V1(ddb_job_state);
 /* The error of a job whose worker is gone. */
 #define JOB_WORKER_GONE "the background worker running the job ended before it finished " \
 	"(the server restarted or crashed, or the worker was terminated)"
+
+/* ddb.max_jobs_per_role: how many jobs one role may have in progress. */
+static int	max_jobs_per_role = 4;
+
+/* Defines ddb.max_jobs_per_role; see jobs.h. */
+void
+jobs_define_settings(void)
+{
+	DefineCustomIntVariable("ddb.max_jobs_per_role",
+							"The background jobs (restores, exports, imports) one role may have in progress at once.",
+							"One more is LimitExceededException, so that no role takes every background worker.",
+							&max_jobs_per_role, 4, 1, 500, PGC_SUSET, 0, NULL, NULL, NULL);
+}
 
 /* The tag of a job's request or run lock; see jobs.h. */
 void
@@ -304,6 +319,57 @@ launch_worker(int32 id)
 	wait_for_worker(id, handle);
 }
 
+static bool worker_alive(int32 id);
+
+/*
+ * Refuses a job its starter may not start (SPI connected, the job just
+ * recorded): the starter must own the table the spec names (TableName),
+ * as the operations that start jobs have checked (a restore's or an
+ * import's new table is its creator's, an export takes ownership), and
+ * have fewer than ddb.max_jobs_per_role other jobs whose worker runs.
+ */
+static void
+check_job_starter(int32 id, Jsonb *spec)
+{
+	Oid			argtypes[2] = {JSONBOID, INT4OID};
+	Datum		args[2] = {JsonbPGetDatum(spec), Int32GetDatum(id)};
+	OwnerContext saved;
+	TableDef   *def = NULL;
+	int			running = 0;
+
+	if (SPI_execute_with_args("SELECT $1 OPERATOR(pg_catalog.->>) 'TableName'", 1, argtypes, args, NULL, true, 1)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read the spec of job %d", id);
+	if (!SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) ||
+		!(def = table_def_find(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1))) ||
+		!pg_class_ownercheck(def->relid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to start a background job for %s", def ? def->name : "no table"),
+				 errhint("A job is started by the operation it does, for the owner of the table it names.")));
+	owner_context_enter(ddb_relation_oid("jobs"), &saved);
+	argtypes[0] = NAMEOID;
+	args[0] = CStringGetDatum(GetUserNameFromId(GetUserId(), false));
+	if (SPI_execute_with_args("SELECT id FROM ddb.jobs WHERE role_name OPERATOR(pg_catalog.=) $1 "
+							  "AND status OPERATOR(pg_catalog.=) 'IN_PROGRESS' AND id OPERATOR(pg_catalog.<>) $2",
+							  2, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not count the jobs in progress");
+	owner_context_exit(&saved);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		if (worker_alive(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull))))
+			running++;
+	}
+	if (running >= max_jobs_per_role)
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_LIMIT_EXCEEDED),
+				 errmsg("Subscriber limit exceeded: %s has %d background operations in progress "
+						"(ddb.max_jobs_per_role = %d); retry when one has ended",
+						GetUserNameFromId(GetUserId(), false), running, max_jobs_per_role)));
+}
+
 /* ddb.start_job(kind, spec): records a job and starts its worker; returns its id. */
 Datum
 ddb_start_job(PG_FUNCTION_ARGS)
@@ -322,6 +388,7 @@ ddb_start_job(PG_FUNCTION_ARGS)
 	id = insert_job(kind, spec);
 	job_lock_tag(&request, JOB_REQUEST_LOCK, id);
 	(void) LockAcquire(&request, ExclusiveLock, false, false);
+	check_job_starter(id, spec);
 	launch_worker(id);
 	SPI_finish();
 	PG_RETURN_INT32(id);

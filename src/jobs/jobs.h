@@ -44,6 +44,9 @@ typedef struct Job
 	Jsonb	   *progress;
 } Job;
 
+/* Defines the jobs' setting ddb.max_jobs_per_role (from _PG_init). */
+extern void jobs_define_settings(void);
+
 /* The tag of a job's request lock (JOB_REQUEST_LOCK) or run lock (JOB_RUN_LOCK). */
 extern void job_lock_tag(LOCKTAG *tag, uint32 key, int32 id);
 

@@ -259,6 +259,21 @@ SELECT try('DescribeTable', '{"TableName": "BkBroken"}');
 -- an items function of the wrong shape is refused at once
 SELECT ddb.start_restore('BkBroken', '{}', '{}', 'masked(jsonb)', '{}', '{"SourceTableArn": "x", "RestoreDateTime": 0}');
 SELECT ddb.start_job('no_such_kind', '{}');
+-- a job is started for the owner of the table it names: no other role takes a background worker
+CREATE ROLE ddb_job_starter NOLOGIN;
+SET ROLE ddb_job_starter;
+SELECT ddb.start_job('restore', '{}');
+SELECT ddb.start_job('restore', '{"TableName": "BkOther"}');
+RESET ROLE;
+DROP ROLE ddb_job_starter;
+-- and one role has at most ddb.max_jobs_per_role jobs in progress: LimitExceededException
+SET ddb.max_jobs_per_role = 1;
+BEGIN;
+SELECT ddb.execute('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'other_1', 'TargetTableName', 'BkCapped1')) IS NOT NULL;
+SELECT try('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'other_1', 'TargetTableName', 'BkCapped2'));
+ROLLBACK;
+RESET ddb.max_jobs_per_role;
+SELECT no_workers();
 -- a worker that dies (the server restarted, the worker was terminated): the job ends FAILED when next looked at, its table goes
 CREATE FUNCTION slow_items(argument jsonb) RETURNS SETOF jsonb LANGUAGE sql AS $$ SELECT '{"id": 1}'::jsonb FROM pg_sleep(60) $$;
 SELECT no_workers();

@@ -224,15 +224,14 @@ SELECT ddb.execute_as('ddb_exports_reader', 'ListExports', '{}');
 SELECT regexp_replace(pg_temp.try_as('ddb_exports_reader', 'DescribeExport', jsonb_build_object('ExportArn', spec ->> 'ExportArn')),
                       '[0-9]{14}-[0-9a-f]{8}', '<id>')
 FROM ddb.jobs WHERE kind = 'export' ORDER BY id LIMIT 1;
--- a job started otherwise than by its operation (ddb.start_job is PUBLIC's) checks the same, as the role that started it
+-- a job started otherwise than by its operation: ddb.start_job starts one only for the owner of
+-- the table its spec names (and the job checks its operation's privileges again, as the role that started it)
 SELECT spec AS export_spec FROM ddb.jobs WHERE kind = 'export' ORDER BY id LIMIT 1 \gset
 SELECT spec AS import_spec FROM ddb.jobs WHERE kind = 'import' ORDER BY id LIMIT 1 \gset
 SET ROLE ddb_exports_reader;
-SELECT ddb.start_job('export', :'export_spec') AS forged_export \gset
-SELECT ddb.start_job('import', :'import_spec') AS forged_import \gset
+SELECT ddb.start_job('export', :'export_spec');
+SELECT ddb.start_job('import', :'import_spec');
 RESET ROLE;
-SELECT ddb.wait_for_job(:forged_export), ddb.wait_for_job(:forged_import);
-SELECT kind, error FROM ddb.jobs WHERE id IN (:forged_export, :forged_import) ORDER BY id;
 SELECT ddb.revoke_tables('ddb_exports_reader', 'Music');
 DROP OWNED BY ddb_exports_reader;
 DROP ROLE ddb_exports_reader;
