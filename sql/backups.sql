@@ -131,9 +131,10 @@ RETURN jsonb_build_object(
 
 -- CreateBackup: the table's items as one snapshot sees them, copied into a
 -- relation of the backup's own, and its description.  Takes ownership of
--- the table (docs/security.md); the table's catalog row is held FOR SHARE,
--- so that no DeleteTable or UpdateTable changes it meanwhile, while writers
--- go on.
+-- the table (docs/security.md), whose relation it locks SHARE UPDATE
+-- EXCLUSIVE (the owner's to take, where a lock of the catalog's row is
+-- not), so that no DeleteTable, no index added or removed and no
+-- point-in-time recovery turned on changes it meanwhile, while writers go on.
 CREATE FUNCTION ddb.api_create_backup(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -158,7 +159,9 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
-    SELECT * INTO t FROM ddb.tables WHERE table_name = name FOR SHARE;
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name;
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE UPDATE EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name;
     IF NOT FOUND THEN   -- deleted meanwhile
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;

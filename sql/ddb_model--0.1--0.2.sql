@@ -5052,3 +5052,267 @@ BEGIN
     END LOOP;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
+
+-- ===========================================================================
+-- 0.2, fixes of the review of backups, restores and point-in-time recovery (branch bkfix):
+-- the restores' and point-in-time recovery's catalogs are written as their
+-- owner after the caller's check (ddb.record_restore, ddb.restore_items,
+-- ddb.write_continuous_backups); CreateBackup locks the table's relation.
+-- ===========================================================================
+
+-- Writes the items a function returns into a table, as ddb.put_item does
+-- (the table may be CREATING: the restore's own), and returns how many it
+-- wrote: SELECT item FROM items_function(items_argument); then the restore
+-- is done (ddb.table_restores, written as its owner).  Only in the worker
+-- of the job restoring the table.
+CREATE OR REPLACE FUNCTION ddb.restore_items(target_table text, items_function regprocedure, items_argument jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ddb_restore_items' LANGUAGE C VOLATILE;
+
+-- Records a restore just started in ddb.table_restores, as its owner: for
+-- the new table's owner, whose transaction started the job
+-- (restore_summary as ddb.start_restore takes it).
+CREATE OR REPLACE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
+
+-- Starts a restore (docs/backups.md, "Restores"): creates target_table,
+-- CREATING, from source_description (a TableDescription as DescribeTable
+-- gives it: KeySchema, AttributeDefinitions, BillingModeSummary,
+-- ProvisionedThroughput, GlobalSecondaryIndexes, LocalSecondaryIndexes)
+-- with overrides (RestoreTableFromBackup's and RestoreTableToPointInTime's
+-- *Override members: the request itself will do), and starts the job that
+-- writes SELECT item FROM items_function(items_argument) into it (natural
+-- items, as ddb.put_item takes them; items_function takes one jsonb and
+-- returns SETOF jsonb, and is called by the job with the privileges of the
+-- caller) and then makes it ACTIVE.  restore_summary is the RestoreSummary
+-- DescribeTable will show: SourceTableArn, RestoreDateTime (epoch
+-- seconds), SourceBackupArn if any.  Returns the new table's
+-- TableDescription.  TableAlreadyExistsException (YD023) or
+-- TableInUseException (YD024) when the name is taken, LimitExceededException
+-- when no background worker is free.  The caller authorizes: it checks
+-- nothing but what CreateTable checks.
+CREATE OR REPLACE FUNCTION ddb.start_restore(target_table text, source_description jsonb, overrides jsonb,
+                                  items_function regprocedure, items_argument jsonb,
+                                  restore_summary jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    job integer;
+BEGIN
+    PERFORM ddb.check_name('targetTableName', target_table);
+    IF NOT EXISTS (SELECT FROM pg_proc p WHERE p.oid = items_function AND p.pronargs = 1 AND p.proretset
+                                         AND p.proargtypes[0] = 'jsonb'::regtype AND p.prorettype = 'jsonb'::regtype) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('the items function of a restore takes one jsonb and returns SETOF jsonb, not %s', items_function);
+    END IF;
+    IF restore_summary->>'SourceTableArn' IS NULL OR jsonb_typeof(restore_summary->'RestoreDateTime') IS DISTINCT FROM 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'the restore summary of a restore has a SourceTableArn and a RestoreDateTime (epoch seconds)';
+    END IF;
+    -- one creation of a name at a time, as ddb.create_table takes it
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
+    IF ddb.table_restoring(target_table) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || target_table;
+    END IF;
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;
+    END IF;
+    PERFORM ddb.api_create_table(ddb.restored_table_request(target_table, source_description, coalesce(overrides, '{}')));
+    job := ddb.start_job('restore', jsonb_build_object('TableName', target_table, 'ItemsFunction', items_function::text,
+                                                       'ItemsArgument', items_argument));
+    PERFORM ddb.record_restore(target_table, job, restore_summary);
+    RETURN ddb.describe_table(target_table) || ddb.restore_description(target_table);
+END $$;
+
+-- The restore job (a step of kind 'restore', as the restoring role): every
+-- item, then the table ACTIVE, in one transaction (ddb.restore_items).
+CREATE OR REPLACE FUNCTION ddb.job_restore(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN jsonb_build_object('done', true, 'items', ddb.restore_items(
+        spec->>'TableName', (spec->>'ItemsFunction')::regprocedure, spec->'ItemsArgument'));
+END $$;
+
+-- Writes a table's row of ddb.continuous_backups (row: its columns as JSON;
+-- NULL deletes it) as the catalog's owner, for the table's owner.
+CREATE OR REPLACE FUNCTION ddb.write_continuous_backups(table_name text, "row" jsonb) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_write_continuous_backups' LANGUAGE C VOLATILE;
+
+-- Turns a table's point-in-time recovery on (or sets its recovery period,
+-- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
+-- on copies the table's items into the new history as versions of this
+-- moment, with the table locked against writes until the transaction ends.
+CREATE OR REPLACE FUNCTION ddb.set_continuous_backups(table_name text, enabled boolean, recovery_period_days integer DEFAULT 35)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    history name := ddb.pitr_history_name(t.relation_name);
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+    enabled_at timestamptz;
+    c ddb.continuous_backups;
+BEGIN
+    IF enabled IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF recovery_period_days IS NULL OR recovery_period_days NOT BETWEEN 1 AND 35 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
+            recovery_period_days, CASE WHEN recovery_period_days > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END));
+    END IF;
+    IF NOT enabled THEN
+        PERFORM ddb.drop_pitr_history(t.table_name);
+        RETURN;
+    END IF;
+    -- the first versions are the items as this statement sees them: a
+    -- snapshot older than the lock below could miss a write committed before it
+    IF current_setting('transaction_isolation') <> 'read committed'
+       AND NOT EXISTS (SELECT FROM ddb.continuous_backups b WHERE b.table_name = t.table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = '0A000',
+            MESSAGE = 'point-in-time recovery can only be enabled in a READ COMMITTED transaction',
+            DETAIL = format('This transaction is %s.', current_setting('transaction_isolation'));
+    END IF;
+    -- one change of a table's point-in-time recovery at a time (the lock is
+    -- the table owner's to take, where a lock of the catalog's row is not);
+    -- writers wait from here until the history and its trigger are in place
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
+    IF FOUND THEN
+        c.recovery_period_days := recovery_period_days;
+        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        RETURN;
+    END IF;
+    EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
+                   'change_order integer NOT NULL, item jsonb, item_size integer)',
+                   t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
+    -- no btree: a version is written by a heap insertion alone (a btree on
+    -- the key was most of a version's cost); restores and trims sort the
+    -- history, and a BRIN index finds a span of time
+    EXECUTE format('CREATE INDEX %I ON %I.%I USING brin (changed_at)',
+                   ddb.relation_name(history || '$changed_at'), t.schema_name, history);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
+                   'Point-in-time recovery history of DynamoDB table ' || t.table_name
+                   || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
+    enabled_at := clock_timestamp();
+    EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
+                   t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
+    USING enabled_at;
+    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
+                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
+                   t.schema_name, t.relation_name, t.table_name, history);
+    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
+        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
+    -- the table's readers read its history too (sql/security.sql)
+    PERFORM ddb.apply_table_grants(t.table_name);
+END $$;
+
+-- Drops a table's point-in-time recovery, if it has it: its trigger, its
+-- history and its catalog row (disabling it; DeleteTable).
+CREATE OR REPLACE FUNCTION ddb.drop_pitr_history(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    c ddb.continuous_backups;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- changes this transaction made are collected now, while the trigger is there
+    -- (and go nowhere: the history is dropped)
+    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+END $$;
+
+-- CreateBackup: the table's items as one snapshot sees them, copied into a
+-- relation of the backup's own, and its description.  Takes ownership of
+-- the table (docs/security.md), whose relation it locks SHARE UPDATE
+-- EXCLUSIVE (the owner's to take, where a lock of the catalog's row is
+-- not), so that no DeleteTable, no index added or removed and no
+-- point-in-time recovery turned on changes it meanwhile, while writers go on.
+CREATE OR REPLACE FUNCTION ddb.api_create_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text;
+    t ddb.tables;
+    id text := lpad(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, 14, '0')
+               || '-' || left(replace(gen_random_uuid()::text, '-', ''), 8);
+    stats record;
+    b ddb.backups;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF request->>'BackupName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''backupName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    name := ddb.backup_table_name(request->>'TableName');
+    PERFORM ddb.check_name('backupName', request->>'BackupName');
+    IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name;
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE UPDATE EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name;
+    IF NOT FOUND THEN   -- deleted meanwhile
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    IF ddb.table_restoring(name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
+    END IF;
+    -- one statement, one snapshot: the items as they were when it began (expired ones are no longer items)
+    EXECUTE format('CREATE TABLE ddb_backups.%I AS SELECT item, item_size FROM %I.%I WHERE ddb.ttl_visible(expires_at)',
+                   id, t.schema_name, t.relation_name);
+    EXECUTE format('COMMENT ON TABLE ddb_backups.%I IS %L', id,
+                   format('Items of DynamoDB backup %s of table %s (ddb_model)', request->>'BackupName', name));
+    EXECUTE format('SELECT count(*) AS items, coalesce(sum(item_size), 0) AS bytes FROM ddb_backups.%I', id) INTO stats;
+    INSERT INTO ddb.backups (backup_arn, backup_name, table_name, table_arn, table_id, relation_name, created_at,
+                             size_bytes, item_count, description)
+    VALUES (ddb.backup_arn(name, id), request->>'BackupName', name, ddb.table_arn(name), ddb.table_id(t), id,
+            clock_timestamp(), stats.bytes, stats.items,
+            ddb.describe_table(name) || jsonb_build_object('ItemCount', stats.items, 'TableSizeBytes', stats.bytes)
+            || (ddb.api_describe_time_to_live(jsonb_build_object('TableName', name))))
+    RETURNING * INTO b;
+    RETURN jsonb_build_object('BackupDetails', ddb.backup_details(b));
+END $$;
+
+-- RestoreTableFromBackup: a new table from a backup, with DynamoDB's
+-- overrides; takes CreateTable's privilege and the right to read the
+-- backup (docs/security.md).
+CREATE OR REPLACE FUNCTION ddb.api_restore_table_from_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    target text := request->>'TargetTableName';
+    b ddb.backups;
+BEGIN
+    IF target IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('targetTableName', target);
+    b := ddb.require_backup(request->>'BackupArn');
+    PERFORM ddb.check_table_access(target, 'RestoreTableFromBackup', 'create');
+    PERFORM ddb.require_backup_access(b, 'RestoreTableFromBackup', 'read');
+    -- its relation held: no DeleteBackup meanwhile (and once this commits,
+    -- the restore is in progress); a lock its reader may take, where a lock
+    -- of the catalog's row is not
+    EXECUTE format('LOCK TABLE ddb_backups.%I IN ACCESS SHARE MODE', b.relation_name);
+    b := ddb.require_backup(b.backup_arn);
+    RETURN jsonb_build_object('TableDescription', ddb.start_restore(
+        target, b.description, request, 'ddb.backup_items(jsonb)'::regprocedure,
+        jsonb_build_object('BackupArn', b.backup_arn),
+        jsonb_build_object('SourceBackupArn', b.backup_arn, 'SourceTableArn', b.table_arn,
+                           'RestoreDateTime', extract(epoch FROM b.created_at))));
+END $$;

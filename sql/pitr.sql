@@ -88,6 +88,11 @@ BEGIN ATOMIC
     SELECT greatest(c.enabled_at, as_of - make_interval(days => c.recovery_period_days)), as_of;
 END;
 
+-- Writes a table's row of ddb.continuous_backups (row: its columns as JSON;
+-- NULL deletes it) as the catalog's owner, for the table's owner.
+CREATE FUNCTION ddb.write_continuous_backups(table_name text, "row" jsonb) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_write_continuous_backups' LANGUAGE C VOLATILE;
+
 -- Turns a table's point-in-time recovery on (or sets its recovery period,
 -- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
 -- on copies the table's items into the new history as versions of this
@@ -98,10 +103,11 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    t ddb.tables := ddb.require_table(table_name, true);
+    t ddb.tables := ddb.require_table(table_name);
     history name := ddb.pitr_history_name(t.relation_name);
     key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
     enabled_at timestamptz;
+    c ddb.continuous_backups;
 BEGIN
     IF enabled IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null');
@@ -115,20 +121,24 @@ BEGIN
         PERFORM ddb.drop_pitr_history(t.table_name);
         RETURN;
     END IF;
-    UPDATE ddb.continuous_backups c SET recovery_period_days = set_continuous_backups.recovery_period_days
-    WHERE c.table_name = t.table_name;
-    IF FOUND THEN
-        RETURN;
-    END IF;
     -- the first versions are the items as this statement sees them: a
     -- snapshot older than the lock below could miss a write committed before it
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
+    IF current_setting('transaction_isolation') <> 'read committed'
+       AND NOT EXISTS (SELECT FROM ddb.continuous_backups b WHERE b.table_name = t.table_name) THEN
         RAISE EXCEPTION USING ERRCODE = '0A000',
             MESSAGE = 'point-in-time recovery can only be enabled in a READ COMMITTED transaction',
             DETAIL = format('This transaction is %s.', current_setting('transaction_isolation'));
     END IF;
+    -- one change of a table's point-in-time recovery at a time (the lock is
+    -- the table owner's to take, where a lock of the catalog's row is not);
     -- writers wait from here until the history and its trigger are in place
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
+    IF FOUND THEN
+        c.recovery_period_days := recovery_period_days;
+        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        RETURN;
+    END IF;
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
                    'change_order integer NOT NULL, item jsonb, item_size integer)',
                    t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
@@ -147,8 +157,8 @@ BEGIN
     EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
                    'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
                    t.schema_name, t.relation_name, t.table_name, history);
-    INSERT INTO ddb.continuous_backups (table_name, history_relation, recovery_period_days, enabled_at)
-    VALUES (t.table_name, history, recovery_period_days, enabled_at);
+    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
+        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
     PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
@@ -172,7 +182,7 @@ BEGIN
     EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    DELETE FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
 END $$;
 
 -- A table's ContinuousBackupsDescription (DescribeContinuousBackups,

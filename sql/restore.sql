@@ -68,9 +68,17 @@ RETURN coalesce((SELECT CASE WHEN r.in_progress THEN '{"TableStatus": "CREATING"
 
 -- Writes the items a function returns into a table, as ddb.put_item does
 -- (the table may be CREATING: the restore's own), and returns how many it
--- wrote: SELECT item FROM items_function(items_argument).
+-- wrote: SELECT item FROM items_function(items_argument); then the restore
+-- is done (ddb.table_restores, written as its owner).  Only in the worker
+-- of the job restoring the table.
 CREATE FUNCTION ddb.restore_items(target_table text, items_function regprocedure, items_argument jsonb) RETURNS bigint
     AS 'MODULE_PATHNAME', 'ddb_restore_items' LANGUAGE C VOLATILE;
+
+-- Records a restore just started in ddb.table_restores, as its owner: for
+-- the new table's owner, whose transaction started the job
+-- (restore_summary as ddb.start_restore takes it).
+CREATE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
 
 -- The secondary indexes of a restored table, as CreateTable takes them:
 -- the source's (kind: 'Global' or 'Local'), or the override's, each of
@@ -208,24 +216,19 @@ BEGIN
     PERFORM ddb.api_create_table(ddb.restored_table_request(target_table, source_description, coalesce(overrides, '{}')));
     job := ddb.start_job('restore', jsonb_build_object('TableName', target_table, 'ItemsFunction', items_function::text,
                                                        'ItemsArgument', items_argument));
-    INSERT INTO ddb.table_restores (table_name, job_id, source_backup_arn, source_table_arn, restore_date_time)
-    VALUES (target_table, job, restore_summary->>'SourceBackupArn', restore_summary->>'SourceTableArn',
-            to_timestamp((restore_summary->>'RestoreDateTime')::double precision));
+    PERFORM ddb.record_restore(target_table, job, restore_summary);
     RETURN ddb.describe_table(target_table) || ddb.restore_description(target_table);
 END $$;
 
 -- The restore job (a step of kind 'restore', as the restoring role): every
--- item, then the table ACTIVE, in one transaction.
+-- item, then the table ACTIVE, in one transaction (ddb.restore_items).
 CREATE FUNCTION ddb.job_restore(job_id integer, spec jsonb, progress jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    items bigint := ddb.restore_items(spec->>'TableName', (spec->>'ItemsFunction')::regprocedure, spec->'ItemsArgument');
 BEGIN
-    UPDATE ddb.table_restores r SET in_progress = false
-    WHERE r.table_name = spec->>'TableName' AND r.job_id = job_restore.job_id;
-    RETURN jsonb_build_object('done', true, 'items', items);
+    RETURN jsonb_build_object('done', true, 'items', ddb.restore_items(
+        spec->>'TableName', (spec->>'ItemsFunction')::regprocedure, spec->'ItemsArgument'));
 END $$;
 
 -- A failed restore's table goes (when it is still the one the job was filling).
@@ -258,8 +261,11 @@ BEGIN
     b := ddb.require_backup(request->>'BackupArn');
     PERFORM ddb.check_table_access(target, 'RestoreTableFromBackup', 'create');
     PERFORM ddb.require_backup_access(b, 'RestoreTableFromBackup', 'read');
-    -- held FOR SHARE: no DeleteBackup meanwhile (and once this commits, the restore is in progress)
-    b := ddb.require_backup(b.backup_arn, 'share');
+    -- its relation held: no DeleteBackup meanwhile (and once this commits,
+    -- the restore is in progress); a lock its reader may take, where a lock
+    -- of the catalog's row is not
+    EXECUTE format('LOCK TABLE ddb_backups.%I IN ACCESS SHARE MODE', b.relation_name);
+    b := ddb.require_backup(b.backup_arn);
     RETURN jsonb_build_object('TableDescription', ddb.start_restore(
         target, b.description, request, 'ddb.backup_items(jsonb)'::regprocedure,
         jsonb_build_object('BackupArn', b.backup_arn),

@@ -2,21 +2,82 @@
  * restore_items.c — ddb.restore_items(target, items_function, argument):
  * the items a function returns written into a table being restored, as
  * ddb.put_item writes them (indexes are filled by their trigger as items
- * arrive).  The restore job calls it (sql/restore.sql); while it runs,
- * this backend may write the table although it is CREATING.
+ * arrive), and the restore marked done.  The restore job calls it
+ * (sql/restore.sql); while it runs, this backend may write the table
+ * although it is CREATING.  And ddb.record_restore, the restore's row of
+ * ddb.table_restores.  Both write that catalog as its owner, after
+ * checking their caller, as the catalog writes a check precedes do
+ * (docs/security.md): the restoring role needs no privilege on it.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 
+#include "../jobs/jobs.h"
 #include "../table/table_def.h"
 
 PG_FUNCTION_INFO_V1(ddb_restore_items);
+PG_FUNCTION_INFO_V1(ddb_record_restore);
 
-/* ddb.restore_items(target_table, items_function, items_argument): the number of items written. */
+/* True when this backend holds a lock of job id (JOB_REQUEST_LOCK: its transaction started it; JOB_RUN_LOCK: it runs it). */
+static bool
+holds_job_lock(uint32 key, int32 id)
+{
+	LOCKTAG		tag;
+
+	job_lock_tag(&tag, key, id);
+	return LockHeldByMe(&tag, ExclusiveLock);
+}
+
+/* Runs a statement on ddb.table_restores as its owner (SPI connected); the rows it touched. */
+static uint64
+write_restores(const char *sql, int nargs, Oid *argtypes, Datum *args)
+{
+	OwnerContext saved;
+	int			rc;
+
+	owner_context_enter(ddb_relation_oid("table_restores"), &saved);
+	rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
+	owner_context_exit(&saved);
+	if (rc < 0)
+		elog(ERROR, "ddb_model: could not write ddb.table_restores");
+	return SPI_processed;
+}
+
+/*
+ * ddb.record_restore(table_name, job_id, restore_summary): the row of
+ * ddb.table_restores of a restore just started (ddb.start_restore), for
+ * the new table's owner whose transaction started the job.
+ */
+Datum
+ddb_record_restore(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		job = PG_GETARG_INT32(1);
+	Oid			argtypes[3] = {TEXTOID, INT4OID, JSONBOID};
+	Datum		args[3] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)};
+	TableDef   *def = table_def_find(name);
+
+	if (def == NULL || !pg_class_ownercheck(def->relid, GetUserId()) || !holds_job_lock(JOB_REQUEST_LOCK, job))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a restore of %s is recorded by the owner of the table, with the job its transaction started", name)));
+	SPI_connect();
+	write_restores("INSERT INTO ddb.table_restores (table_name, job_id, source_backup_arn, source_table_arn, restore_date_time) "
+				   "VALUES ($1, $2, $3 OPERATOR(pg_catalog.->>) 'SourceBackupArn', $3 OPERATOR(pg_catalog.->>) 'SourceTableArn', "
+				   "pg_catalog.to_timestamp(($3 OPERATOR(pg_catalog.->>) 'RestoreDateTime')::pg_catalog.float8))",
+				   3, argtypes, args);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/* ddb.restore_items(target_table, items_function, items_argument): the number of items written; the restore is then done. */
 Datum
 ddb_restore_items(PG_FUNCTION_ARGS)
 {
@@ -27,6 +88,7 @@ ddb_restore_items(PG_FUNCTION_ARGS)
 	char	   *sql;
 	const char *outer;
 	volatile int64 items = 0;
+	volatile int32 job = 0;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -40,6 +102,22 @@ ddb_restore_items(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
 				 errmsg("the items function %u of a restore does not exist", function)));
+	/* only the worker of the job restoring the table writes it while it is CREATING */
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT job_id FROM ddb.table_restores WHERE table_name OPERATOR(pg_catalog.=) $1 AND in_progress",
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read the restore of %s", target);
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+
+		job = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	if (job == 0 || !holds_job_lock(JOB_RUN_LOCK, job))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("ddb.restore_items writes %s only for the job restoring it", target)));
 	sql = psprintf("SELECT pg_catalog.count(*) FROM (SELECT ddb.put_item($1, t.item) FROM %s($2) AS t(item)) written",
 				   quote_qualified_identifier(get_namespace_name(get_func_namespace(function)), get_func_name(function)));
 	outer = table_def_set_restoring(target);
@@ -51,6 +129,12 @@ ddb_restore_items(PG_FUNCTION_ARGS)
 		if (SPI_execute_with_args(sql, 2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "ddb_model: the restore of %s could not read its items", target);
 		items = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		/* every item is in: the table is ACTIVE when this transaction commits */
+		args[1] = Int32GetDatum(job);
+		argtypes[1] = INT4OID;
+		write_restores("UPDATE ddb.table_restores SET in_progress = false "
+					   "WHERE table_name OPERATOR(pg_catalog.=) $1 AND job_id OPERATOR(pg_catalog.=) $2",
+					   2, argtypes, args);
 		SPI_finish();
 	}
 	PG_FINALLY();

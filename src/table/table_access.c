@@ -311,3 +311,47 @@ ddb_check_backup_access(PG_FUNCTION_ARGS)
 	table_access_set_action(outer);
 	PG_RETURN_VOID();
 }
+
+PG_FUNCTION_INFO_V1(ddb_write_continuous_backups);
+
+/*
+ * ddb.write_continuous_backups(table_name, row): UpdateContinuousBackups'
+ * (and DeleteTable's, and ddb.trim_pitr_history's) write of the catalog
+ * ddb.continuous_backups, which the table's owner may make: the check as
+ * the caller, the write as the catalog's owner.  row is the table's row as
+ * JSON (its members the columns: inserted, or replacing the one there);
+ * NULL deletes it.
+ */
+Datum
+ddb_write_continuous_backups(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			argtypes[2] = {TEXTOID, JSONBOID};
+	Datum		args[2] = {PG_GETARG_DATUM(0), PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1)};
+	OwnerContext saved;
+	bool		isnull = true;
+	Oid			relid = InvalidOid;
+
+	/* the table's relation from the catalog (not its definition: DeleteTable has dropped its indexes by now) */
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', schema_name, relation_name))::pg_catalog.oid "
+							  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, true, 1)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not look up table %s", name);
+	if (SPI_processed == 1)
+		relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || !pg_class_ownercheck(relid, GetUserId()))
+		access_denied(name, NULL);
+	owner_context_enter(ddb_relation_oid("continuous_backups"), &saved);
+	if (SPI_execute_with_args(PG_ARGISNULL(1)
+							  ? "DELETE FROM ddb.continuous_backups WHERE table_name OPERATOR(pg_catalog.=) $1"
+							  : "INSERT INTO ddb.continuous_backups SELECT * FROM pg_catalog.jsonb_populate_record("
+							  "NULL::ddb.continuous_backups, $2 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('table_name', $1)) "
+							  "ON CONFLICT (table_name) DO UPDATE SET (history_relation, recovery_period_days, enabled_at) = "
+							  "(EXCLUDED.history_relation, EXCLUDED.recovery_period_days, EXCLUDED.enabled_at)",
+							  PG_ARGISNULL(1) ? 1 : 2, argtypes, args, NULL, false, 0) < 0)
+		elog(ERROR, "ddb_model: could not write the point-in-time recovery of table %s", name);
+	SPI_finish();
+	owner_context_exit(&saved);
+	PG_RETURN_VOID();
+}

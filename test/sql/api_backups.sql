@@ -314,6 +314,47 @@ SELECT ddb.revoke_tables('ddb_backup_reader', 'BkOther');
 DROP OWNED BY ddb_backup_reader;
 DROP ROLE ddb_backup_reader;
 
+-- A role with the documented privileges: CreateTable's (INSERT on
+-- ddb.tables, CREATE on the schema; and what CreateTable itself writes and
+-- reads as its caller, UPDATE on ddb.tables and SELECT on
+-- ddb.table_grants) and CreateBackup's (INSERT on ddb.backups, CREATE on
+-- ddb_backups), none on ddb.table_restores or ddb.continuous_backups:
+-- backs up, restores, turns point-in-time recovery on and restores to a
+-- moment; those catalogs are written for it after the checks
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS ddb_backup_owner;
+RESET client_min_messages;
+CREATE ROLE ddb_backup_owner NOLOGIN;
+GRANT INSERT ON ddb.tables, ddb.backups TO ddb_backup_owner;
+GRANT UPDATE ON ddb.tables TO ddb_backup_owner;
+GRANT SELECT ON ddb.table_grants TO ddb_backup_owner;
+GRANT CREATE ON SCHEMA public, ddb_backups TO ddb_backup_owner;
+SET ROLE ddb_backup_owner;
+SELECT ddb.execute('CreateTable', '{"TableName": "BkOwned", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "N"}]}')
+       -> 'TableDescription' -> 'TableStatus';
+SELECT ddb.put_item('BkOwned', '{"id": 1}');
+SELECT ddb.execute('CreateBackup', '{"TableName": "BkOwned", "BackupName": "owned"}') -> 'BackupDetails' ->> 'BackupArn' AS owned_arn \gset
+SELECT ddb.execute('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'owned_arn', 'TargetTableName', 'BkOwnedCopy'))
+       -> 'TableDescription' -> 'TableStatus';
+SELECT restored('BkOwnedCopy');
+SELECT ddb.execute('UpdateContinuousBackups', '{"TableName": "BkOwned", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}')
+       -> 'ContinuousBackupsDescription' -> 'PointInTimeRecoveryDescription' -> 'PointInTimeRecoveryStatus';
+SELECT ddb.execute('UpdateContinuousBackups', '{"TableName": "BkOwned", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true, "RecoveryPeriodInDays": 3}}')
+       -> 'ContinuousBackupsDescription' -> 'PointInTimeRecoveryDescription' -> 'RecoveryPeriodInDays';
+SELECT ddb.execute('RestoreTableToPointInTime', '{"SourceTableName": "BkOwned", "TargetTableName": "BkOwnedThen", "UseLatestRestorableTime": true}')
+       -> 'TableDescription' -> 'TableStatus';
+SELECT restored('BkOwnedThen');
+SELECT t, ddb.execute('Scan', jsonb_build_object('TableName', t)) -> 'Count' AS items FROM unnest(ARRAY['BkOwnedCopy', 'BkOwnedThen']) t;
+SELECT ddb.execute('UpdateContinuousBackups', '{"TableName": "BkOwned", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}')
+       -> 'ContinuousBackupsDescription' -> 'PointInTimeRecoveryDescription' -> 'PointInTimeRecoveryStatus';
+RESET ROLE;
+SELECT count(*) FROM (SELECT ddb.execute('DeleteTable', jsonb_build_object('TableName', t))
+                      FROM unnest(ARRAY['BkOwned', 'BkOwnedCopy', 'BkOwnedThen']) t) d;
+SELECT ddb.execute('DeleteBackup', jsonb_build_object('BackupArn', :'owned_arn')) -> 'BackupDescription' -> 'BackupDetails' -> 'BackupStatus';
+DROP OWNED BY ddb_backup_owner;
+DROP ROLE ddb_backup_owner;
+
 -- everything restored here goes
 SELECT ddb.execute('DeleteTable', jsonb_build_object('TableName', t)) -> 'TableDescription' -> 'TableStatus'
 FROM unnest(ARRAY['BkSongs', 'BkSongsCopy', 'BkSongsLean', 'BkSongsProvisioned', 'BkSongsCapped', 'BkOther']) t;
