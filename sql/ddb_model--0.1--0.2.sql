@@ -5316,3 +5316,56 @@ BEGIN
         jsonb_build_object('SourceBackupArn', b.backup_arn, 'SourceTableArn', b.table_arn,
                            'RestoreDateTime', extract(epoch FROM b.created_at))));
 END $$;
+
+ALTER TABLE ddb.continuous_backups ADD COLUMN history_from timestamptz;
+
+-- The window of a table with point-in-time recovery at a moment (as_of):
+-- from its first versions, the recovery period back, or the moment its
+-- history was trimmed to (the latest of the three), to as_of.
+CREATE OR REPLACE FUNCTION ddb.pitr_window(c ddb.continuous_backups, as_of timestamptz, OUT earliest timestamptz, OUT latest timestamptz)
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT greatest(c.enabled_at, c.history_from, as_of - make_interval(days => c.recovery_period_days)), as_of;
+END;
+
+-- Collapses the history of every table with point-in-time recovery to its
+-- window as of a moment (now, by default): the versions older than the
+-- window's start go, but for each key the one in force at the start, which
+-- goes too when it is a delete; the window never reaches back before it
+-- again (history_from).  Returns how many versions it removed; schedule it
+-- like ddb.expire (docs/ttl.md, docs/pitr.md).  A moment to come is
+-- refused: the windows would start after now.
+CREATE OR REPLACE FUNCTION ddb.trim_pitr_history(as_of timestamptz DEFAULT now()) RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c record;
+    removed bigint := 0;
+    n bigint;
+BEGIN
+    IF as_of IS NULL OR as_of > clock_timestamp() THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('the point-in-time recovery history cannot be trimmed as of %s, a moment to come',
+                             coalesce(as_of::text, 'null'));
+    END IF;
+    FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
+             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
+        -- per key, the versions up to the start, latest first: the first is in force then
+        EXECUTE format(
+            'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
+            'row_number() OVER (PARTITION BY %s ORDER BY changed_at DESC, change_order DESC) AS n '
+            'FROM %I.%I WHERE changed_at <= $1) v '
+            'WHERE h.ctid = v.ctid AND v.changed_at < $1 AND (v.n > 1 OR v.deleted)',
+            c.schema_name, c.history_relation,
+            CASE WHEN c.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END, c.schema_name, c.history_relation)
+        USING c.window_start;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        removed := removed + n;
+        IF c.history_from IS NULL OR c.history_from < c.window_start THEN
+            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+        END IF;
+    END LOOP;
+    RETURN removed;
+END $$;

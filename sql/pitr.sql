@@ -18,7 +18,8 @@ CREATE TABLE ddb.continuous_backups (
     table_name text PRIMARY KEY REFERENCES ddb.tables ON DELETE CASCADE,
     history_relation name NOT NULL,     -- in the table's schema
     recovery_period_days integer NOT NULL CHECK (recovery_period_days BETWEEN 1 AND 35),
-    enabled_at timestamptz NOT NULL     -- the time of the first versions: the earliest restorable one, until the window passes it
+    enabled_at timestamptz NOT NULL,    -- the time of the first versions: the earliest restorable one, until the window passes it
+    history_from timestamptz            -- how far ddb.trim_pitr_history has collapsed the history: nothing before is restorable
 );
 COMMENT ON TABLE ddb.continuous_backups IS 'Point-in-time recovery: the tables that have it, their history relation and recovery period';
 SELECT pg_catalog.pg_extension_config_dump('ddb.continuous_backups', '');
@@ -80,12 +81,13 @@ BEGIN
 END $$;
 
 -- The window of a table with point-in-time recovery at a moment (as_of):
--- from its first versions, or the recovery period back, to as_of.
+-- from its first versions, the recovery period back, or the moment its
+-- history was trimmed to (the latest of the three), to as_of.
 CREATE FUNCTION ddb.pitr_window(c ddb.continuous_backups, as_of timestamptz, OUT earliest timestamptz, OUT latest timestamptz)
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-    SELECT greatest(c.enabled_at, as_of - make_interval(days => c.recovery_period_days)), as_of;
+    SELECT greatest(c.enabled_at, c.history_from, as_of - make_interval(days => c.recovery_period_days)), as_of;
 END;
 
 -- Writes a table's row of ddb.continuous_backups (row: its columns as JSON;
@@ -320,8 +322,10 @@ END $$;
 -- Collapses the history of every table with point-in-time recovery to its
 -- window as of a moment (now, by default): the versions older than the
 -- window's start go, but for each key the one in force at the start, which
--- goes too when it is a delete.  Returns how many versions it removed;
--- schedule it like ddb.expire (docs/ttl.md, docs/pitr.md).
+-- goes too when it is a delete; the window never reaches back before it
+-- again (history_from).  Returns how many versions it removed; schedule it
+-- like ddb.expire (docs/ttl.md, docs/pitr.md).  A moment to come is
+-- refused: the windows would start after now.
 CREATE FUNCTION ddb.trim_pitr_history(as_of timestamptz DEFAULT now()) RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -331,6 +335,11 @@ DECLARE
     removed bigint := 0;
     n bigint;
 BEGIN
+    IF as_of IS NULL OR as_of > clock_timestamp() THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('the point-in-time recovery history cannot be trimmed as of %s, a moment to come',
+                             coalesce(as_of::text, 'null'));
+    END IF;
     FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
              FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
         -- per key, the versions up to the start, latest first: the first is in force then
@@ -344,6 +353,9 @@ BEGIN
         USING c.window_start;
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
+        IF c.history_from IS NULL OR c.history_from < c.window_start THEN
+            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+        END IF;
     END LOOP;
     RETURN removed;
 END $$;

@@ -347,8 +347,8 @@ ddb_write_continuous_backups(PG_FUNCTION_ARGS)
 							  ? "DELETE FROM ddb.continuous_backups WHERE table_name OPERATOR(pg_catalog.=) $1"
 							  : "INSERT INTO ddb.continuous_backups SELECT * FROM pg_catalog.jsonb_populate_record("
 							  "NULL::ddb.continuous_backups, $2 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('table_name', $1)) "
-							  "ON CONFLICT (table_name) DO UPDATE SET (history_relation, recovery_period_days, enabled_at) = "
-							  "(EXCLUDED.history_relation, EXCLUDED.recovery_period_days, EXCLUDED.enabled_at)",
+							  "ON CONFLICT (table_name) DO UPDATE SET (history_relation, recovery_period_days, enabled_at, history_from) = "
+							  "(EXCLUDED.history_relation, EXCLUDED.recovery_period_days, EXCLUDED.enabled_at, EXCLUDED.history_from)",
 							  PG_ARGISNULL(1) ? 1 : 2, argtypes, args, NULL, false, 0) < 0)
 		elog(ERROR, "ddb_model: could not write the point-in-time recovery of table %s", name);
 	SPI_finish();

@@ -208,13 +208,36 @@ SELECT pk, sk, item FROM ddb.pitr_items('Flat', :'flat_t1') ORDER BY pk;
 
 -- Trimming: versions before the window's start collapse to the one in force
 -- then (gone when that is a delete); with a recovery period of one day, the
--- window starts a day back
+-- window starts a day back.  Time passes here by moving a table's history
+-- (and the moment it was turned on) back: a moment to come is refused.
+CREATE FUNCTION pg_temp.age(table_name text, by interval) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('UPDATE public.%I SET changed_at = changed_at - $1', table_name || '$pitr') USING by;
+  UPDATE ddb.continuous_backups c SET enabled_at = c.enabled_at - by, history_from = c.history_from - by
+  WHERE c.table_name = age.table_name;
+END $$;
+SELECT ddb.trim_pitr_history('infinity');
 SELECT pg_temp.pitr('Flat', true, 1) #> '{PointInTimeRecoveryDescription,RecoveryPeriodInDays}' AS one_day;
-SELECT ddb.trim_pitr_history(now() + interval '1 day') AS flat_trimmed;
+SELECT pg_temp.age('Flat', interval '1 day');
+SELECT ddb.trim_pitr_history() AS flat_trimmed;
 SELECT pk, item FROM public."Flat$pitr" ORDER BY pk;
+-- what was trimmed stays gone: a longer recovery period does not reach back before it
+SELECT history_from IS NOT NULL AS flat_trimmed_to, enabled_at < history_from AS after_enabling
+FROM ddb.continuous_backups WHERE table_name = 'Flat';
+SELECT (pg_temp.pitr('Flat', true, 35) #>> '{PointInTimeRecoveryDescription,EarliestRestorableDateTime}')::numeric
+       = extract(epoch FROM history_from) AS earliest_is_the_trim
+FROM ddb.continuous_backups WHERE table_name = 'Flat';
+SELECT pg_temp.try('RestoreTableToPointInTime', jsonb_build_object('SourceTableName', 'Flat', 'TargetTableName', 'FlatGone',
+           'RestoreDateTime', extract(epoch FROM enabled_at)))
+FROM ddb.continuous_backups WHERE table_name = 'Flat';
+SELECT pg_temp.pitr('Flat', true, 1) #> '{PointInTimeRecoveryDescription,RecoveryPeriodInDays}' AS one_day_again;
 SELECT count(*) AS versions FROM public."Orders$pitr";
 SELECT ddb.trim_pitr_history() AS trimmed_now;
-SELECT ddb.trim_pitr_history(now() + interval '35 days') AS trimmed;
+SELECT pg_temp.age('Orders', interval '35 days');
+SELECT ddb.trim_pitr_history() AS trimmed;
+-- back to now, the trim forgotten: the errors below are of the window as it was turned on
+SELECT pg_temp.age('Orders', interval '-35 days');
+UPDATE ddb.continuous_backups SET history_from = NULL WHERE table_name = 'Orders';
 SELECT pk, sk, item ->> 'status' AS status FROM public."Orders$pitr" ORDER BY pk, sk;
 SELECT (SELECT coalesce(jsonb_agg(item ORDER BY pk, sk), '[]') FROM ddb.pitr_items('Orders', clock_timestamp())) = items
        AS latest_unchanged
