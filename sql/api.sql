@@ -679,6 +679,7 @@ BEGIN
     t := ddb.require_table(name);
     PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
     PERFORM ddb.refuse_restoring(name);
+    t := ddb.require_table(name);   -- a restore that lost its worker took its table with it
     IF t.model IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);

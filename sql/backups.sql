@@ -159,14 +159,14 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    PERFORM ddb.refuse_restoring(name, 'YD024', 'Table is being restored: %s');
     SELECT * INTO t FROM ddb.tables WHERE table_name = name;
-    EXECUTE format('LOCK TABLE %I.%I IN SHARE UPDATE EXCLUSIVE MODE', t.schema_name, t.relation_name);
-    SELECT * INTO t FROM ddb.tables WHERE table_name = name;
-    IF NOT FOUND THEN   -- deleted meanwhile
-        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    IF FOUND THEN
+        EXECUTE format('LOCK TABLE %I.%I IN SHARE UPDATE EXCLUSIVE MODE', t.schema_name, t.relation_name);
+        SELECT * INTO t FROM ddb.tables WHERE table_name = name;
     END IF;
-    IF ddb.table_restoring(name) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
+    IF NOT FOUND THEN   -- deleted meanwhile (or with its restore, which had lost its worker)
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     -- one statement, one snapshot: the items as they were when it began (expired ones are no longer items)
     EXECUTE format('CREATE TABLE ddb_backups.%I AS SELECT item, item_size FROM %I.%I WHERE ddb.ttl_visible(expires_at)',

@@ -5111,9 +5111,7 @@ BEGIN
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
     PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
-    IF ddb.table_restoring(target_table) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || target_table;
-    END IF;
+    PERFORM ddb.refuse_restoring(target_table, 'YD024', 'Table is being restored: %s');
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;
     END IF;
@@ -5262,14 +5260,14 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    PERFORM ddb.refuse_restoring(name, 'YD024', 'Table is being restored: %s');
     SELECT * INTO t FROM ddb.tables WHERE table_name = name;
-    EXECUTE format('LOCK TABLE %I.%I IN SHARE UPDATE EXCLUSIVE MODE', t.schema_name, t.relation_name);
-    SELECT * INTO t FROM ddb.tables WHERE table_name = name;
-    IF NOT FOUND THEN   -- deleted meanwhile
-        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    IF FOUND THEN
+        EXECUTE format('LOCK TABLE %I.%I IN SHARE UPDATE EXCLUSIVE MODE', t.schema_name, t.relation_name);
+        SELECT * INTO t FROM ddb.tables WHERE table_name = name;
     END IF;
-    IF ddb.table_restoring(name) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || name;
+    IF NOT FOUND THEN   -- deleted meanwhile (or with its restore, which had lost its worker)
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
     -- one statement, one snapshot: the items as they were when it began (expired ones are no longer items)
     EXECUTE format('CREATE TABLE ddb_backups.%I AS SELECT item, item_size FROM %I.%I WHERE ddb.ttl_visible(expires_at)',
@@ -5368,4 +5366,291 @@ BEGIN
         END IF;
     END LOOP;
     RETURN removed;
+END $$;
+
+DROP FUNCTION ddb.refuse_restoring(text);
+
+-- Raises an error for a table being restored (its restore running: a
+-- restore whose worker is gone ends here, and its table goes): by
+-- default ResourceInUseException (YD005), as the operations that change a
+-- table wait for its restore, as DynamoDB's wait for CREATING to end;
+-- others give their own DynamoDB error (errcode, and message with %s for the table's name).
+CREATE FUNCTION ddb.refuse_restoring(table_name text, errcode text DEFAULT 'YD005',
+                                     message text DEFAULT 'Attempt to change a resource which is still in use: Table is being created: %s')
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF ddb.restore_running(table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = errcode, MESSAGE = format(message, table_name);
+    END IF;
+END $$;
+
+-- Starts a restore (docs/backups.md, "Restores"): creates target_table,
+-- CREATING, from source_description (a TableDescription as DescribeTable
+-- gives it: KeySchema, AttributeDefinitions, BillingModeSummary,
+-- ProvisionedThroughput, GlobalSecondaryIndexes, LocalSecondaryIndexes)
+-- with overrides (RestoreTableFromBackup's and RestoreTableToPointInTime's
+-- *Override members: the request itself will do), and starts the job that
+-- writes SELECT item FROM items_function(items_argument) into it (natural
+-- items, as ddb.put_item takes them; items_function takes one jsonb and
+-- returns SETOF jsonb, and is called by the job with the privileges of the
+-- caller) and then makes it ACTIVE.  restore_summary is the RestoreSummary
+-- DescribeTable will show: SourceTableArn, RestoreDateTime (epoch
+-- seconds), SourceBackupArn if any.  Returns the new table's
+-- TableDescription.  TableAlreadyExistsException (YD023) or
+-- TableInUseException (YD024) when the name is taken, LimitExceededException
+-- when no background worker is free.  The caller authorizes: it checks
+-- nothing but what CreateTable checks.
+CREATE OR REPLACE FUNCTION ddb.start_restore(target_table text, source_description jsonb, overrides jsonb,
+                                  items_function regprocedure, items_argument jsonb,
+                                  restore_summary jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    job integer;
+BEGIN
+    PERFORM ddb.check_name('targetTableName', target_table);
+    IF NOT EXISTS (SELECT FROM pg_proc p WHERE p.oid = items_function AND p.pronargs = 1 AND p.proretset
+                                         AND p.proargtypes[0] = 'jsonb'::regtype AND p.prorettype = 'jsonb'::regtype) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('the items function of a restore takes one jsonb and returns SETOF jsonb, not %s', items_function);
+    END IF;
+    IF restore_summary->>'SourceTableArn' IS NULL OR jsonb_typeof(restore_summary->'RestoreDateTime') IS DISTINCT FROM 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'the restore summary of a restore has a SourceTableArn and a RestoreDateTime (epoch seconds)';
+    END IF;
+    -- one creation of a name at a time, as ddb.create_table takes it
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
+    PERFORM ddb.refuse_restoring(target_table, 'YD024', 'Table is being restored: %s');
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;
+    END IF;
+    PERFORM ddb.api_create_table(ddb.restored_table_request(target_table, source_description, coalesce(overrides, '{}')));
+    job := ddb.start_job('restore', jsonb_build_object('TableName', target_table, 'ItemsFunction', items_function::text,
+                                                       'ItemsArgument', items_argument));
+    PERFORM ddb.record_restore(target_table, job, restore_summary);
+    RETURN ddb.describe_table(target_table) || ddb.restore_description(target_table);
+END $$;
+
+-- CreateBackup: the table's items as one snapshot sees them, copied into a
+-- relation of the backup's own, and its description.  Takes ownership of
+-- the table (docs/security.md), whose relation it locks SHARE UPDATE
+-- EXCLUSIVE (the owner's to take, where a lock of the catalog's row is
+-- not), so that no DeleteTable, no index added or removed and no
+-- point-in-time recovery turned on changes it meanwhile, while writers go on.
+CREATE OR REPLACE FUNCTION ddb.api_create_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text;
+    t ddb.tables;
+    id text := lpad(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text, 14, '0')
+               || '-' || left(replace(gen_random_uuid()::text, '-', ''), 8);
+    stats record;
+    b ddb.backups;
+BEGIN
+    IF request->>'TableName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF request->>'BackupName' IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''backupName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    name := ddb.backup_table_name(request->>'TableName');
+    PERFORM ddb.check_name('backupName', request->>'BackupName');
+    IF NOT EXISTS (SELECT FROM ddb.tables WHERE table_name = name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    PERFORM ddb.check_table_access(name, 'CreateBackup', 'own');
+    PERFORM ddb.refuse_restoring(name, 'YD024', 'Table is being restored: %s');
+    SELECT * INTO t FROM ddb.tables WHERE table_name = name;
+    IF FOUND THEN
+        EXECUTE format('LOCK TABLE %I.%I IN SHARE UPDATE EXCLUSIVE MODE', t.schema_name, t.relation_name);
+        SELECT * INTO t FROM ddb.tables WHERE table_name = name;
+    END IF;
+    IF NOT FOUND THEN   -- deleted meanwhile (or with its restore, which had lost its worker)
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    -- one statement, one snapshot: the items as they were when it began (expired ones are no longer items)
+    EXECUTE format('CREATE TABLE ddb_backups.%I AS SELECT item, item_size FROM %I.%I WHERE ddb.ttl_visible(expires_at)',
+                   id, t.schema_name, t.relation_name);
+    EXECUTE format('COMMENT ON TABLE ddb_backups.%I IS %L', id,
+                   format('Items of DynamoDB backup %s of table %s (ddb_model)', request->>'BackupName', name));
+    EXECUTE format('SELECT count(*) AS items, coalesce(sum(item_size), 0) AS bytes FROM ddb_backups.%I', id) INTO stats;
+    INSERT INTO ddb.backups (backup_arn, backup_name, table_name, table_arn, table_id, relation_name, created_at,
+                             size_bytes, item_count, description)
+    VALUES (ddb.backup_arn(name, id), request->>'BackupName', name, ddb.table_arn(name), ddb.table_id(t), id,
+            clock_timestamp(), stats.bytes, stats.items,
+            ddb.describe_table(name) || jsonb_build_object('ItemCount', stats.items, 'TableSizeBytes', stats.bytes)
+            || (ddb.api_describe_time_to_live(jsonb_build_object('TableName', name))))
+    RETURNING * INTO b;
+    RETURN jsonb_build_object('BackupDetails', ddb.backup_details(b));
+END $$;
+
+-- UpdateContinuousBackups: PointInTimeRecoverySpecification's
+-- PointInTimeRecoveryEnabled and RecoveryPeriodInDays (1 to 35, 35 when not given).
+CREATE OR REPLACE FUNCTION ddb.api_update_continuous_backups(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    spec jsonb := nullif(request->'PointInTimeRecoverySpecification', 'null');
+    enabled jsonb := nullif(spec->'PointInTimeRecoveryEnabled', 'null');
+    days jsonb := nullif(spec->'RecoveryPeriodInDays', 'null');
+    broken text[] := '{}';
+    t ddb.tables;
+BEGIN
+    IF nullif(request->'TableName', 'null') IS NULL THEN
+        broken := broken || 'Value null at ''tableName'' failed to satisfy constraint: Member must not be null'::text;
+    END IF;
+    IF spec IS NULL THEN
+        broken := broken || 'Value null at ''pointInTimeRecoverySpecification'' failed to satisfy constraint: Member must not be null'::text;
+    ELSIF jsonb_typeof(spec) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006',
+            MESSAGE = 'Unexpected value type in payload for PointInTimeRecoverySpecification: expected an object';
+    ELSE
+        IF enabled IS NULL THEN
+            broken := broken || 'Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null'::text;
+        ELSIF jsonb_typeof(enabled) <> 'boolean' THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006',
+                MESSAGE = 'Unexpected value type in payload for PointInTimeRecoveryEnabled: expected a boolean';
+        END IF;
+        IF days IS NOT NULL AND (jsonb_typeof(days) <> 'number' OR days::numeric <> trunc(days::numeric)) THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD006',
+                MESSAGE = 'Unexpected value type in payload for RecoveryPeriodInDays: expected an integer';
+        ELSIF days::numeric NOT BETWEEN 1 AND 35 THEN
+            broken := broken || format('Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
+                                       days, CASE WHEN days::numeric > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END);
+        END IF;
+    END IF;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
+    END IF;
+    t := ddb.pitr_table(request->>'TableName', 'tableName');
+    PERFORM ddb.check_table_access(t.table_name, 'UpdateContinuousBackups', 'own');
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD030',
+            MESSAGE = format('Backups are not available for table %s: it belongs to the %s model, installed with the extension',
+                             t.table_name, t.model);
+    END IF;
+    -- DynamoDB's answer while a table is CREATING (here: being restored, sql/restore.sql)
+    PERFORM ddb.refuse_restoring(t.table_name, 'YD030', 'Backups are being enabled for the table: %s. Please retry later');
+    PERFORM ddb.set_continuous_backups(t.table_name, enabled::boolean, coalesce(days::numeric::integer, 35));
+    RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
+END $$;
+
+-- UpdateTable: billing mode and throughput, GlobalSecondaryIndexUpdates
+-- (Create, Update of throughput and settings, Delete), and the table
+-- settings of sql/table_settings.sql.
+CREATE OR REPLACE FUNCTION ddb.api_update_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := request->>'TableName';
+    t ddb.tables;
+    u jsonb;
+    c jsonb;
+    types jsonb := '{}';
+    d jsonb;
+    gkeys record;
+    mode text;
+    position bigint;
+    units record;
+    missing text;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''tableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('tableName', name);
+    -- what the request asks, checked before the table is looked up, as DynamoDB validates
+    PERFORM ddb.check_update_concerns(request);
+    t := ddb.require_table(name);
+    PERFORM ddb.check_table_access(name, 'UpdateTable', 'own');
+    PERFORM ddb.refuse_restoring(name);
+    t := ddb.require_table(name);   -- a restore that lost its worker took its table with it
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model', name, t.model);
+    END IF;
+    PERFORM ddb.keep_warm_throughput(name);
+    IF request ? 'BillingMode' OR request ? 'ProvisionedThroughput' THEN
+        mode := coalesce(request->>'BillingMode', t.billing_mode);
+        IF mode = 'PROVISIONED' AND t.billing_mode = 'PROVISIONED'
+           AND (request->'ProvisionedThroughput'->>'ReadCapacityUnits')::integer IS NOT DISTINCT FROM t.read_capacity
+           AND (request->'ProvisionedThroughput'->>'WriteCapacityUnits')::integer IS NOT DISTINCT FROM t.write_capacity THEN
+            PERFORM ddb.validation_error(format(
+                'The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: %s. Requested ReadCapacityUnits: %s. Current WriteCapacityUnits provisioned for the table: %s. Requested WriteCapacityUnits: %s. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.',
+                t.read_capacity, t.read_capacity, t.write_capacity, t.write_capacity));
+        END IF;
+        PERFORM ddb.set_billing(name, mode,
+                                CASE WHEN mode = 'PROVISIONED' THEN coalesce(request->'ProvisionedThroughput',
+                                    jsonb_build_object('ReadCapacityUnits', t.read_capacity, 'WriteCapacityUnits', t.write_capacity))
+                                     ELSE request->'ProvisionedThroughput' END);
+        IF mode = 'PAY_PER_REQUEST' THEN
+            UPDATE ddb.indexes i SET read_capacity = 0, write_capacity = 0 WHERE i.table_name = name;
+        ELSIF t.billing_mode = 'PAY_PER_REQUEST' THEN
+            -- to PROVISIONED: every global index gets its own throughput in this request
+            SELECT i.index_name INTO missing FROM ddb.indexes i
+            WHERE i.table_name = name AND NOT i.local
+              AND NOT EXISTS (SELECT FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) u
+                              WHERE u.value->'Update'->>'IndexName' = i.index_name)
+            ORDER BY i.index_name LIMIT 1;
+            IF missing IS NOT NULL THEN
+                PERFORM ddb.validation_error(format(
+                    'One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s', missing));
+            END IF;
+        END IF;
+    END IF;
+    mode := (SELECT tables.billing_mode FROM ddb.tables WHERE tables.table_name = name);
+    FOR d IN SELECT value FROM jsonb_array_elements(coalesce(request->'AttributeDefinitions', '[]')) LOOP
+        PERFORM ddb.check_key_type(d->>'AttributeName', d->>'AttributeType');
+        types := types || jsonb_build_object(d->>'AttributeName', d->>'AttributeType');
+    END LOOP;
+    FOR u, position IN SELECT value, ordinality
+                       FROM jsonb_array_elements(coalesce(request->'GlobalSecondaryIndexUpdates', '[]')) WITH ORDINALITY LOOP
+        IF u ? 'Create' THEN
+            c := u->'Create';
+            gkeys := ddb.read_key_schema(c->'KeySchema', 'globalSecondaryIndexUpdates.1.member.create.keySchema', true);
+            IF EXISTS (SELECT FROM unnest(array_remove(ARRAY[gkeys.hash_key, gkeys.range_key] || gkeys.extra_hash_keys
+                                                       || gkeys.extra_range_keys, NULL)) k
+                       WHERE NOT types ? k) THEN
+                PERFORM ddb.validation_error('One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions');
+            END IF;
+            PERFORM ddb.create_requested_index(name, c, types, false,
+                                               format('globalSecondaryIndexUpdates.%s.member.create', position));
+        ELSIF u ? 'Delete' THEN
+            PERFORM ddb.drop_index(name, u->'Delete'->>'IndexName');
+        ELSIF u ? 'Update' THEN
+            -- a global index's throughput, on-demand maxima or warm throughput
+            c := u->'Update';
+            IF NOT EXISTS (SELECT FROM ddb.indexes i
+                           WHERE i.table_name = name AND i.index_name = c->>'IndexName' AND NOT i.local) THEN
+                RAISE EXCEPTION USING ERRCODE = 'YD004',
+                    MESSAGE = format('Requested resource not found: Index: %s not found', c->>'IndexName');
+            END IF;
+            IF coalesce(jsonb_typeof(c->'ProvisionedThroughput'), 'null') <> 'null' THEN
+                units := ddb.index_throughput(c, mode, format('globalSecondaryIndexUpdates.%s.member.update', position));
+                UPDATE ddb.indexes i SET read_capacity = units.reads, write_capacity = units.writes
+                WHERE i.table_name = name AND i.index_name = c->>'IndexName';
+            ELSIF coalesce(jsonb_typeof(c->'OnDemandThroughput'), 'null') = 'null'
+                  AND coalesce(jsonb_typeof(c->'WarmThroughput'), 'null') = 'null' THEN
+                PERFORM ddb.validation_error(format(
+                    '1 validation error detected: Value null at ''globalSecondaryIndexUpdates.%s.member.update.provisionedThroughput'' failed to satisfy constraint: Member must not be null',
+                    position));
+            END IF;
+            PERFORM ddb.set_index_settings(name, c, false);
+        ELSE
+            PERFORM ddb.validation_error('One or more parameter values were invalid: a GlobalSecondaryIndexUpdate is Create, Update or Delete');
+        END IF;
+    END LOOP;
+    PERFORM ddb.set_table_settings(name, request, false);
+    IF request ? 'StreamSpecification' THEN
+        PERFORM ddb.set_stream(name, request->'StreamSpecification');
+    END IF;
+    RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;

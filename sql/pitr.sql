@@ -251,10 +251,7 @@ BEGIN
                              t.table_name, t.model);
     END IF;
     -- DynamoDB's answer while a table is CREATING (here: being restored, sql/restore.sql)
-    IF ddb.table_restoring(t.table_name) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD030',
-            MESSAGE = format('Backups are being enabled for the table: %s. Please retry later', t.table_name);
-    END IF;
+    PERFORM ddb.refuse_restoring(t.table_name, 'YD030', 'Backups are being enabled for the table: %s. Please retry later');
     PERFORM ddb.set_continuous_backups(t.table_name, enabled::boolean, coalesce(days::numeric::integer, 35));
     RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
 END $$;

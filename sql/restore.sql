@@ -28,17 +28,20 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN EXISTS (SELECT FROM ddb.table_restores r WHERE r.table_name = table_restoring.table_name AND r.in_progress);
 
--- Raises ResourceInUseException (YD005) for a table being restored: the
--- operations that change a table wait for its restore, as DynamoDB's wait
--- for CREATING to end.
-CREATE FUNCTION ddb.refuse_restoring(table_name text) RETURNS void
-LANGUAGE plpgsql STABLE
+-- Raises an error for a table being restored (its restore running: a
+-- restore whose worker is gone ends here, and its table goes): by
+-- default ResourceInUseException (YD005), as the operations that change a
+-- table wait for its restore, as DynamoDB's wait for CREATING to end;
+-- others give their own DynamoDB error (errcode, and message with %s for the table's name).
+CREATE FUNCTION ddb.refuse_restoring(table_name text, errcode text DEFAULT 'YD005',
+                                     message text DEFAULT 'Attempt to change a resource which is still in use: Table is being created: %s')
+RETURNS void
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF ddb.table_restoring(table_name) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD005',
-            MESSAGE = 'Attempt to change a resource which is still in use: Table is being created: ' || table_name;
+    IF ddb.restore_running(table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = errcode, MESSAGE = format(message, table_name);
     END IF;
 END $$;
 
@@ -207,9 +210,7 @@ BEGIN
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
     PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
-    IF ddb.table_restoring(target_table) THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || target_table;
-    END IF;
+    PERFORM ddb.refuse_restoring(target_table, 'YD024', 'Table is being restored: %s');
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;
     END IF;

@@ -296,6 +296,30 @@ SELECT d -> 'TableStatus' AS status, d -> 'RestoreSummary' AS summary
 FROM masked(ddb.execute('DescribeTable', '{"TableName": "BkDoomed"}') -> 'Table') d;
 SELECT status, error FROM ddb.jobs WHERE spec->>'TableName' = 'BkDoomed';
 SELECT try('DescribeTable', '{"TableName": "BkDoomed"}');
+-- CreateBackup, a restore to its name and UpdateContinuousBackups see such a restore ended too (not TableInUseException)
+CREATE FUNCTION doom(t text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM ddb.start_restore(t, ddb.execute('DescribeTable', '{"TableName": "BkOther"}') -> 'Table', '{}', 'slow_items(jsonb)', '{}',
+                            '{"SourceTableArn": "arn:aws:dynamodb:ddb-model:000000000000:table/BkOther", "RestoreDateTime": 0}');
+  RETURN true;
+END $$;
+SELECT doom('BkDoomed');
+SELECT pg_sleep(0.3);
+SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb_model job';
+SELECT no_workers();
+SELECT try('CreateBackup', '{"TableName": "BkDoomed", "BackupName": "doomed"}');
+SELECT doom('BkDoomed');
+SELECT pg_sleep(0.3);
+SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb_model job';
+SELECT no_workers();
+SELECT try('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'other_1', 'TargetTableName', 'BkDoomed')) <> '' AS restored_again;
+SELECT restored('BkDoomed');
+SELECT doom('BkDoomed2');
+SELECT pg_sleep(0.3);
+SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb_model job';
+SELECT no_workers();
+SELECT try('UpdateContinuousBackups', '{"TableName": "BkDoomed2", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
+SELECT ddb.execute('DeleteTable', '{"TableName": "BkDoomed"}') -> 'TableDescription' -> 'TableStatus';
 
 -- Who may: CreateBackup takes the table's ownership, DescribeBackup reading the backup
 SELECT backup_arn AS other_2 FROM ddb.backups WHERE backup_name = 'other-2' \gset
