@@ -32,6 +32,19 @@
 /* The action being served, for refusals (NULL: a SQL function's own). */
 static const char *current_action = NULL;
 
+/* The action a SQL check function names while it runs, copied here: an
+ * error raised meanwhile leaves current_action pointing at it, not at the
+ * caller's memory, which may be freed by then. */
+static char check_action[64];
+
+/* Names the action of a check for the refusals it raises (a copy of it); returns the one it replaces. */
+static const char *
+set_check_action(const char *action)
+{
+	strlcpy(check_action, action, sizeof(check_action));
+	return table_access_set_action(check_action);
+}
+
 /* Names the action being served; see table_access.h. */
 const char *
 table_access_set_action(const char *action)
@@ -218,7 +231,7 @@ PG_FUNCTION_INFO_V1(ddb_set_table_tags);
 void
 table_access_check_operation(const char *table_name, const char *action, const char *access)
 {
-	const char *outer = table_access_set_action(action);
+	const char *outer = set_check_action(action);
 	TableDef   *def;
 
 	if (strcmp(access, "create") == 0 || strcmp(access, "import") == 0)
@@ -296,7 +309,7 @@ ddb_check_backup_access(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	char	   *resource = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	const char *outer = table_access_set_action(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	const char *outer = set_check_action(text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	char	   *access = text_to_cstring(PG_GETARG_TEXT_PP(3));
 	bool		allowed;
 
