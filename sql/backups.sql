@@ -52,7 +52,7 @@ RETURN ddb.check_backup_access(format('ddb_backups.%I', b.relation_name)::regcla
 
 -- The TableName of CreateBackup and ListBackups, which may also be the table's ARN, checked as a name.
 CREATE FUNCTION ddb.backup_table_name(value text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -217,7 +217,7 @@ END $$;
 -- (exclusive) and BackupType (on-demand backups are USER; SYSTEM and
 -- AWS_BACKUP list none), paged by Limit and ExclusiveStartBackupArn.
 CREATE FUNCTION ddb.api_list_backups(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -282,7 +282,7 @@ END $$;
 -- argument {"BackupArn": ...}; read as the restoring role, who must be able
 -- to read the backup.
 CREATE FUNCTION ddb.backup_items(argument jsonb) RETURNS SETOF jsonb
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE

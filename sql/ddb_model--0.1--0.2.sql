@@ -5654,3 +5654,189 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('TableDescription', ddb.describe_table(name));
 END $$;
+
+-- The TableName of CreateBackup and ListBackups, which may also be the table's ARN, checked as a name.
+CREATE OR REPLACE FUNCTION ddb.backup_table_name(value text) RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := coalesce(substring(value FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]*)$'), value);
+BEGIN
+    PERFORM ddb.check_name('tableName', name);
+    RETURN name;
+END $$;
+
+-- The items of a backup, for a restore (ddb.start_restore's items function):
+-- argument {"BackupArn": ...}; read as the restoring role, who must be able
+-- to read the backup.
+CREATE OR REPLACE FUNCTION ddb.backup_items(argument jsonb) RETURNS SETOF jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b ddb.backups := ddb.require_backup(argument->>'BackupArn');
+BEGIN
+    RETURN QUERY EXECUTE format('SELECT item FROM ddb_backups.%I', b.relation_name);
+END $$;
+
+-- The secondary indexes of a restored table, as CreateTable takes them:
+-- the source's (kind: 'Global' or 'Local'), or the override's, each of
+-- which must be one of the source's, with its KeySchema (the Projection may
+-- change, an override's OnDemandThroughput and WarmThroughput are taken); a
+-- global index's ProvisionedThroughput when the table is PROVISIONED (the
+-- override's, else the source's).
+CREATE OR REPLACE FUNCTION ddb.restored_indexes(source jsonb, overrides jsonb, kind text, billing_mode text) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    member text := kind || 'SecondaryIndexOverride';
+    wanted jsonb := coalesce(overrides->member, source->(kind || 'SecondaryIndexes'), '[]');
+    chosen jsonb := '[]';
+    g jsonb;
+    s jsonb;
+BEGIN
+    IF jsonb_typeof(wanted) <> 'array' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = format('Unexpected value type in payload for %s: expected a list', member);
+    END IF;
+    FOR g IN SELECT value FROM jsonb_array_elements(wanted) LOOP
+        SELECT value INTO s FROM jsonb_array_elements(source->(kind || 'SecondaryIndexes')) WHERE value->>'IndexName' = g->>'IndexName';
+        IF s IS NULL OR s->'KeySchema' IS DISTINCT FROM g->'KeySchema' THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: %s: the backup has no index %s with this KeySchema',
+                member, coalesce(g->>'IndexName', 'null')));
+        END IF;
+        chosen := chosen || jsonb_build_array(
+            jsonb_strip_nulls(jsonb_build_object('IndexName', s->'IndexName', 'KeySchema', s->'KeySchema',
+                                                 'Projection', coalesce(g->'Projection', s->'Projection'),
+                                                 'OnDemandThroughput', g->'OnDemandThroughput',
+                                                 'WarmThroughput', g->'WarmThroughput'))
+            || CASE WHEN kind = 'Global' AND billing_mode = 'PROVISIONED'
+                    THEN jsonb_build_object('ProvisionedThroughput',
+                             coalesce(g->'ProvisionedThroughput', (s->'ProvisionedThroughput') - 'NumberOfDecreasesToday'))
+                    ELSE '{}' END);
+    END LOOP;
+    RETURN chosen;
+END $$;
+
+-- The CreateTable request of a restored table: the source's key schema,
+-- its indexes and billing, with the overrides RestoreTableFromBackup and
+-- RestoreTableToPointInTime take (BillingModeOverride,
+-- ProvisionedThroughputOverride, OnDemandThroughputOverride,
+-- GlobalSecondaryIndexOverride, LocalSecondaryIndexOverride; an
+-- SSESpecificationOverride is checked and, as every SSE setting here,
+-- left to the server's storage).  Tags, stream and TTL settings are not
+-- restored, as in DynamoDB.
+CREATE OR REPLACE FUNCTION ddb.restored_table_request(target_table text, source jsonb, overrides jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mode text := coalesce(overrides->>'BillingModeOverride', source->'BillingModeSummary'->>'BillingMode', 'PROVISIONED');
+    sse jsonb := overrides->'SSESpecificationOverride';
+    globals jsonb;
+    locals jsonb;
+    used text[];
+BEGIN
+    IF mode NOT IN ('PROVISIONED', 'PAY_PER_REQUEST') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''billingModeOverride'' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]', mode));
+    END IF;
+    IF sse IS NOT NULL AND (jsonb_typeof(sse) <> 'object'
+                            OR jsonb_typeof(sse->'Enabled') NOT IN ('boolean', 'null')
+                            OR coalesce(sse->>'SSEType', 'KMS') NOT IN ('AES256', 'KMS')) THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''sSESpecificationOverride.sSEType'' failed to satisfy constraint: Member must satisfy enum value set: [AES256, KMS]',
+            sse->>'SSEType'));
+    END IF;
+    globals := ddb.restored_indexes(source, overrides, 'Global', mode);
+    locals := ddb.restored_indexes(source, overrides, 'Local', mode);
+    SELECT array_agg(DISTINCT k->>'AttributeName') INTO used
+    FROM jsonb_array_elements(source->'KeySchema' || coalesce((SELECT jsonb_agg(e) FROM jsonb_array_elements(globals || locals) i,
+                                                                    jsonb_array_elements(i->'KeySchema') e), '[]')) k;
+    RETURN jsonb_strip_nulls(jsonb_build_object(
+        'TableName', target_table,
+        'KeySchema', source->'KeySchema',
+        'AttributeDefinitions', (SELECT jsonb_agg(d ORDER BY d->>'AttributeName') FROM jsonb_array_elements(source->'AttributeDefinitions') d
+                                 WHERE d->>'AttributeName' = ANY (used)),
+        'BillingMode', mode,
+        'ProvisionedThroughput', CASE WHEN mode = 'PROVISIONED'
+                                      THEN coalesce(overrides->'ProvisionedThroughputOverride',
+                                                    (source->'ProvisionedThroughput') - 'NumberOfDecreasesToday')
+                                      ELSE overrides->'ProvisionedThroughputOverride' END,
+        'OnDemandThroughput', overrides->'OnDemandThroughputOverride',
+        'GlobalSecondaryIndexes', nullif(globals, '[]'),
+        'LocalSecondaryIndexes', nullif(locals, '[]')));
+END $$;
+
+-- The table a request names in member (TableName, SourceTableName: a name
+-- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
+CREATE OR REPLACE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
+    END IF;
+    IF length(name) NOT BETWEEN 1 AND 1024 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have length %s',
+            name, member, CASE WHEN name = '' THEN 'greater than or equal to 1' ELSE 'less than or equal to 1024' END));
+    END IF;
+    SELECT * INTO t FROM ddb.tables
+    WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    RETURN t;
+END $$;
+
+-- ListBackups: the backups the caller may read, in ARN order, filtered by
+-- TableName, TimeRangeLowerBound (inclusive) and TimeRangeUpperBound
+-- (exclusive) and BackupType (on-demand backups are USER; SYSTEM and
+-- AWS_BACKUP list none), paged by Limit and ExclusiveStartBackupArn.
+CREATE OR REPLACE FUNCTION ddb.api_list_backups(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page_size int := ddb.request_limit(request, 100, 100);
+    backup_type text := coalesce(request->>'BackupType', 'USER');
+    name text;
+    lower_bound timestamptz := ddb.backup_time_bound(request, 'TimeRangeLowerBound');
+    upper_bound timestamptz := ddb.backup_time_bound(request, 'TimeRangeUpperBound');
+    summaries jsonb[];
+BEGIN
+    IF backup_type NOT IN ('USER', 'SYSTEM', 'AWS_BACKUP', 'ALL') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''backupType'' failed to satisfy constraint: Member must satisfy enum value set: [USER, SYSTEM, AWS_BACKUP, ALL]',
+            backup_type));
+    END IF;
+    IF request->>'TableName' IS NOT NULL THEN
+        name := ddb.backup_table_name(request->>'TableName');
+    END IF;
+    SELECT array_agg(s ORDER BY arn COLLATE "C") INTO summaries
+    FROM (SELECT b.backup_arn AS arn,
+                 jsonb_build_object('TableName', b.table_name, 'TableId', b.table_id, 'TableArn', b.table_arn)
+                 || ddb.backup_details(b) AS s
+          FROM ddb.backups b
+          WHERE backup_type IN ('USER', 'ALL')
+            AND (name IS NULL OR b.table_name = name)
+            AND (lower_bound IS NULL OR b.created_at >= lower_bound)
+            AND (upper_bound IS NULL OR b.created_at < upper_bound)
+            AND (request->>'ExclusiveStartBackupArn' IS NULL
+                 OR b.backup_arn COLLATE "C" > (request->>'ExclusiveStartBackupArn') COLLATE "C")
+            AND ddb.table_privilege('ddb_backups', b.relation_name, 'SELECT')
+          ORDER BY b.backup_arn COLLATE "C" LIMIT page_size + 1) page;
+    summaries := coalesce(summaries, '{}');
+    IF cardinality(summaries) > page_size THEN
+        RETURN jsonb_build_object('BackupSummaries', to_jsonb(summaries[1:page_size]),
+                                  'LastEvaluatedBackupArn', summaries[page_size]->>'BackupArn');
+    END IF;
+    RETURN jsonb_build_object('BackupSummaries', to_jsonb(summaries));
+END $$;

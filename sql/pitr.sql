@@ -57,7 +57,7 @@ END $$;
 -- The table a request names in member (TableName, SourceTableName: a name
 -- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
 CREATE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE

@@ -90,7 +90,7 @@ CREATE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summ
 -- global index's ProvisionedThroughput when the table is PROVISIONED (the
 -- override's, else the source's).
 CREATE FUNCTION ddb.restored_indexes(source jsonb, overrides jsonb, kind text, billing_mode text) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -132,7 +132,7 @@ END $$;
 -- left to the server's storage).  Tags, stream and TTL settings are not
 -- restored, as in DynamoDB.
 CREATE FUNCTION ddb.restored_table_request(target_table text, source jsonb, overrides jsonb) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE

@@ -379,6 +379,15 @@ SELECT ddb.execute('DeleteBackup', jsonb_build_object('BackupArn', :'owned_arn')
 DROP OWNED BY ddb_backup_owner;
 DROP ROLE ddb_backup_owner;
 
+-- volatility: no function of backups, restores or point-in-time recovery is
+-- declared IMMUTABLE or STABLE while it calls a VOLATILE function of ddb
+SELECT f.oid::regprocedure AS declared_stricter_than_what_it_calls, g.oid::regprocedure AS calls
+FROM pg_proc f JOIN pg_namespace n ON n.oid = f.pronamespace AND n.nspname = 'ddb'
+JOIN pg_proc g ON g.pronamespace = f.pronamespace AND g.provolatile = 'v' AND f.provolatile IN ('i', 's')
+ AND f.prosrc ~ ('ddb\.' || g.proname || '\(')
+WHERE f.proname ~ '(backup|restor|pitr)' AND f.prolang <> 13
+ORDER BY 1, 2;
+
 -- everything restored here goes
 SELECT ddb.execute('DeleteTable', jsonb_build_object('TableName', t)) -> 'TableDescription' -> 'TableStatus'
 FROM unnest(ARRAY['BkSongs', 'BkSongsCopy', 'BkSongsLean', 'BkSongsProvisioned', 'BkSongsCapped', 'BkOther']) t;
