@@ -5840,3 +5840,77 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('BackupSummaries', to_jsonb(summaries));
 END $$;
+
+-- a job's role by OID (a role renamed, or dropped and made again, is not another's); a job of a role gone has none (0);
+-- the functions whose bodies use ddb.jobs' row type are made again after
+DROP FUNCTION ddb.export_description(ddb.jobs), ddb.import_description(ddb.jobs), ddb.jobs_row(integer),
+              ddb.job_of_arn(text, text, text);
+DROP POLICY starters ON ddb.jobs;
+ALTER TABLE ddb.jobs ALTER COLUMN role_name TYPE regrole USING coalesce(to_regrole(quote_ident(role_name)), 0::oid::regrole);
+ALTER TABLE ddb.jobs RENAME COLUMN role_name TO role_id;
+CREATE POLICY starters ON ddb.jobs FOR SELECT TO PUBLIC
+    USING (CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.oid = role_id) THEN false
+                ELSE pg_catalog.pg_has_role(role_id, 'USAGE') END);
+
+-- The job of kind of an ARN (the spec's arn_member), the caller's, or NULL.
+CREATE OR REPLACE FUNCTION ddb.job_of_arn(kind text, arn_member text, arn text) RETURNS ddb.jobs
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT j FROM ddb.jobs j WHERE j.kind = job_of_arn.kind AND j.spec->>arn_member = arn);
+
+-- A job's row (the caller's: ddb.jobs' policy).
+CREATE OR REPLACE FUNCTION ddb.jobs_row(job_id integer) RETURNS ddb.jobs
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT j FROM ddb.jobs j WHERE j.id = job_id);
+
+-- An export's ExportDescription, from its job.
+CREATE OR REPLACE FUNCTION ddb.export_description(j ddb.jobs) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_strip_nulls(jsonb_build_object(
+    'ExportArn', j.spec->'ExportArn',
+    'ExportStatus', j.status,
+    'StartTime', extract(epoch FROM j.created_at),
+    'EndTime', extract(epoch FROM j.ended_at),
+    'ExportManifest', CASE WHEN j.status = 'COMPLETED'
+                           THEN concat(nullif(rtrim(j.spec->>'S3Prefix', '/'), '') || '/', 'AWSDynamoDB/', j.spec->>'ExportId',
+                                       '/manifest-summary.json') END,
+    'TableArn', j.spec->'TableArn',
+    'TableId', j.spec->'TableId',
+    'ExportTime', CASE WHEN j.spec->>'ExportType' = 'FULL_EXPORT' THEN j.spec->'ExportTime' END,
+    'ClientToken', j.spec->'ClientToken',
+    'S3Bucket', j.spec->'S3Bucket',
+    'S3BucketOwner', j.spec->'S3BucketOwner',
+    'S3Prefix', j.spec->'S3Prefix',
+    'S3SseAlgorithm', j.spec->'S3SseAlgorithm',
+    'S3SseKmsKeyId', j.spec->'S3SseKmsKeyId',
+    'ExportFormat', j.spec->'ExportFormat',
+    'BilledSizeBytes', j.progress->'BilledSizeBytes',
+    'ItemCount', j.progress->'ItemCount',
+    'ExportType', j.spec->'ExportType',
+    'IncrementalExportSpecification', j.spec->'IncrementalExportSpecification'))
+    || CASE WHEN j.status = 'FAILED' THEN ddb.job_failure(j.error) ELSE '{}' END;
+
+-- An import's ImportTableDescription, from its job.
+CREATE OR REPLACE FUNCTION ddb.import_description(j ddb.jobs) RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_strip_nulls(jsonb_build_object(
+    'ImportArn', j.spec->'ImportArn',
+    'ImportStatus', j.status,
+    'TableArn', j.spec->'TableArn',
+    'TableId', j.spec->'TableId',
+    'ClientToken', j.spec->'ClientToken',
+    'S3BucketSource', j.spec->'S3BucketSource',
+    'ErrorCount', coalesce(j.progress->'ErrorCount', '0'),
+    'InputFormat', j.spec->'InputFormat',
+    'InputFormatOptions', j.spec->'InputFormatOptions',
+    'InputCompressionType', j.spec->'InputCompressionType',
+    'TableCreationParameters', j.spec->'TableCreationParameters',
+    'StartTime', extract(epoch FROM j.created_at),
+    'EndTime', extract(epoch FROM j.ended_at),
+    'ProcessedSizeBytes', coalesce(j.progress->'ProcessedSizeBytes', '0'),
+    'ProcessedItemCount', coalesce(j.progress->'ProcessedItemCount', '0'),
+    'ImportedItemCount', coalesce(j.progress->'ImportedItemCount', '0')))
+    || CASE WHEN j.status = 'FAILED' THEN ddb.job_failure(j.error) ELSE '{}' END;

@@ -20,7 +20,7 @@ CREATE TABLE ddb.jobs (
     id integer PRIMARY KEY DEFAULT nextval('ddb.job_ids'),
     kind text NOT NULL,                 -- ddb.job_<kind> does the work
     spec jsonb NOT NULL,                -- what to do, the kind's own
-    role_name name NOT NULL,            -- who started it: the work runs with its privileges
+    role_id regrole NOT NULL,           -- who started it, by OID (a role renamed, or dropped and made again, is not another's): the work runs with its privileges
     status text NOT NULL DEFAULT 'IN_PROGRESS' CHECK (status IN ('IN_PROGRESS', 'COMPLETED', 'FAILED')),
     progress jsonb NOT NULL DEFAULT '{}',   -- the counters the last step returned
     error text,                         -- why it FAILED
@@ -37,8 +37,8 @@ SELECT pg_catalog.pg_extension_config_dump('ddb.jobs', '');
 GRANT SELECT ON ddb.jobs TO PUBLIC;
 ALTER TABLE ddb.jobs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY starters ON ddb.jobs FOR SELECT TO PUBLIC
-    USING (CASE WHEN to_regrole(quote_ident(role_name)) IS NULL THEN false
-                ELSE pg_has_role(to_regrole(quote_ident(role_name)), 'USAGE') END);
+    USING (CASE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.oid = role_id) THEN false
+                ELSE pg_catalog.pg_has_role(role_id, 'USAGE') END);
 
 -- Records a job of a kind (there must be a function ddb.job_<kind>(integer,
 -- jsonb, jsonb)) and starts its background worker, which runs it once the

@@ -18,6 +18,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "../ddb_errors.h"
@@ -124,7 +125,7 @@ job_read(int32 id, Job *job)
 
 	owner_context_enter(ddb_relation_oid("jobs"), &saved);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT kind, spec, role_name, status, progress FROM ddb.jobs "
+	if (SPI_execute_with_args("SELECT kind, spec, role_id::pg_catalog.oid, status, progress FROM ddb.jobs "
 							  "WHERE id OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "ddb_model: could not read job %d", id);
 	found = SPI_processed == 1;
@@ -138,7 +139,7 @@ job_read(int32 id, Job *job)
 		job->id = id;
 		job->kind = SPI_getvalue(row, desc, 1);
 		job->spec = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 2, &isnull));
-		job->role_name = SPI_getvalue(row, desc, 3);
+		job->role = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
 		job->status = SPI_getvalue(row, desc, 4);
 		job->progress = DatumGetJsonbPCopy(SPI_getbinval(row, desc, 5, &isnull));
 		MemoryContextSwitchTo(spi);
@@ -152,14 +153,13 @@ job_read(int32 id, Job *job)
 void
 job_role_enter(const Job *job, OwnerContext *saved)
 {
-	Oid			role = get_role_oid(job->role_name, true);
-
-	if (!OidIsValid(role))
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(job->role)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("the role \"%s\" that started job %d no longer exists", job->role_name, job->id)));
+				 errmsg("the role (OID %u) that started job %d no longer exists", job->role, job->id),
+				 errhint("A job runs as the role that started it, not as another of the same name.")));
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
-	SetUserIdAndSecContext(role, saved->sec_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	SetUserIdAndSecContext(job->role, saved->sec_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 }
 
 /* A job and the error that ended it: what its failure function is called with. */
@@ -227,15 +227,14 @@ job_fail(const Job *job, const char *message)
 static int32
 insert_job(const char *kind, Jsonb *spec)
 {
-	Oid			argtypes[3] = {TEXTOID, JSONBOID, NAMEOID};
-	Datum		args[3] = {CStringGetTextDatum(kind), JsonbPGetDatum(spec),
-	CStringGetDatum(GetUserNameFromId(GetUserId(), false))};
+	Oid			argtypes[3] = {TEXTOID, JSONBOID, OIDOID};
+	Datum		args[3] = {CStringGetTextDatum(kind), JsonbPGetDatum(spec), ObjectIdGetDatum(GetUserId())};
 	OwnerContext saved;
 	bool		isnull;
 	int32		id;
 
 	owner_context_enter(ddb_relation_oid("jobs"), &saved);
-	if (SPI_execute_with_args("INSERT INTO ddb.jobs (kind, spec, role_name) VALUES ($1, $2, $3) RETURNING id",
+	if (SPI_execute_with_args("INSERT INTO ddb.jobs (kind, spec, role_id) VALUES ($1, $2, $3::pg_catalog.regrole) RETURNING id",
 							  3, argtypes, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "ddb_model: could not record the job");
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -348,9 +347,9 @@ check_job_starter(int32 id, Jsonb *spec)
 				 errmsg("permission denied to start a background job for %s", def ? def->name : "no table"),
 				 errhint("A job is started by the operation it does, for the owner of the table it names.")));
 	owner_context_enter(ddb_relation_oid("jobs"), &saved);
-	argtypes[0] = NAMEOID;
-	args[0] = CStringGetDatum(GetUserNameFromId(GetUserId(), false));
-	if (SPI_execute_with_args("SELECT id FROM ddb.jobs WHERE role_name OPERATOR(pg_catalog.=) $1 "
+	argtypes[0] = OIDOID;
+	args[0] = ObjectIdGetDatum(GetUserId());
+	if (SPI_execute_with_args("SELECT id FROM ddb.jobs WHERE role_id::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
 							  "AND status OPERATOR(pg_catalog.=) 'IN_PROGRESS' AND id OPERATOR(pg_catalog.<>) $2",
 							  2, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "ddb_model: could not count the jobs in progress");

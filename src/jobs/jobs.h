@@ -39,7 +39,7 @@ typedef struct Job
 	int32		id;
 	char	   *kind;
 	Jsonb	   *spec;
-	char	   *role_name;
+	Oid			role;			/* the role that started it (which may since be gone) */
 	char	   *status;
 	Jsonb	   *progress;
 } Job;

@@ -373,8 +373,21 @@ SELECT t, ddb.execute('Scan', jsonb_build_object('TableName', t)) -> 'Count' AS 
 SELECT ddb.execute('UpdateContinuousBackups', '{"TableName": "BkOwned", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}')
        -> 'ContinuousBackupsDescription' -> 'PointInTimeRecoveryDescription' -> 'PointInTimeRecoveryStatus';
 RESET ROLE;
+-- a job runs as the role that started it, by OID: renamed meanwhile, and another made with its old name, it still does
+BEGIN;
+SET ROLE ddb_backup_owner;
+SELECT ddb.execute('RestoreTableFromBackup', jsonb_build_object('BackupArn', :'owned_arn', 'TargetTableName', 'BkOwnedRenamed'))
+       -> 'TableDescription' -> 'TableStatus';
+RESET ROLE;
+ALTER ROLE ddb_backup_owner RENAME TO ddb_backup_owner_renamed;
+CREATE ROLE ddb_backup_owner NOLOGIN;
+COMMIT;
+SELECT restored('BkOwnedRenamed');
+SELECT role_id FROM ddb.jobs WHERE spec->>'TableName' = 'BkOwnedRenamed';
+DROP ROLE ddb_backup_owner;
+ALTER ROLE ddb_backup_owner_renamed RENAME TO ddb_backup_owner;
 SELECT count(*) FROM (SELECT ddb.execute('DeleteTable', jsonb_build_object('TableName', t))
-                      FROM unnest(ARRAY['BkOwned', 'BkOwnedCopy', 'BkOwnedThen']) t) d;
+                      FROM unnest(ARRAY['BkOwned', 'BkOwnedCopy', 'BkOwnedThen', 'BkOwnedRenamed']) t) d;
 SELECT ddb.execute('DeleteBackup', jsonb_build_object('BackupArn', :'owned_arn')) -> 'BackupDescription' -> 'BackupDetails' -> 'BackupStatus';
 DROP OWNED BY ddb_backup_owner;
 DROP ROLE ddb_backup_owner;
