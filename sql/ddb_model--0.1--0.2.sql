@@ -5070,7 +5070,8 @@ CREATE OR REPLACE FUNCTION ddb.restore_items(target_table text, items_function r
 
 -- Records a restore just started in ddb.table_restores, as its owner: for
 -- the new table's owner, whose transaction started the job
--- (restore_summary as ddb.start_restore takes it).
+-- (restore_summary as ddb.start_restore takes it, and SourceHistory, the
+-- OID of the history relation a restore to a moment reads).
 CREATE OR REPLACE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
 
@@ -5085,7 +5086,9 @@ CREATE OR REPLACE FUNCTION ddb.record_restore(table_name text, job_id integer, r
 -- returns SETOF jsonb, and is called by the job with the privileges of the
 -- caller) and then makes it ACTIVE.  restore_summary is the RestoreSummary
 -- DescribeTable will show: SourceTableArn, RestoreDateTime (epoch
--- seconds), SourceBackupArn if any.  Returns the new table's
+-- seconds), SourceBackupArn if any (and SourceHistory: the OID of the
+-- point-in-time recovery history the items come from, which no
+-- DeleteTable or trim removes meanwhile).  Returns the new table's
 -- TableDescription.  TableAlreadyExistsException (YD023) or
 -- TableInUseException (YD024) when the name is taken, LimitExceededException
 -- when no background worker is free.  The caller authorizes: it checks
@@ -5222,6 +5225,13 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
+    -- a restore in progress reads it: refused (after waiting for a restore
+    -- request reading it to commit, which holds the table)
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    IF ddb.history_in_use(format('%I.%I', t.schema_name, c.history_relation)::regclass) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
+    END IF;
     -- changes this transaction made are collected now, while the trigger is there
     -- (and go nowhere: the history is dropped)
     EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
@@ -5349,7 +5359,9 @@ BEGIN
                              coalesce(as_of::text, 'null'));
     END IF;
     FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
-             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
+             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name)
+             -- a history a restore in progress reads waits for the next trim
+             WHERE NOT ddb.history_in_use(ddb.pitr_history(t, b)) LOOP
         -- per key, the versions up to the start, latest first: the first is in force then
         EXECUTE format(
             'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
@@ -5398,7 +5410,9 @@ END $$;
 -- returns SETOF jsonb, and is called by the job with the privileges of the
 -- caller) and then makes it ACTIVE.  restore_summary is the RestoreSummary
 -- DescribeTable will show: SourceTableArn, RestoreDateTime (epoch
--- seconds), SourceBackupArn if any.  Returns the new table's
+-- seconds), SourceBackupArn if any (and SourceHistory: the OID of the
+-- point-in-time recovery history the items come from, which no
+-- DeleteTable or trim removes meanwhile).  Returns the new table's
 -- TableDescription.  TableAlreadyExistsException (YD023) or
 -- TableInUseException (YD024) when the name is taken, LimitExceededException
 -- when no background worker is free.  The caller authorizes: it checks
@@ -5914,3 +5928,197 @@ RETURN jsonb_strip_nulls(jsonb_build_object(
     'ProcessedItemCount', coalesce(j.progress->'ProcessedItemCount', '0'),
     'ImportedItemCount', coalesce(j.progress->'ImportedItemCount', '0')))
     || CASE WHEN j.status = 'FAILED' THEN ddb.job_failure(j.error) ELSE '{}' END;
+
+ALTER TABLE ddb.table_restores ADD COLUMN source_history oid;
+
+-- The items a history relation held at a moment: per key, its latest
+-- version at or before the moment, unless that is a delete.  In key order.
+CREATE OR REPLACE FUNCTION ddb.history_items(history regclass, as_of timestamptz)
+RETURNS TABLE (pk ddb.ddb_key, sk ddb.ddb_key, item jsonb, item_size integer)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    key_columns text := CASE WHEN EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = history AND a.attname = 'sk'
+                                                                        AND NOT a.attisdropped)
+                             THEN 'pk, sk' ELSE 'pk' END;
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT v.pk, %s, v.item, v.item_size FROM '
+        '(SELECT DISTINCT ON (%s) * FROM %s WHERE changed_at <= $1 ORDER BY %s, changed_at DESC, change_order DESC) v '
+        'WHERE v.item IS NOT NULL',
+        CASE WHEN key_columns = 'pk, sk' THEN 'v.sk' ELSE 'NULL::ddb.ddb_key' END, key_columns, history, key_columns)
+    USING as_of;
+END $$;
+
+-- The OID of a table's point-in-time recovery history relation.
+CREATE OR REPLACE FUNCTION ddb.pitr_history(t ddb.tables, c ddb.continuous_backups) RETURNS regclass
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN format('%I.%I', t.schema_name, c.history_relation)::regclass;
+
+-- The items of a table with point-in-time recovery as they were at a
+-- moment of its window (ddb.history_items).
+CREATE OR REPLACE FUNCTION ddb.pitr_items(table_name text, as_of timestamptz)
+RETURNS TABLE (pk ddb.ddb_key, sk ddb.ddb_key, item jsonb, item_size integer)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.pitr_table(table_name, 'tableName');
+    c ddb.continuous_backups := ddb.pitr_of(t, as_of);
+BEGIN
+    RETURN QUERY SELECT * FROM ddb.history_items(ddb.pitr_history(t, c), as_of);
+END $$;
+
+-- True while a restore in progress reads a history relation (its
+-- source_history); a restore whose worker is gone ends here.  (PL/pgSQL:
+-- ddb.table_restores, of sql/restore.sql, is made after this file.)
+CREATE OR REPLACE FUNCTION ddb.history_in_use(history regclass) RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN EXISTS (SELECT FROM ddb.table_restores r
+                   WHERE r.source_history = history::oid AND r.in_progress AND ddb.restore_running(r.table_name));
+END $$;
+
+-- The items of a table at a moment, for a restore (ddb.start_restore's
+-- items function): argument {"History": the OID of its history relation,
+-- "RestoreTime": timestamptz as text}.  The request checked the moment
+-- against the window; the job reads that history, whatever the window
+-- or the table's name have become since (no DeleteTable nor trim removes
+-- it meanwhile: ddb.history_in_use).
+CREATE OR REPLACE FUNCTION ddb.pitr_restore_items(argument jsonb) RETURNS SETOF jsonb
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT item FROM ddb.history_items((argument->>'History')::oid::regclass, (argument->>'RestoreTime')::timestamptz);
+END;
+
+-- RestoreTableToPointInTime: a new table (TargetTableName) with the items
+-- the source (SourceTableName or SourceTableArn) held at RestoreDateTime
+-- (epoch seconds) or, with UseLatestRestorableTime, now; its indexes are
+-- the source's, with the overrides DynamoDB takes (ddb.start_restore).
+-- Reads the source and takes CreateTable's privilege (docs/security.md).
+CREATE OR REPLACE FUNCTION ddb.api_restore_table_to_point_in_time(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    target text := request->>'TargetTableName';
+    source_name text := coalesce(request->>'SourceTableName', request->>'SourceTableArn');
+    restore_time jsonb := nullif(request->'RestoreDateTime', 'null');
+    latest jsonb := nullif(request->'UseLatestRestorableTime', 'null');
+    t ddb.tables;
+    restore_at timestamptz;
+    history regclass;
+BEGIN
+    IF target IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    PERFORM ddb.check_name('targetTableName', target);
+    IF request ? 'SourceTableName' AND request ? 'SourceTableArn' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of SourceTableName or SourceTableArn can be specified');
+    END IF;
+    IF source_name IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either SourceTableName or SourceTableArn must be specified');
+    END IF;
+    IF latest IS NOT NULL AND jsonb_typeof(latest) <> 'boolean' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for UseLatestRestorableTime: expected a boolean';
+    END IF;
+    IF restore_time IS NOT NULL AND jsonb_typeof(restore_time) <> 'number' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for RestoreDateTime: expected a timestamp in seconds';
+    END IF;
+    IF restore_time IS NOT NULL AND latest = 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Only one of RestoreDateTime or UseLatestRestorableTime can be specified');
+    END IF;
+    IF restore_time IS NULL AND latest IS DISTINCT FROM 'true' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Either RestoreDateTime or UseLatestRestorableTime must be specified');
+    END IF;
+    t := ddb.pitr_table(source_name, CASE WHEN request ? 'SourceTableName' THEN 'sourceTableName' ELSE 'sourceTableArn' END);
+    PERFORM ddb.check_table_access(t.table_name, 'RestoreTableToPointInTime', 'read');
+    PERFORM ddb.check_table_access(target, 'RestoreTableToPointInTime', 'create');
+    restore_at := coalesce(ddb.epoch_timestamp(restore_time::numeric), clock_timestamp());
+    history := ddb.pitr_history(t, ddb.pitr_of(t, restore_at));
+    -- the versions of a time up to the restore's have all committed once this returns
+    PERFORM ddb.pitr_settle(t.table_name);
+    RETURN jsonb_build_object('TableDescription', ddb.start_restore(
+        target, ddb.describe_table(t.table_name), request,
+        'ddb.pitr_restore_items(jsonb)'::regprocedure,
+        jsonb_build_object('History', history::oid, 'RestoreTime', restore_at),
+        jsonb_build_object('SourceTableArn', ddb.table_arn(t.table_name), 'RestoreDateTime', extract(epoch FROM restore_at),
+                           'SourceHistory', history::oid)));
+END $$;
+
+-- Drops a table's point-in-time recovery, if it has it: its trigger, its
+-- history and its catalog row (disabling it; DeleteTable).
+CREATE OR REPLACE FUNCTION ddb.drop_pitr_history(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    c ddb.continuous_backups;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- a restore in progress reads it: refused (after waiting for a restore
+    -- request reading it to commit, which holds the table)
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    IF ddb.history_in_use(format('%I.%I', t.schema_name, c.history_relation)::regclass) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
+    END IF;
+    -- changes this transaction made are collected now, while the trigger is there
+    -- (and go nowhere: the history is dropped)
+    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+END $$;
+
+-- Collapses the history of every table with point-in-time recovery to its
+-- window as of a moment (now, by default): the versions older than the
+-- window's start go, but for each key the one in force at the start, which
+-- goes too when it is a delete; the window never reaches back before it
+-- again (history_from).  Returns how many versions it removed; schedule it
+-- like ddb.expire (docs/ttl.md, docs/pitr.md).  A moment to come is
+-- refused: the windows would start after now.
+CREATE OR REPLACE FUNCTION ddb.trim_pitr_history(as_of timestamptz DEFAULT now()) RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c record;
+    removed bigint := 0;
+    n bigint;
+BEGIN
+    IF as_of IS NULL OR as_of > clock_timestamp() THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('the point-in-time recovery history cannot be trimmed as of %s, a moment to come',
+                             coalesce(as_of::text, 'null'));
+    END IF;
+    FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
+             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name)
+             -- a history a restore in progress reads waits for the next trim
+             WHERE NOT ddb.history_in_use(ddb.pitr_history(t, b)) LOOP
+        -- per key, the versions up to the start, latest first: the first is in force then
+        EXECUTE format(
+            'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
+            'row_number() OVER (PARTITION BY %s ORDER BY changed_at DESC, change_order DESC) AS n '
+            'FROM %I.%I WHERE changed_at <= $1) v '
+            'WHERE h.ctid = v.ctid AND v.changed_at < $1 AND (v.n > 1 OR v.deleted)',
+            c.schema_name, c.history_relation,
+            CASE WHEN c.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END, c.schema_name, c.history_relation)
+        USING c.window_start;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        removed := removed + n;
+        IF c.history_from IS NULL OR c.history_from < c.window_start THEN
+            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+        END IF;
+    END LOOP;
+    RETURN removed;
+END $$;

@@ -179,6 +179,13 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
+    -- a restore in progress reads it: refused (after waiting for a restore
+    -- request reading it to commit, which holds the table)
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    IF ddb.history_in_use(format('%I.%I', t.schema_name, c.history_relation)::regclass) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
+    END IF;
     -- changes this transaction made are collected now, while the trigger is there
     -- (and go nowhere: the history is dropped)
     EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
@@ -294,9 +301,34 @@ BEGIN
     RETURN c;
 END $$;
 
+-- The items a history relation held at a moment: per key, its latest
+-- version at or before the moment, unless that is a delete.  In key order.
+CREATE FUNCTION ddb.history_items(history regclass, as_of timestamptz)
+RETURNS TABLE (pk ddb.ddb_key, sk ddb.ddb_key, item jsonb, item_size integer)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    key_columns text := CASE WHEN EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = history AND a.attname = 'sk'
+                                                                        AND NOT a.attisdropped)
+                             THEN 'pk, sk' ELSE 'pk' END;
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT v.pk, %s, v.item, v.item_size FROM '
+        '(SELECT DISTINCT ON (%s) * FROM %s WHERE changed_at <= $1 ORDER BY %s, changed_at DESC, change_order DESC) v '
+        'WHERE v.item IS NOT NULL',
+        CASE WHEN key_columns = 'pk, sk' THEN 'v.sk' ELSE 'NULL::ddb.ddb_key' END, key_columns, history, key_columns)
+    USING as_of;
+END $$;
+
+-- The OID of a table's point-in-time recovery history relation.
+CREATE FUNCTION ddb.pitr_history(t ddb.tables, c ddb.continuous_backups) RETURNS regclass
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN format('%I.%I', t.schema_name, c.history_relation)::regclass;
+
 -- The items of a table with point-in-time recovery as they were at a
--- moment of its window: per key, its latest version at or before the
--- moment, unless that is a delete.  In key order.
+-- moment of its window (ddb.history_items).
 CREATE FUNCTION ddb.pitr_items(table_name text, as_of timestamptz)
 RETURNS TABLE (pk ddb.ddb_key, sk ddb.ddb_key, item jsonb, item_size integer)
 LANGUAGE plpgsql
@@ -305,15 +337,20 @@ AS $$
 DECLARE
     t ddb.tables := ddb.pitr_table(table_name, 'tableName');
     c ddb.continuous_backups := ddb.pitr_of(t, as_of);
-    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
 BEGIN
-    RETURN QUERY EXECUTE format(
-        'SELECT v.pk, %s, v.item, v.item_size FROM '
-        '(SELECT DISTINCT ON (%s) * FROM %I.%I WHERE changed_at <= $1 ORDER BY %s, changed_at DESC, change_order DESC) v '
-        'WHERE v.item IS NOT NULL',
-        CASE WHEN t.range_key IS NOT NULL THEN 'v.sk' ELSE 'NULL::ddb.ddb_key' END,
-        key_columns, t.schema_name, c.history_relation, key_columns)
-    USING as_of;
+    RETURN QUERY SELECT * FROM ddb.history_items(ddb.pitr_history(t, c), as_of);
+END $$;
+
+-- True while a restore in progress reads a history relation (its
+-- source_history); a restore whose worker is gone ends here.  (PL/pgSQL:
+-- ddb.table_restores, of sql/restore.sql, is made after this file.)
+CREATE FUNCTION ddb.history_in_use(history regclass) RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN EXISTS (SELECT FROM ddb.table_restores r
+                   WHERE r.source_history = history::oid AND r.in_progress AND ddb.restore_running(r.table_name));
 END $$;
 
 -- Collapses the history of every table with point-in-time recovery to its
@@ -338,7 +375,9 @@ BEGIN
                              coalesce(as_of::text, 'null'));
     END IF;
     FOR c IN SELECT b.*, t.schema_name, t.range_key, (ddb.pitr_window(b, as_of)).earliest AS window_start
-             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) LOOP
+             FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name)
+             -- a history a restore in progress reads waits for the next trim
+             WHERE NOT ddb.history_in_use(ddb.pitr_history(t, b)) LOOP
         -- per key, the versions up to the start, latest first: the first is in force then
         EXECUTE format(
             'DELETE FROM %I.%I h USING (SELECT ctid, changed_at, item IS NULL AS deleted, '
@@ -367,12 +406,16 @@ RETURN to_timestamp(floor(seconds)::double precision)
        + round((seconds - floor(seconds)) * 1000000)::bigint * interval '1 microsecond';
 
 -- The items of a table at a moment, for a restore (ddb.start_restore's
--- items function): argument {"TableName": ..., "RestoreTime": timestamptz as text}.
+-- items function): argument {"History": the OID of its history relation,
+-- "RestoreTime": timestamptz as text}.  The request checked the moment
+-- against the window; the job reads that history, whatever the window
+-- or the table's name have become since (no DeleteTable nor trim removes
+-- it meanwhile: ddb.history_in_use).
 CREATE FUNCTION ddb.pitr_restore_items(argument jsonb) RETURNS SETOF jsonb
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-    SELECT item FROM ddb.pitr_items(argument->>'TableName', (argument->>'RestoreTime')::timestamptz);
+    SELECT item FROM ddb.history_items((argument->>'History')::oid::regclass, (argument->>'RestoreTime')::timestamptz);
 END;
 
 -- RestoreTableToPointInTime: a new table (TargetTableName) with the items
@@ -391,6 +434,7 @@ DECLARE
     latest jsonb := nullif(request->'UseLatestRestorableTime', 'null');
     t ddb.tables;
     restore_at timestamptz;
+    history regclass;
 BEGIN
     IF target IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''targetTableName'' failed to satisfy constraint: Member must not be null');
@@ -418,12 +462,13 @@ BEGIN
     PERFORM ddb.check_table_access(t.table_name, 'RestoreTableToPointInTime', 'read');
     PERFORM ddb.check_table_access(target, 'RestoreTableToPointInTime', 'create');
     restore_at := coalesce(ddb.epoch_timestamp(restore_time::numeric), clock_timestamp());
-    PERFORM ddb.pitr_of(t, restore_at);
+    history := ddb.pitr_history(t, ddb.pitr_of(t, restore_at));
     -- the versions of a time up to the restore's have all committed once this returns
     PERFORM ddb.pitr_settle(t.table_name);
     RETURN jsonb_build_object('TableDescription', ddb.start_restore(
         target, ddb.describe_table(t.table_name), request,
         'ddb.pitr_restore_items(jsonb)'::regprocedure,
-        jsonb_build_object('TableName', t.table_name, 'RestoreTime', restore_at),
-        jsonb_build_object('SourceTableArn', ddb.table_arn(t.table_name), 'RestoreDateTime', extract(epoch FROM restore_at))));
+        jsonb_build_object('History', history::oid, 'RestoreTime', restore_at),
+        jsonb_build_object('SourceTableArn', ddb.table_arn(t.table_name), 'RestoreDateTime', extract(epoch FROM restore_at),
+                           'SourceHistory', history::oid)));
 END $$;

@@ -13,7 +13,8 @@ CREATE TABLE ddb.table_restores (
     source_backup_arn text,             -- RestoreSummary: the backup restored, if one was
     source_table_arn text,              -- the table restored (NULL for an import's table: sql/imports.sql)
     restore_date_time timestamptz,
-    in_progress boolean NOT NULL DEFAULT true   -- CREATING until the job has written every item
+    in_progress boolean NOT NULL DEFAULT true,  -- CREATING until the job has written every item
+    source_history oid                  -- the point-in-time recovery history a restore to a moment reads (sql/pitr.sql)
 );
 COMMENT ON TABLE ddb.table_restores IS 'Tables made by a restore (or an import): where from, and whether the job still runs (CREATING)';
 SELECT pg_catalog.pg_extension_config_dump('ddb.table_restores', '');
@@ -79,7 +80,8 @@ CREATE FUNCTION ddb.restore_items(target_table text, items_function regprocedure
 
 -- Records a restore just started in ddb.table_restores, as its owner: for
 -- the new table's owner, whose transaction started the job
--- (restore_summary as ddb.start_restore takes it).
+-- (restore_summary as ddb.start_restore takes it, and SourceHistory, the
+-- OID of the history relation a restore to a moment reads).
 CREATE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
 
@@ -184,7 +186,9 @@ END $$;
 -- returns SETOF jsonb, and is called by the job with the privileges of the
 -- caller) and then makes it ACTIVE.  restore_summary is the RestoreSummary
 -- DescribeTable will show: SourceTableArn, RestoreDateTime (epoch
--- seconds), SourceBackupArn if any.  Returns the new table's
+-- seconds), SourceBackupArn if any (and SourceHistory: the OID of the
+-- point-in-time recovery history the items come from, which no
+-- DeleteTable or trim removes meanwhile).  Returns the new table's
 -- TableDescription.  TableAlreadyExistsException (YD023) or
 -- TableInUseException (YD024) when the name is taken, LimitExceededException
 -- when no background worker is free.  The caller authorizes: it checks

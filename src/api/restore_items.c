@@ -69,9 +69,11 @@ ddb_record_restore(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("a restore of %s is recorded by the owner of the table, with the job its transaction started", name)));
 	SPI_connect();
-	write_restores("INSERT INTO ddb.table_restores (table_name, job_id, source_backup_arn, source_table_arn, restore_date_time) "
+	write_restores("INSERT INTO ddb.table_restores (table_name, job_id, source_backup_arn, source_table_arn, restore_date_time, "
+				   "source_history) "
 				   "VALUES ($1, $2, $3 OPERATOR(pg_catalog.->>) 'SourceBackupArn', $3 OPERATOR(pg_catalog.->>) 'SourceTableArn', "
-				   "pg_catalog.to_timestamp(($3 OPERATOR(pg_catalog.->>) 'RestoreDateTime')::pg_catalog.float8))",
+				   "pg_catalog.to_timestamp(($3 OPERATOR(pg_catalog.->>) 'RestoreDateTime')::pg_catalog.float8), "
+				   "($3 OPERATOR(pg_catalog.->>) 'SourceHistory')::pg_catalog.oid)",
 				   3, argtypes, args);
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -302,6 +302,21 @@ SELECT ddb.put_item('Orders', '{"pk": "c9", "sk": 1, "status": "OPEN"}');
 SELECT pg_temp.pitr('Orders', false) -> 'PointInTimeRecoveryDescription' AS disabled_in_transaction;
 COMMIT;
 SELECT item ->> 'pk' AS written FROM public."Orders" WHERE pk = 'c9';
+-- A restore's job reads the history the request named (by OID), whatever the window has become: a
+-- restore to a second after the earliest moment completes though the window moved past it before the
+-- job ran; and DeleteTable, or turning point-in-time recovery off, of its source is refused while it runs
+BEGIN;
+SELECT pg_temp.restore(jsonb_build_object('SourceTableName', 'Flat', 'TargetTableName', 'FlatEarliest', 'RestoreDateTime',
+           (ddb.execute('DescribeContinuousBackups', '{"TableName": "Flat"}')
+             #>> '{ContinuousBackupsDescription,PointInTimeRecoveryDescription,EarliestRestorableDateTime}')::numeric + 1)) AS earliest;
+UPDATE ddb.continuous_backups SET history_from = clock_timestamp() WHERE table_name = 'Flat';
+SELECT pg_temp.try('DeleteTable', '{"TableName": "Flat"}');
+SELECT pg_temp.try('UpdateContinuousBackups', '{"TableName": "Flat", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}');
+COMMIT;
+SELECT pg_temp.restored('FlatEarliest') AS earliest_job;
+SELECT (SELECT count(*) FROM ddb.scan('FlatEarliest')) AS items,
+       (SELECT count(*) FROM ddb.pitr_items('Flat', clock_timestamp())) AS items_of_flat;
+SELECT ddb.delete_table('FlatEarliest');
 -- DeleteTable drops the history with the table
 SELECT ddb.execute('DeleteTable', '{"TableName": "Flat"}') -> 'TableDescription' ->> 'TableStatus' AS deleting;
 SELECT to_regclass('public."Flat$pitr"') AS flat_history, count(*) AS flat_rows
