@@ -21,6 +21,13 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN 'arn:aws:dynamodb:ddb-model:000000000000:table/' || table_name;
 
+-- The table name a table's ARN holds (arn:aws:dynamodb:<region>:<account>:table/<name>,
+-- of any region and account), or NULL for a value that is no table's ARN.
+CREATE FUNCTION ddb.arn_table_name(arn text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$');
+
 -- A table's TableId, as DescribeTable gives it.
 CREATE FUNCTION ddb.table_id(t ddb.tables) RETURNS uuid
 LANGUAGE sql STABLE PARALLEL SAFE
@@ -465,10 +472,10 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    name text := substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([a-zA-Z0-9_.-]{3,255})$');
+    name text := ddb.arn_table_name(arn);
     t ddb.tables;
 BEGIN
-    IF name IS NULL THEN
+    IF name IS NULL OR name !~ '^[a-zA-Z0-9_.-]{3,255}$' THEN
         PERFORM ddb.validation_error(format('Invalid TableArn: Invalid ResourceArn provided as input %s', arn));
     END IF;
     SELECT * INTO t FROM ddb.tables WHERE tables.table_name = name;

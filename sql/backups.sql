@@ -56,7 +56,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    name text := coalesce(substring(value FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]*)$'), value);
+    name text := coalesce(ddb.arn_table_name(value), value);
 BEGIN
     PERFORM ddb.check_name('tableName', name);
     RETURN name;

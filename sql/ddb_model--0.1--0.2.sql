@@ -5675,7 +5675,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    name text := coalesce(substring(value FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]*)$'), value);
+    name text := coalesce(ddb.arn_table_name(value), value);
 BEGIN
     PERFORM ddb.check_name('tableName', name);
     RETURN name;
@@ -5803,7 +5803,7 @@ BEGIN
             name, member, CASE WHEN name = '' THEN 'greater than or equal to 1' ELSE 'less than or equal to 1024' END));
     END IF;
     SELECT * INTO t FROM ddb.tables
-    WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
+    WHERE tables.table_name = coalesce(ddb.arn_table_name(name), name);
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
@@ -6121,4 +6121,89 @@ BEGIN
         END IF;
     END LOOP;
     RETURN removed;
+END $$;
+
+-- The table name a table's ARN holds (arn:aws:dynamodb:<region>:<account>:table/<name>,
+-- of any region and account), or NULL for a value that is no table's ARN.
+CREATE OR REPLACE FUNCTION ddb.arn_table_name(arn text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$');
+
+-- The table a resource ARN names (arn:aws:dynamodb:<region>:<account>:table/<name>),
+-- raising YD001 (validation) for a malformed ARN and YD010 (access denied),
+-- as DynamoDB does, for one that names no table here.
+CREATE OR REPLACE FUNCTION ddb.table_of_arn(arn text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := ddb.arn_table_name(arn);
+    t ddb.tables;
+BEGIN
+    IF name IS NULL OR name !~ '^[a-zA-Z0-9_.-]{3,255}$' THEN
+        PERFORM ddb.validation_error(format('Invalid TableArn: Invalid ResourceArn provided as input %s', arn));
+    END IF;
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD010',
+            MESSAGE = format('User is not authorized to perform: dynamodb:ListTagsOfResource on resource: %s', arn);
+    END IF;
+    RETURN t;
+END $$;
+
+-- The TableName of CreateBackup and ListBackups, which may also be the table's ARN, checked as a name.
+CREATE OR REPLACE FUNCTION ddb.backup_table_name(value text) RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text := coalesce(ddb.arn_table_name(value), value);
+BEGIN
+    PERFORM ddb.check_name('tableName', name);
+    RETURN name;
+END $$;
+
+-- The table a request names in member (TableName, SourceTableName: a name
+-- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
+CREATE OR REPLACE FUNCTION ddb.pitr_table(name text, member text) RETURNS ddb.tables
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    IF name IS NULL THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value null at ''%s'' failed to satisfy constraint: Member must not be null', member));
+    END IF;
+    IF length(name) NOT BETWEEN 1 AND 1024 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''%s'' failed to satisfy constraint: Member must have length %s',
+            name, member, CASE WHEN name = '' THEN 'greater than or equal to 1' ELSE 'less than or equal to 1024' END));
+    END IF;
+    SELECT * INTO t FROM ddb.tables
+    WHERE tables.table_name = coalesce(ddb.arn_table_name(name), name);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
+    END IF;
+    RETURN t;
+END $$;
+
+-- The table an export's TableArn names (an ARN of this server's), or
+-- TableNotFoundException (YD022).
+CREATE OR REPLACE FUNCTION ddb.export_table(arn text) RETURNS ddb.tables
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+BEGIN
+    SELECT * INTO t FROM ddb.tables
+    WHERE arn = ddb.table_arn(tables.table_name)
+      AND tables.table_name = ddb.arn_table_name(arn);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || arn;
+    END IF;
+    RETURN t;
 END $$;

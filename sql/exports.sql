@@ -130,7 +130,7 @@ DECLARE
 BEGIN
     SELECT * INTO t FROM ddb.tables
     WHERE arn = ddb.table_arn(tables.table_name)
-      AND tables.table_name = substring(arn FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$');
+      AND tables.table_name = ddb.arn_table_name(arn);
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || arn;
     END IF;

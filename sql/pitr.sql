@@ -73,7 +73,7 @@ BEGIN
             name, member, CASE WHEN name = '' THEN 'greater than or equal to 1' ELSE 'less than or equal to 1024' END));
     END IF;
     SELECT * INTO t FROM ddb.tables
-    WHERE tables.table_name = coalesce(substring(name FROM '^arn:aws[a-z-]*:dynamodb:[a-z0-9-]*:[0-9]{12}:table/([^/]+)$'), name);
+    WHERE tables.table_name = coalesce(ddb.arn_table_name(name), name);
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD022', MESSAGE = 'Table not found: ' || name;
     END IF;
