@@ -62,10 +62,9 @@ BEGIN
     RETURN name;
 END $$;
 
--- The backup a BackupArn names (its row locked FOR SHARE or FOR UPDATE
--- when asked), or BackupNotFoundException (YD020); the ARN checked as
--- DynamoDB checks it first.
-CREATE FUNCTION ddb.require_backup(arn text, lock_mode text DEFAULT NULL) RETURNS ddb.backups
+-- The backup a BackupArn names, or BackupNotFoundException (YD020); the
+-- ARN checked as DynamoDB checks it first.
+CREATE FUNCTION ddb.require_backup(arn text) RETURNS ddb.backups
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -80,13 +79,7 @@ BEGIN
             '1 validation error detected: Value ''%s'' at ''backupArn'' failed to satisfy constraint: Member must have length %s',
             arn, CASE WHEN length(arn) < 37 THEN 'greater than or equal to 37' ELSE 'less than or equal to 1024' END));
     END IF;
-    IF lock_mode = 'update' THEN
-        SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn FOR UPDATE;
-    ELSIF lock_mode = 'share' THEN
-        SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn FOR SHARE;
-    ELSE
-        SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn;
-    END IF;
+    SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD020', MESSAGE = 'Backup not found: ' || arn;
     END IF;
@@ -267,7 +260,10 @@ DECLARE
     b ddb.backups := ddb.require_backup(request->>'BackupArn');
 BEGIN
     PERFORM ddb.require_backup_access(b, 'DeleteBackup', 'own');
-    b := ddb.require_backup(b.backup_arn, 'update');
+    -- its relation locked: a restore request reading the backup (which
+    -- holds it ACCESS SHARE) is waited for, and a later one waits
+    EXECUTE format('LOCK TABLE ddb_backups.%I IN ACCESS EXCLUSIVE MODE', b.relation_name);
+    b := ddb.require_backup(b.backup_arn);
     IF EXISTS (SELECT FROM ddb.table_restores r
                WHERE r.source_backup_arn = b.backup_arn AND r.in_progress AND ddb.restore_running(r.table_name)) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD021',

@@ -6207,3 +6207,53 @@ BEGIN
     END IF;
     RETURN t;
 END $$;
+
+DROP FUNCTION ddb.require_backup(text, text);
+
+-- The backup a BackupArn names, or BackupNotFoundException (YD020); the
+-- ARN checked as DynamoDB checks it first.
+CREATE FUNCTION ddb.require_backup(arn text) RETURNS ddb.backups
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b ddb.backups;
+BEGIN
+    IF arn IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''backupArn'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF length(arn) NOT BETWEEN 37 AND 1024 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''backupArn'' failed to satisfy constraint: Member must have length %s',
+            arn, CASE WHEN length(arn) < 37 THEN 'greater than or equal to 37' ELSE 'less than or equal to 1024' END));
+    END IF;
+    SELECT * INTO b FROM ddb.backups WHERE backup_arn = arn;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD020', MESSAGE = 'Backup not found: ' || arn;
+    END IF;
+    RETURN b;
+END $$;
+
+-- DeleteBackup: for the backup's owner; BackupInUseException while a
+-- restore from it runs.
+CREATE OR REPLACE FUNCTION ddb.api_delete_backup(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b ddb.backups := ddb.require_backup(request->>'BackupArn');
+BEGIN
+    PERFORM ddb.require_backup_access(b, 'DeleteBackup', 'own');
+    -- its relation locked: a restore request reading the backup (which
+    -- holds it ACCESS SHARE) is waited for, and a later one waits
+    EXECUTE format('LOCK TABLE ddb_backups.%I IN ACCESS EXCLUSIVE MODE', b.relation_name);
+    b := ddb.require_backup(b.backup_arn);
+    IF EXISTS (SELECT FROM ddb.table_restores r
+               WHERE r.source_backup_arn = b.backup_arn AND r.in_progress AND ddb.restore_running(r.table_name)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD021',
+            MESSAGE = format('Backup is in use: a restore from %s is in progress', b.backup_arn);
+    END IF;
+    EXECUTE format('DROP TABLE ddb_backups.%I', b.relation_name);
+    DELETE FROM ddb.backups WHERE backup_arn = b.backup_arn;
+    RETURN jsonb_build_object('BackupDescription', ddb.backup_description(b, 'DELETED'));
+END $$;
