@@ -6257,3 +6257,35 @@ BEGIN
     DELETE FROM ddb.backups WHERE backup_arn = b.backup_arn;
     RETURN jsonb_build_object('BackupDescription', ddb.backup_description(b, 'DELETED'));
 END $$;
+
+-- True when the current transaction started a job (it holds the job's
+-- request lock, src/jobs/jobs.h).
+CREATE OR REPLACE FUNCTION ddb.job_started_here(job_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_job_started_here' LANGUAGE C VOLATILE STRICT;
+
+-- Waits until a job is no longer IN_PROGRESS (timeout_seconds at most) and
+-- returns its status; a job started by the calling transaction cannot end
+-- before that transaction does, and is refused.
+CREATE OR REPLACE FUNCTION ddb.wait_for_job(job_id integer, timeout_seconds double precision DEFAULT 60) RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + make_interval(secs => timeout_seconds);
+    status text;
+BEGIN
+    IF ddb.job_started_here(job_id) THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('job %s was started by this transaction and runs once it commits', job_id);
+    END IF;
+    LOOP
+        status := ddb.job_state(job_id);
+        EXIT WHEN status IS DISTINCT FROM 'IN_PROGRESS' OR clock_timestamp() > deadline;
+        PERFORM pg_sleep(0.02);
+    END LOOP;
+    RETURN status;
+END $$;
+
+-- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
+CREATE OR REPLACE FUNCTION ddb.pitr_lock_class() RETURNS integer
+    AS 'MODULE_PATHNAME', 'ddb_pitr_lock_class' LANGUAGE C IMMUTABLE PARALLEL SAFE;

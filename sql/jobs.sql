@@ -53,6 +53,11 @@ CREATE FUNCTION ddb.start_job(kind text, spec jsonb) RETURNS integer
 CREATE FUNCTION ddb.job_state(job_id integer) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_job_state' LANGUAGE C VOLATILE STRICT;
 
+-- True when the current transaction started a job (it holds the job's
+-- request lock, src/jobs/jobs.h).
+CREATE FUNCTION ddb.job_started_here(job_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_job_started_here' LANGUAGE C VOLATILE STRICT;
+
 -- Waits until a job is no longer IN_PROGRESS (timeout_seconds at most) and
 -- returns its status; a job started by the calling transaction cannot end
 -- before that transaction does, and is refused.
@@ -64,8 +69,7 @@ DECLARE
     deadline timestamptz := clock_timestamp() + make_interval(secs => timeout_seconds);
     status text;
 BEGIN
-    IF EXISTS (SELECT FROM pg_locks l WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid()
-                                        AND l.classid = 1685283444 AND l.objid = job_id::oid AND l.objsubid = 2) THEN
+    IF ddb.job_started_here(job_id) THEN
         RAISE EXCEPTION USING ERRCODE = '55000',
             MESSAGE = format('job %s was started by this transaction and runs once it commits', job_id);
     END IF;

@@ -37,9 +37,7 @@ CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
 
 -- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
 CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN 1885959282;
+    AS 'MODULE_PATHNAME', 'ddb_pitr_lock_class' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- Waits until the transactions committing versions of a table are done:
 -- each holds the table's lock shared from before it reads its time until

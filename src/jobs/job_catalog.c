@@ -28,6 +28,7 @@
 
 PG_FUNCTION_INFO_V1(ddb_start_job);
 PG_FUNCTION_INFO_V1(ddb_job_state);
+PG_FUNCTION_INFO_V1(ddb_job_started_here);
 
 /* How long ddb.start_job waits for its worker to start, in milliseconds. */
 #define JOB_START_TIMEOUT_MS 30000
@@ -428,4 +429,14 @@ ddb_job_state(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 	}
 	PG_RETURN_TEXT_P(cstring_to_text(job.status));
+}
+
+/* ddb.job_started_here(job_id): true when this transaction holds the job's request lock (it started the job). */
+Datum
+ddb_job_started_here(PG_FUNCTION_ARGS)
+{
+	LOCKTAG		request;
+
+	job_lock_tag(&request, JOB_REQUEST_LOCK, PG_GETARG_INT32(0));
+	PG_RETURN_BOOL(LockHeldByMe(&request, ExclusiveLock));
 }

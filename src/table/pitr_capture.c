@@ -59,6 +59,15 @@ PG_FUNCTION_INFO_V1(ddb_pitr_capture);
 /* The first key of the PITR advisory locks ("pitr"; ddb.pitr_settle takes the same two keys). */
 #define PITR_LOCK_CLASS 1885959282
 
+PG_FUNCTION_INFO_V1(ddb_pitr_lock_class);
+
+/* ddb.pitr_lock_class(): PITR_LOCK_CLASS, for ddb.pitr_settle. */
+Datum
+ddb_pitr_lock_class(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(PITR_LOCK_CLASS);
+}
+
 /* The columns of a collected change. */
 enum
 {
