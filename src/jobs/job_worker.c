@@ -130,6 +130,8 @@ run_step(Job *job, MemoryContext keep)
 		elog(ERROR, "ddb_model: could not record the progress of job %d", job->id);
 	done = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	progress = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	/* the worker's long-lived context keeps the latest progress only */
+	pfree(job->progress);
 	job->progress = (Jsonb *) MemoryContextAlloc(keep, VARSIZE(progress));
 	memcpy(job->progress, progress, VARSIZE(progress));
 	end_work();
