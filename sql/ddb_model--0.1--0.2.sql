@@ -5205,6 +5205,9 @@ BEGIN
     EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
                    'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
                    t.schema_name, t.relation_name, t.table_name, history);
+    EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
+                   t.schema_name, t.relation_name, t.table_name);
     PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
         'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
@@ -5236,6 +5239,7 @@ BEGIN
     -- (and go nowhere: the history is dropped)
     EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
     PERFORM ddb.write_continuous_backups(t.table_name, NULL);
 END $$;
@@ -6076,6 +6080,7 @@ BEGIN
     -- (and go nowhere: the history is dropped)
     EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
     PERFORM ddb.write_continuous_backups(t.table_name, NULL);
 END $$;
@@ -6289,3 +6294,119 @@ END $$;
 -- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
 CREATE OR REPLACE FUNCTION ddb.pitr_lock_class() RETURNS integer
     AS 'MODULE_PATHNAME', 'ddb_pitr_lock_class' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- Refuses a TRUNCATE of a table with point-in-time recovery (the trigger
+-- ddb_pitr_truncate): it fires no row trigger, so no version would record it.
+CREATE OR REPLACE FUNCTION ddb.pitr_refuse_truncate() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'feature_not_supported',
+        MESSAGE = 'TRUNCATE of a table with point-in-time recovery on would not be recorded; '
+                  'delete its items or disable point-in-time recovery first',
+        DETAIL = format('Table %s (relation %s.%s).', TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
+END $$;
+
+-- Turns a table's point-in-time recovery on (or sets its recovery period,
+-- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
+-- on copies the table's items into the new history as versions of this
+-- moment, with the table locked against writes until the transaction ends.
+CREATE OR REPLACE FUNCTION ddb.set_continuous_backups(table_name text, enabled boolean, recovery_period_days integer DEFAULT 35)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    history name := ddb.pitr_history_name(t.relation_name);
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+    enabled_at timestamptz;
+    c ddb.continuous_backups;
+BEGIN
+    IF enabled IS NULL THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    IF recovery_period_days IS NULL OR recovery_period_days NOT BETWEEN 1 AND 35 THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''pointInTimeRecoverySpecification.recoveryPeriodInDays'' failed to satisfy constraint: Member must have value %s',
+            recovery_period_days, CASE WHEN recovery_period_days > 35 THEN 'less than or equal to 35' ELSE 'greater than or equal to 1' END));
+    END IF;
+    IF NOT enabled THEN
+        PERFORM ddb.drop_pitr_history(t.table_name);
+        RETURN;
+    END IF;
+    -- the first versions are the items as this statement sees them: a
+    -- snapshot older than the lock below could miss a write committed before it
+    IF current_setting('transaction_isolation') <> 'read committed'
+       AND NOT EXISTS (SELECT FROM ddb.continuous_backups b WHERE b.table_name = t.table_name) THEN
+        RAISE EXCEPTION USING ERRCODE = '0A000',
+            MESSAGE = 'point-in-time recovery can only be enabled in a READ COMMITTED transaction',
+            DETAIL = format('This transaction is %s.', current_setting('transaction_isolation'));
+    END IF;
+    -- one change of a table's point-in-time recovery at a time (the lock is
+    -- the table owner's to take, where a lock of the catalog's row is not);
+    -- writers wait from here until the history and its trigger are in place
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
+    IF FOUND THEN
+        c.recovery_period_days := recovery_period_days;
+        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        RETURN;
+    END IF;
+    EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
+                   'change_order integer NOT NULL, item jsonb, item_size integer)',
+                   t.schema_name, history, CASE WHEN t.range_key IS NOT NULL THEN 'sk ddb.ddb_key NOT NULL,' ELSE '' END);
+    -- no btree: a version is written by a heap insertion alone (a btree on
+    -- the key was most of a version's cost); restores and trims sort the
+    -- history, and a BRIN index finds a span of time
+    EXECUTE format('CREATE INDEX %I ON %I.%I USING brin (changed_at)',
+                   ddb.relation_name(history || '$changed_at'), t.schema_name, history);
+    EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
+                   'Point-in-time recovery history of DynamoDB table ' || t.table_name
+                   || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
+    enabled_at := clock_timestamp();
+    EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
+                   t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
+    USING enabled_at;
+    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
+                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
+                   t.schema_name, t.relation_name, t.table_name, history);
+    EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
+                   t.schema_name, t.relation_name, t.table_name);
+    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
+        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
+    -- the table's readers read its history too (sql/security.sql)
+    PERFORM ddb.apply_table_grants(t.table_name);
+END $$;
+
+-- Drops a table's point-in-time recovery, if it has it: its trigger, its
+-- history and its catalog row (disabling it; DeleteTable).
+CREATE OR REPLACE FUNCTION ddb.drop_pitr_history(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(table_name);
+    c ddb.continuous_backups;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- a restore in progress reads it: refused (after waiting for a restore
+    -- request reading it to commit, which holds the table)
+    EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
+    IF ddb.history_in_use(format('%I.%I', t.schema_name, c.history_relation)::regclass) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
+    END IF;
+    -- changes this transaction made are collected now, while the trigger is there
+    -- (and go nowhere: the history is dropped)
+    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+END $$;

@@ -35,6 +35,19 @@ RETURN ddb.relation_name(relation_name || '$pitr');
 CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_pitr_capture' LANGUAGE C;
 
+-- Refuses a TRUNCATE of a table with point-in-time recovery (the trigger
+-- ddb_pitr_truncate): it fires no row trigger, so no version would record it.
+CREATE FUNCTION ddb.pitr_refuse_truncate() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'feature_not_supported',
+        MESSAGE = 'TRUNCATE of a table with point-in-time recovery on would not be recorded; '
+                  'delete its items or disable point-in-time recovery first',
+        DETAIL = format('Table %s (relation %s.%s).', TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
+END $$;
+
 -- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
 CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
     AS 'MODULE_PATHNAME', 'ddb_pitr_lock_class' LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -157,6 +170,9 @@ BEGIN
     EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
                    'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
                    t.schema_name, t.relation_name, t.table_name, history);
+    EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
+                   t.schema_name, t.relation_name, t.table_name);
     PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
         'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
@@ -188,6 +204,7 @@ BEGIN
     -- (and go nowhere: the history is dropped)
     EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
+    EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
     PERFORM ddb.write_continuous_backups(t.table_name, NULL);
 END $$;

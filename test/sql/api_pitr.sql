@@ -317,6 +317,9 @@ SELECT pg_temp.restored('FlatEarliest') AS earliest_job;
 SELECT (SELECT count(*) FROM ddb.scan('FlatEarliest')) AS items,
        (SELECT count(*) FROM ddb.pitr_items('Flat', clock_timestamp())) AS items_of_flat;
 SELECT ddb.delete_table('FlatEarliest');
+-- TRUNCATE, which no version would record, is refused while point-in-time recovery is on
+TRUNCATE public."Flat";
+SELECT count(*) AS flat_items FROM public."Flat";
 -- DeleteTable drops the history with the table
 SELECT ddb.execute('DeleteTable', '{"TableName": "Flat"}') -> 'TableDescription' ->> 'TableStatus' AS deleting;
 SELECT to_regclass('public."Flat$pitr"') AS flat_history, count(*) AS flat_rows
