@@ -285,6 +285,16 @@ check "ddb.grant_tables refuses a pattern that is no table name" "22023" \
 check "and leading keys on a table whose partition key is a number" "22023" \
     "$(sqlstate "PERFORM ddb.create_table('Numbered', 'n', 'N'); PERFORM ddb.grant_tables('ddb_authz_none', 'Numbered', false, ARRAY['1'])")"
 
+# CreateTable's privileges are what it writes and reads: INSERT and UPDATE on
+# ddb.tables, SELECT on ddb.table_grants (and CREATE on the schema)
+create_mine="PERFORM ddb.execute('CreateTable', '{\"TableName\": \"Minted\", \"BillingMode\": \"PAY_PER_REQUEST\", \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}], \"AttributeDefinitions\": [{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}]}')"
+q -c "GRANT INSERT ON ddb.tables TO ddb_authz_none" -c "GRANT CREATE ON SCHEMA public TO ddb_authz_none"
+check "CreateTable with INSERT on ddb.tables only is AccessDeniedException (YD010), before anything is written" "YD010 0" \
+    "$(sqlstate "$create_mine" ddb_authz_none) $(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Minted'")"
+q -c "GRANT UPDATE ON ddb.tables TO ddb_authz_none" -c "GRANT SELECT ON ddb.table_grants TO ddb_authz_none"
+check "with UPDATE on ddb.tables and SELECT on ddb.table_grants too, it creates the table" " 1" \
+    "$(sqlstate "$create_mine" ddb_authz_none) $(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Minted'")"
+
 kill "$gateway_pid"
 wait "$gateway_pid" 2>/dev/null
 trap - EXIT

@@ -236,7 +236,9 @@ table_access_check_operation(const char *table_name, const char *action, const c
 
 	if (strcmp(access, "create") == 0 || strcmp(access, "import") == 0)
 	{
-		if (!has_privileges(ddb_relation_oid("tables"), ACL_INSERT))
+		/* what CreateTable writes and reads as its caller: its row, its settings, the grants it applies */
+		if (!has_privileges(ddb_relation_oid("tables"), ACL_INSERT | ACL_UPDATE) ||
+			!has_privileges(ddb_relation_oid("table_grants"), ACL_SELECT))
 			access_denied(table_name, NULL);
 		/* an import reads files of the server's, other roles' exports among them, as COPY FROM a file does */
 		if (strcmp(access, "import") == 0 && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))

@@ -210,15 +210,17 @@ END $$;
 SELECT pg_temp.try_as('ddb_exports_reader', 'ExportTableToPointInTime', jsonb_build_object('TableArn', :'arn', 'S3Bucket', 'b1'));
 SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', :'creation'::jsonb));
--- an import reads the server's files, other roles' exports among them: it also takes pg_read_server_files, as COPY FROM a file
-GRANT INSERT ON ddb.tables TO ddb_exports_reader;
+-- an import reads the server's files, other roles' exports among them: besides CreateTable's privileges it takes pg_read_server_files, as COPY FROM a file
+GRANT INSERT, UPDATE ON ddb.tables TO ddb_exports_reader;
+GRANT SELECT ON ddb.table_grants TO ddb_exports_reader;
 SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
 GRANT pg_read_server_files TO ddb_exports_reader;
 SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
 REVOKE pg_read_server_files FROM ddb_exports_reader;
-REVOKE INSERT ON ddb.tables FROM ddb_exports_reader;
+REVOKE INSERT, UPDATE ON ddb.tables FROM ddb_exports_reader;
+REVOKE SELECT ON ddb.table_grants FROM ddb_exports_reader;
 -- each role lists and describes the exports it made
 SELECT ddb.execute_as('ddb_exports_reader', 'ListExports', '{}');
 SELECT regexp_replace(pg_temp.try_as('ddb_exports_reader', 'DescribeExport', jsonb_build_object('ExportArn', spec ->> 'ExportArn')),
