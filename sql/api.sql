@@ -375,13 +375,17 @@ END $$;
 
 -- ListTables: names in order, paged by Limit and ExclusiveStartTableName.
 CREATE FUNCTION ddb.api_list_tables(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     page_size int := ddb.request_limit(request, 100, 100);
     names text[];
 BEGIN
+    -- a restore whose worker is gone ends here and its table goes: the
+    -- requests that find it so raise ResourceNotFoundException, which rolls
+    -- that back, and ListTables would list a table no request can find
+    PERFORM ddb.restore_running(r.table_name) FROM ddb.table_restores r WHERE r.in_progress;
     SELECT array_agg(table_name ORDER BY table_name COLLATE "C") INTO names
     FROM (SELECT table_name FROM ddb.tables
           WHERE (request->>'ExclusiveStartTableName' IS NULL

@@ -6410,3 +6410,33 @@ BEGIN
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
     PERFORM ddb.write_continuous_backups(t.table_name, NULL);
 END $$;
+
+-- ---------------------------------------------------------------------------
+-- 0.2: ListTables ends the restores whose worker is gone (VOLATILE)
+-- ---------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION ddb.api_list_tables(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    page_size int := ddb.request_limit(request, 100, 100);
+    names text[];
+BEGIN
+    -- a restore whose worker is gone ends here and its table goes: the
+    -- requests that find it so raise ResourceNotFoundException, which rolls
+    -- that back, and ListTables would list a table no request can find
+    PERFORM ddb.restore_running(r.table_name) FROM ddb.table_restores r WHERE r.in_progress;
+    SELECT array_agg(table_name ORDER BY table_name COLLATE "C") INTO names
+    FROM (SELECT table_name FROM ddb.tables
+          WHERE (request->>'ExclusiveStartTableName' IS NULL
+                 OR table_name COLLATE "C" > (request->>'ExclusiveStartTableName') COLLATE "C")
+            AND ddb.table_privilege(schema_name, relation_name, 'SELECT, INSERT, UPDATE, DELETE')
+          ORDER BY table_name COLLATE "C" LIMIT page_size + 1) t;
+    names := coalesce(names, '{}');
+    IF cardinality(names) > page_size THEN
+        RETURN jsonb_build_object('TableNames', to_jsonb(names[1:page_size]),
+                                  'LastEvaluatedTableName', names[page_size]);
+    END IF;
+    RETURN jsonb_build_object('TableNames', to_jsonb(names));
+END $$;
