@@ -127,6 +127,7 @@ INSTALL_SQL = \
 	sql/gsi.sql \
 	sql/drop_guard.sql \
 	sql/api.sql \
+	sql/tags.sql \
 	sql/table_settings.sql \
 	sql/access_keys.sql \
 	sql/tokens.sql \

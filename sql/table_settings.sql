@@ -2,14 +2,16 @@
 -- Table settings (docs/tables.md, "Table settings"): DeletionProtectionEnabled,
 -- TableClass, OnDemandThroughput and WarmThroughput, taken by CreateTable and
 -- UpdateTable (the last two by a global index's Create and Update too),
--- checked and described as DynamoDB does; and the account's operations
--- DescribeLimits and DescribeEndpoints.  Nothing here changes how a table
--- is stored or served: a class, a maximum or a warm throughput is declared
--- and described, as ProvisionedThroughput is.
+-- checked and described as DynamoDB does; the account's operations
+-- DescribeLimits and DescribeEndpoints; and, at the end, the billing mode
+-- and ProvisionedThroughput.  Nothing here changes how a table is stored: a
+-- class, a maximum or a warm throughput is declared and described, and
+-- ProvisionedThroughput only limits a table's requests with ddb.throttling on.
 -- ---------------------------------------------------------------------------
 
 -- DynamoDB's default quotas of an account in a region (DescribeLimits); the
--- table maxima bound OnDemandThroughput and WarmThroughput, as in DynamoDB.
+-- table maxima bound ProvisionedThroughput, OnDemandThroughput and
+-- WarmThroughput, as in DynamoDB.
 CREATE FUNCTION ddb.describe_limits() RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -359,3 +361,108 @@ RETURN jsonb_build_object('DeletionProtectionEnabled', t.deletion_protection)
        || ddb.throughput_settings_description(t.billing_mode, t.read_capacity, t.write_capacity,
                                               t.max_read_request_units, t.max_write_request_units,
                                               t.warm_read_units, t.warm_write_units);
+
+-- ---------------------------------------------------------------------------
+-- Billing mode and throughput (CreateTable, UpdateTable): declared and
+-- described as DynamoDB does; throttled only with ddb.throttling on
+-- (docs/throttling.md).
+-- ---------------------------------------------------------------------------
+
+-- A ProvisionedThroughput's units, checked as DynamoDB's request validation
+-- checks them (member: where the request has it, as DynamoDB names it):
+-- each given, each at least 1, every broken constraint in one message; then
+-- each at most the table maximum of DescribeLimits (DynamoDB Local's
+-- message; DynamoDB's own quota).
+CREATE FUNCTION ddb.read_throughput(throughput jsonb, member text, OUT reads integer, OUT writes integer)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    broken text[] := '{}';
+    field text;
+    v jsonb;
+BEGIN
+    FOREACH field IN ARRAY ARRAY['readCapacityUnits', 'writeCapacityUnits'] LOOP
+        v := throughput->(upper(left(field, 1)) || substr(field, 2));
+        IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+            broken := broken || format('Value null at ''%s.%s'' failed to satisfy constraint: Member must not be null',
+                                       member, field);
+        ELSIF jsonb_typeof(v) <> 'number' THEN
+            PERFORM ddb.validation_error(format('Unexpected value type in payload for %s.%s: expected a number', member, field));
+        ELSIF v::numeric < 1 THEN
+            broken := broken || format('Value ''%s'' at ''%s.%s'' failed to satisfy constraint: Member must have value greater than or equal to 1',
+                                       v::text, member, field);
+        END IF;
+    END LOOP;
+    IF cardinality(broken) > 0 THEN
+        PERFORM ddb.validation_error(format('%s validation error%s detected: %s', cardinality(broken),
+            CASE WHEN cardinality(broken) > 1 THEN 's' ELSE '' END, array_to_string(broken, '; ')));
+    END IF;
+    IF greatest((throughput->>'ReadCapacityUnits')::numeric - (ddb.describe_limits()->>'TableMaxReadCapacityUnits')::numeric,
+                (throughput->>'WriteCapacityUnits')::numeric - (ddb.describe_limits()->>'TableMaxWriteCapacityUnits')::numeric) > 0 THEN
+        PERFORM ddb.validation_error(format('Cannot increase provisioned throughput to more than %s units per table',
+            to_char((ddb.describe_limits()->>'TableMaxReadCapacityUnits')::integer, 'FM999,999')));
+    END IF;
+    reads := (throughput->>'ReadCapacityUnits')::numeric::integer;
+    writes := (throughput->>'WriteCapacityUnits')::numeric::integer;
+END $$;
+
+-- Sets a table's billing mode and throughput with DynamoDB's checks.
+CREATE FUNCTION ddb.set_billing(table_name text, mode text, throughput jsonb) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    reads integer;
+    writes integer;
+BEGIN
+    IF mode NOT IN ('PAY_PER_REQUEST', 'PROVISIONED') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''billingMode'' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]', mode));
+    END IF;
+    IF mode = 'PAY_PER_REQUEST' AND throughput IS NOT NULL AND jsonb_typeof(throughput) = 'object' THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST');
+    END IF;
+    IF mode = 'PROVISIONED' THEN
+        IF throughput IS NULL OR jsonb_typeof(throughput) <> 'object' THEN
+            PERFORM ddb.validation_error('One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED');
+        END IF;
+        SELECT u.reads, u.writes INTO reads, writes FROM ddb.read_throughput(throughput, 'provisionedThroughput') u;
+    END IF;
+    UPDATE ddb.tables SET billing_mode = mode, read_capacity = coalesce(reads, 0), write_capacity = coalesce(writes, 0)
+    WHERE tables.table_name = set_billing.table_name;
+END $$;
+
+-- A global secondary index's ProvisionedThroughput (spec: its entry in the
+-- request, member: where the request has it) checked against the table's
+-- billing mode as DynamoDB checks it: each index of a PROVISIONED table has
+-- its own, an on-demand table's have none (0/0).
+CREATE FUNCTION ddb.index_throughput(spec jsonb, mode text, member text, OUT reads integer, OUT writes integer)
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    throughput jsonb := spec->'ProvisionedThroughput';
+    units record;
+BEGIN
+    reads := 0;
+    writes := 0;
+    IF throughput IS NOT NULL AND jsonb_typeof(throughput) = 'null' THEN
+        throughput := NULL;
+    END IF;
+    IF mode = 'PAY_PER_REQUEST' THEN
+        IF throughput IS NOT NULL THEN
+            PERFORM ddb.validation_error(format(
+                'One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST',
+                spec->>'IndexName'));
+        END IF;
+        RETURN;
+    END IF;
+    IF throughput IS NULL THEN
+        PERFORM ddb.validation_error(format(
+            'One or more parameter values were invalid: ProvisionedThroughput is not specified for index: %s', spec->>'IndexName'));
+    END IF;
+    units := ddb.read_throughput(throughput, member || '.provisionedThroughput');
+    reads := units.reads;
+    writes := units.writes;
+END $$;
