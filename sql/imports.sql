@@ -132,7 +132,7 @@ BEGIN
         'TableCreationParameters', parameters, 'ClientToken', request->'ClientToken'))
         || jsonb_build_object('Request', request));
     -- CREATING until the job has written the items (sql/restore.sql)
-    INSERT INTO ddb.table_restores (table_name, job_id) VALUES (name, job);
+    PERFORM ddb.record_restore(name, job, '{}');
     RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
 END $$;
 
@@ -149,8 +149,7 @@ BEGIN
         RETURN;
     END IF;
     IF error LIKE 'ItemValidationError: %' THEN
-        UPDATE ddb.table_restores r SET in_progress = false
-        WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import_failed.job_id;
+        PERFORM ddb.end_restore(spec->>'TableName', job_import_failed.job_id);
     ELSE
         PERFORM ddb.delete_table(spec->>'TableName');
     END IF;

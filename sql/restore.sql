@@ -85,6 +85,12 @@ CREATE FUNCTION ddb.restore_items(target_table text, items_function regprocedure
 CREATE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
 
+-- Ends the restore or import of a table by its job (its table ACTIVE), as
+-- ddb.table_restores' owner: only in the worker running that job (an
+-- import's failure function, which keeps the items written).
+CREATE FUNCTION ddb.end_restore(table_name text, job_id integer) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_end_restore' LANGUAGE C VOLATILE STRICT;
+
 -- The secondary indexes of a restored table, as CreateTable takes them:
 -- the source's (kind: 'Global' or 'Local'), or the override's, each of
 -- which must be one of the source's, with its KeySchema (the Projection may

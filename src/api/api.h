@@ -93,6 +93,9 @@ extern ErrorData *api_subtransaction_run(void (*fn) (void *arg), void *arg);
 
 /* The operations. */
 
+/* Marks the restore or import of a table (a text Datum) by job done, as ddb.table_restores' owner (SPI connected): restore_items.c. */
+extern void api_restore_done(Datum table_name, int32 job);
+
 extern Jsonb *api_put_item(Jsonb *request);
 extern Jsonb *api_get_item(Jsonb *request);
 extern Jsonb *api_delete_item(Jsonb *request);

@@ -5,7 +5,8 @@
  * arrive), and the restore marked done.  The restore job calls it
  * (sql/restore.sql); while it runs, this backend may write the table
  * although it is CREATING.  And ddb.record_restore, the restore's row of
- * ddb.table_restores.  Both write that catalog as its owner, after
+ * ddb.table_restores, and ddb.end_restore, an import's end.  They write
+ * that catalog as its owner, after
  * checking their caller, as the catalog writes a check precedes do
  * (docs/security.md): the restoring role needs no privilege on it.
  */
@@ -21,8 +22,10 @@
 
 #include "../jobs/jobs.h"
 #include "../table/table_def.h"
+#include "api.h"
 
 PG_FUNCTION_INFO_V1(ddb_restore_items);
+PG_FUNCTION_INFO_V1(ddb_end_restore);
 PG_FUNCTION_INFO_V1(ddb_record_restore);
 
 /* True when this backend holds a lock of job id (JOB_REQUEST_LOCK: its transaction started it; JOB_RUN_LOCK: it runs it). */
@@ -48,6 +51,34 @@ write_restores(const char *sql, int nargs, Oid *argtypes, Datum *args)
 	if (rc < 0)
 		elog(ERROR, "ddb_model: could not write ddb.table_restores");
 	return SPI_processed;
+}
+
+/* Marks the restore or import of a table by job done, its table ACTIVE at commit, as the catalog's owner (SPI connected); see api.h. */
+void
+api_restore_done(Datum table_name, int32 job)
+{
+	Oid			argtypes[2] = {TEXTOID, INT4OID};
+	Datum		args[2] = {table_name, Int32GetDatum(job)};
+
+	write_restores("UPDATE ddb.table_restores SET in_progress = false "
+				   "WHERE table_name OPERATOR(pg_catalog.=) $1 AND job_id OPERATOR(pg_catalog.=) $2",
+				   2, argtypes, args);
+}
+
+/* ddb.end_restore(table_name, job_id): api_restore_done, only in the worker running that job (a failure function's). */
+Datum
+ddb_end_restore(PG_FUNCTION_ARGS)
+{
+	int32		job = PG_GETARG_INT32(1);
+
+	if (!holds_job_lock(JOB_RUN_LOCK, job))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("ddb.end_restore ends a restore only in the worker running its job %d", job)));
+	SPI_connect();
+	api_restore_done(PG_GETARG_DATUM(0), job);
+	SPI_finish();
+	PG_RETURN_VOID();
 }
 
 /*
@@ -132,11 +163,7 @@ ddb_restore_items(PG_FUNCTION_ARGS)
 			elog(ERROR, "ddb_model: the restore of %s could not read its items", target);
 		items = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		/* every item is in: the table is ACTIVE when this transaction commits */
-		args[1] = Int32GetDatum(job);
-		argtypes[1] = INT4OID;
-		write_restores("UPDATE ddb.table_restores SET in_progress = false "
-					   "WHERE table_name OPERATOR(pg_catalog.=) $1 AND job_id OPERATOR(pg_catalog.=) $2",
-					   2, argtypes, args);
+		api_restore_done(args[0], job);
 		SPI_finish();
 	}
 	PG_FINALLY();

@@ -303,18 +303,12 @@ write_items(char *table, Jsonb *source, char *import_arn)
 	return import;
 }
 
-/* Makes the import's table ACTIVE (as the job's role, as the rest of its work). */
+/* Makes the import's table ACTIVE (ddb.table_restores written as its owner: the role needs no privilege on it). */
 static void
 end_restoring(const Job *job, char *table)
 {
-	Oid			argtypes[2] = {TEXTOID, INT4OID};
-	Datum		args[2] = {CStringGetTextDatum(table), Int32GetDatum(job->id)};
-
 	SPI_connect();
-	if (SPI_execute_with_args("UPDATE ddb.table_restores r SET in_progress = false "
-							  "WHERE r.table_name OPERATOR(pg_catalog.=) $1 AND r.job_id OPERATOR(pg_catalog.=) $2",
-							  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "ddb_model: could not make the table of import job %d ACTIVE", job->id);
+	api_restore_done(CStringGetTextDatum(table), job->id);
 	SPI_finish();
 }
 
