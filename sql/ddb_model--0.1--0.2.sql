@@ -6440,3 +6440,144 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('TableNames', to_jsonb(names));
 END $$;
+
+-- ---------------------------------------------------------------------------
+-- 0.2: an import writes ddb.table_restores as the catalog's owner, as a
+-- restore does (ddb.record_restore, ddb.end_restore)
+-- ---------------------------------------------------------------------------
+
+-- Ends the restore or import of a table by its job (its table ACTIVE), as
+-- ddb.table_restores' owner: only in the worker running that job (an
+-- import's failure function, which keeps the items written).
+CREATE FUNCTION ddb.end_restore(table_name text, job_id integer) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_end_restore' LANGUAGE C VOLATILE STRICT;
+
+CREATE OR REPLACE FUNCTION ddb.api_import_table(request jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    source jsonb := nullif(request->'S3BucketSource', 'null');
+    parameters jsonb := request->'TableCreationParameters';
+    name text := parameters->>'TableName';
+    csv jsonb := request->'InputFormatOptions'->'Csv';
+    id text := ddb.transfer_id();
+    earlier ddb.jobs;
+    job integer;
+BEGIN
+    IF source IS NOT NULL AND jsonb_typeof(source) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD006', MESSAGE = 'Unexpected value type in payload for S3BucketSource: expected an object';
+    END IF;
+    PERFORM ddb.raise_violations(
+        ddb.string_violations(request->'ClientToken', 'ClientToken', 'clientToken', pattern => '^[^$]+$', shown_pattern => '^[^\$]+$')
+        || CASE WHEN source IS NULL
+                THEN ARRAY['Value null at ''s3BucketSource'' failed to satisfy constraint: Member must not be null']
+                ELSE ddb.s3_location_violations(source, 'S3KeyPrefix', 's3BucketSource.') END
+        || ddb.string_violations(request->'InputFormat', 'InputFormat', 'inputFormat', true, allowed => '{DYNAMODB_JSON,ION,CSV}')
+        || ddb.string_violations(request->'InputCompressionType', 'InputCompressionType', 'inputCompressionType',
+                                 allowed => '{GZIP,ZSTD,NONE}')
+        || ddb.string_violations(csv->'Delimiter', 'Delimiter', 'inputFormatOptions.csv.delimiter', false, 1, 1,
+                                 '^[,;:|\t ]$', '[,;:|\t ]')
+        || ddb.table_creation_violations(parameters));
+    PERFORM ddb.check_s3_prefix(source->>'S3KeyPrefix', 's3BucketSource.s3KeyPrefix');
+    IF request->>'InputFormat' <> 'DYNAMODB_JSON' THEN
+        PERFORM ddb.validation_error(format(
+            'InputFormat %s is not supported by this implementation: an import reads DYNAMODB_JSON (docs/transfer.md)',
+            request->>'InputFormat'));
+    END IF;
+    IF request->>'InputCompressionType' = 'ZSTD' THEN
+        PERFORM ddb.validation_error('InputCompressionType ZSTD is not supported by this implementation: '
+                                     'an import reads files compressed with GZIP, or not at all (NONE)');
+    END IF;
+    PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
+    PERFORM ddb.require_export_root();
+    IF request->>'ClientToken' IS NOT NULL THEN
+        earlier := ddb.job_of_client_token('import', request->>'ClientToken');
+        IF earlier.spec->'Request' = request THEN
+            RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(earlier));
+        ELSIF earlier.id IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'YD008',
+                MESSAGE = format('Request failed with the same idempotency token but different parameters: the ClientToken %s '
+                                 'was given in the last 8 hours to another import request', request->>'ClientToken');
+        END IF;
+    END IF;
+    -- one creation of a name at a time, as ddb.create_table takes it
+    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
+    END IF;
+    -- TableCreationParameters are a part of CreateTable's request
+    PERFORM ddb.api_create_table((SELECT jsonb_object_agg(key, value) FROM jsonb_each(parameters)
+                                  WHERE key IN ('TableName', 'AttributeDefinitions', 'KeySchema', 'BillingMode',
+                                                'ProvisionedThroughput', 'OnDemandThroughput', 'SSESpecification',
+                                                'GlobalSecondaryIndexes')));
+    job := ddb.start_job('import', jsonb_strip_nulls(jsonb_build_object(
+        'ImportArn', ddb.table_arn(name) || '/import/' || id, 'ImportId', id,
+        'TableName', name, 'TableArn', ddb.table_arn(name),
+        'TableId', (SELECT ddb.table_id(t) FROM ddb.tables t WHERE t.table_name = name),
+        'S3BucketSource', source, 'InputFormat', request->'InputFormat',
+        'InputFormatOptions', request->'InputFormatOptions',
+        'InputCompressionType', coalesce(request->'InputCompressionType', '"NONE"'),
+        'TableCreationParameters', parameters, 'ClientToken', request->'ClientToken'))
+        || jsonb_build_object('Request', request));
+    -- CREATING until the job has written the items (sql/restore.sql)
+    PERFORM ddb.record_restore(name, job, '{}');
+    RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(job)));
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.job_import_failed(job_id integer, spec jsonb, error text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM ddb.table_restores r
+                   WHERE r.table_name = spec->>'TableName' AND r.job_id = job_import_failed.job_id AND r.in_progress) THEN
+        RETURN;
+    END IF;
+    IF error LIKE 'ItemValidationError: %' THEN
+        PERFORM ddb.end_restore(spec->>'TableName', job_import_failed.job_id);
+    ELSE
+        PERFORM ddb.delete_table(spec->>'TableName');
+    END IF;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- 0.2: ddb.delete_table deletes a table's catalog rows as the catalog's
+-- owner (ddb.forget_table), after its DROP TABLE took the relation's ownership
+-- ---------------------------------------------------------------------------
+
+-- The catalog rows of a table whose relation is gone (its stream records,
+-- its row and so its indexes'), deleted as the catalog's owner after
+-- ddb.delete_table's DROP TABLE took the relation's ownership.
+CREATE FUNCTION ddb.forget_table(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_forget_table' LANGUAGE C VOLATILE STRICT;
+
+CREATE OR REPLACE FUNCTION ddb.delete_table(table_name text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    i record;
+BEGIN
+    t := ddb.require_table(table_name, true);
+    IF t.model IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD005',
+            MESSAGE = format('Attempt to change a resource which is still in use: table %s belongs to the %s model, '
+                             'installed with the extension', table_name, t.model),
+            HINT = 'Delete its items instead; the table goes with DROP EXTENSION once it is empty.';
+    END IF;
+    IF t.deletion_protection THEN
+        PERFORM ddb.validation_error('Resource cannot be deleted as it is currently protected against deletion. '
+                                     'Disable deletion protection first.');
+    END IF;
+    FOR i IN SELECT * FROM ddb.indexes WHERE indexes.table_name = t.table_name LOOP
+        EXECUTE format('DROP TABLE %I.%I', t.schema_name, i.relation_name);
+    END LOOP;
+    -- Point-in-time recovery's history goes with the table (DynamoDB would
+    -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
+    -- docs/pitr.md); a system backup taken here would be made before this line.
+    PERFORM ddb.drop_pitr_history(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    PERFORM ddb.forget_table(t.table_name);
+END $$;

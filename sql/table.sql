@@ -259,6 +259,12 @@ BEGIN
     PERFORM pg_catalog.pg_extension_config_dump(format('%I.%I', t.schema_name, t.relation_name)::regclass, '');
 END $$;
 
+-- The catalog rows of a table whose relation is gone (its stream records,
+-- its row and so its indexes'), deleted as the catalog's owner after
+-- ddb.delete_table's DROP TABLE took the relation's ownership.
+CREATE FUNCTION ddb.forget_table(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_forget_table' LANGUAGE C VOLATILE STRICT;
+
 -- Drops a table, its indexes and its catalog entries; a table with
 -- deletion protection on is refused, as DeleteTable refuses it.
 CREATE FUNCTION ddb.delete_table(table_name text) RETURNS void
@@ -288,8 +294,7 @@ BEGIN
     -- docs/pitr.md); a system backup taken here would be made before this line.
     PERFORM ddb.drop_pitr_history(t.table_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
-    DELETE FROM ddb.stream_records WHERE stream_records.table_name = t.table_name;
-    DELETE FROM ddb.tables WHERE tables.table_name = t.table_name;
+    PERFORM ddb.forget_table(t.table_name);
 END $$;
 
 -- What the nodes of a sharded deployment must agree on about a table

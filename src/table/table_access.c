@@ -298,6 +298,60 @@ ddb_set_table_tags(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+PG_FUNCTION_INFO_V1(ddb_forget_table);
+
+/* Runs a statement on the catalog as its owner, with the table's name as $1 (SPI connected). */
+static void
+write_catalog_as_owner(const char *sql, Datum table_name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {table_name};
+	OwnerContext saved;
+	int			rc;
+
+	owner_context_enter(ddb_relation_oid("tables"), &saved);
+	rc = SPI_execute_with_args(sql, 1, argtypes, args, NULL, false, 0);
+	owner_context_exit(&saved);
+	if (rc < 0)
+		elog(ERROR, "ddb_model: could not run \"%s\"", sql);
+}
+
+/*
+ * ddb.forget_table(table_name): the catalog rows of a table whose relation
+ * is gone (ddb.delete_table drops it first, which takes its ownership),
+ * deleted as the catalog's owner, so that a table's owner needs no DELETE
+ * on the catalog.  A table whose relation is still there is refused.
+ */
+Datum
+ddb_forget_table(PG_FUNCTION_ARGS)
+{
+	Datum		name = PG_GETARG_DATUM(0);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {name};
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT schema_name, relation_name FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read the catalog of a table");
+	if (SPI_processed == 1)
+	{
+		char	   *schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		char	   *relation = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		Oid			namespace = get_namespace_oid(schema, true);
+
+		if (OidIsValid(namespace) && OidIsValid(get_relname_relid(relation, namespace)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("table %s still has its relation %s",
+							TextDatumGetCString(name), quote_qualified_identifier(schema, relation)),
+					 errhint("ddb.delete_table drops a table.")));
+		write_catalog_as_owner("DELETE FROM ddb.stream_records WHERE table_name OPERATOR(pg_catalog.=) $1", name);
+		write_catalog_as_owner("DELETE FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", name);
+	}
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
 PG_FUNCTION_INFO_V1(ddb_check_backup_access);
 
 /*

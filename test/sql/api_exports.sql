@@ -218,6 +218,14 @@ SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S
 GRANT pg_read_server_files TO ddb_exports_reader;
 SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
+-- with those privileges (and CREATE on the schema) a role imports: the catalog of restores is written for it
+GRANT CREATE ON SCHEMA public TO ddb_exports_reader;
+SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
+  'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "ReaderImport"}'));
+SELECT ddb.wait_for_job(pg_temp.last_job());
+SELECT kind, status, role_id, (SELECT count(*) FROM ddb.tables WHERE table_name = 'ReaderImport') AS table_left
+FROM ddb.jobs WHERE id = pg_temp.last_job();
+REVOKE CREATE ON SCHEMA public FROM ddb_exports_reader;
 REVOKE pg_read_server_files FROM ddb_exports_reader;
 REVOKE INSERT, UPDATE ON ddb.tables FROM ddb_exports_reader;
 REVOKE SELECT ON ddb.table_grants FROM ddb_exports_reader;
