@@ -6581,3 +6581,120 @@ BEGIN
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
     PERFORM ddb.forget_table(t.table_name);
 END $$;
+
+-- ---------------------------------------------------------------------------
+-- 0.2: one lookup of a table's point-in-time recovery (ddb.continuous_backups_of)
+-- and of a described export's or import's job (ddb.described_job)
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION ddb.continuous_backups_of(t ddb.tables) RETURNS ddb.continuous_backups
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c ddb.continuous_backups;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
+            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
+    END IF;
+    RETURN c;
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.pitr_of(t ddb.tables, as_of timestamptz) RETURNS ddb.continuous_backups
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c ddb.continuous_backups;
+    w record;
+BEGIN
+    c := ddb.continuous_backups_of(t);
+    SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
+    IF as_of IS NULL OR as_of < w.earliest OR as_of > w.latest THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD032',
+            MESSAGE = 'An invalid restore time was specified. RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime.',
+            DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
+                            w.earliest, w.latest, coalesce(as_of::text, 'null'));
+    END IF;
+    RETURN c;
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.check_export_window(t ddb.tables, from_time timestamptz, to_time timestamptz) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c ddb.continuous_backups;
+    w record;
+BEGIN
+    c := ddb.continuous_backups_of(t);
+    SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
+    IF from_time < w.earliest OR to_time > w.latest THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD044',
+            MESSAGE = 'The specified ExportTime is outside of the point in time recovery window.',
+            DETAIL = format('The window of table %s is %s to %s; the time given is %s.', t.table_name,
+                            w.earliest, w.latest,
+                            CASE WHEN from_time = to_time THEN from_time::text ELSE from_time || ' to ' || to_time END);
+    END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.open_export_changes(rows refcursor, t ddb.tables, from_time timestamptz, to_time timestamptz,
+                                        view_type text) RETURNS refcursor
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    history name := (ddb.continuous_backups_of(t)).history_relation;
+    key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
+BEGIN
+    OPEN rows FOR EXECUTE format(
+        'SELECT coalesce(c.new_size, c.old_size, 0), jsonb_build_object('
+        '  ''Metadata'', jsonb_build_object(''WriteTimestampMicros'', jsonb_build_object(''N'','
+        '      floor(extract(epoch FROM c.changed_at) * 1000000)::bigint::text)),'
+        '  ''Keys'', ddb.to_dynamodb(jsonb_build_object($3, k.item->$3) || CASE WHEN $4 IS NULL THEN ''{}''::jsonb'
+        '                                                             ELSE jsonb_build_object($4, k.item->$4) END))'
+        '  || CASE WHEN c.new_item IS NOT NULL THEN jsonb_build_object(''NewImage'', ddb.to_dynamodb(c.new_item)) ELSE ''{}'' END'
+        '  || CASE WHEN c.old_item IS NOT NULL AND $5 = ''NEW_AND_OLD_IMAGES'''
+        '          THEN jsonb_build_object(''OldImage'', ddb.to_dynamodb(c.old_item)) ELSE ''{}'' END '
+        'FROM (SELECT n.changed_at, n.item AS new_item, n.item_size AS new_size, o.item AS old_item, o.item_size AS old_size'
+        '      FROM (SELECT DISTINCT ON (%1$s) * FROM %2$I.%3$I WHERE changed_at >= $1 AND changed_at < $2'
+        '            ORDER BY %1$s, changed_at DESC, change_order DESC) n'
+        '      LEFT JOIN LATERAL (SELECT h.item, h.item_size FROM %2$I.%3$I h WHERE %4$s AND h.changed_at < $1'
+        '                         ORDER BY h.changed_at DESC, h.change_order DESC LIMIT 1) o ON true) c,'
+        '     LATERAL (SELECT coalesce(c.new_item, c.old_item) AS item) k '
+        'WHERE k.item IS NOT NULL',
+        key_columns, t.schema_name, history,
+        CASE WHEN t.range_key IS NOT NULL THEN 'h.pk = n.pk AND h.sk = n.sk' ELSE 'h.pk = n.pk' END)
+    USING from_time, to_time, t.hash_key, t.range_key, view_type;
+    RETURN rows;
+END $$;
+
+CREATE FUNCTION ddb.described_job(kind text, member text, arn jsonb, errcode text, message text) RETURNS ddb.jobs
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j ddb.jobs;
+BEGIN
+    PERFORM ddb.raise_violations(ddb.string_violations(arn, member, lower(left(member, 1)) || substr(member, 2), true, 37, 1024));
+    j := ddb.job_of_arn(kind, member, arn #>> '{}');
+    IF j.id IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = errcode, MESSAGE = message || (arn #>> '{}');
+    END IF;
+    PERFORM ddb.job_state(j.id);
+    RETURN ddb.jobs_row(j.id);
+END $$;
+
+CREATE OR REPLACE FUNCTION ddb.api_describe_export(request jsonb) RETURNS jsonb
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('ExportDescription', ddb.export_description(
+    ddb.described_job('export', 'ExportArn', request->'ExportArn', 'YD040', 'Export not found: ')));
+
+CREATE OR REPLACE FUNCTION ddb.api_describe_import(request jsonb) RETURNS jsonb
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(
+    ddb.described_job('import', 'ImportArn', request->'ImportArn', 'YD041', 'Import not found: ')));

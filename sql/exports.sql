@@ -148,11 +148,7 @@ DECLARE
     c ddb.continuous_backups;
     w record;
 BEGIN
-    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD031',
-            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
-    END IF;
+    c := ddb.continuous_backups_of(t);
     SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
     IF from_time < w.earliest OR to_time > w.latest THEN
         RAISE EXCEPTION USING ERRCODE = 'YD044',
@@ -312,13 +308,9 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    history name := (SELECT c.history_relation FROM ddb.continuous_backups c WHERE c.table_name = t.table_name);
+    history name := (ddb.continuous_backups_of(t)).history_relation;
     key_columns text := CASE WHEN t.range_key IS NOT NULL THEN 'pk, sk' ELSE 'pk' END;
 BEGIN
-    IF history IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD031',
-            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
-    END IF;
     OPEN rows FOR EXECUTE format(
         'SELECT coalesce(c.new_size, c.old_size, 0), jsonb_build_object('
         '  ''Metadata'', jsonb_build_object(''WriteTimestampMicros'', jsonb_build_object(''N'','
@@ -343,21 +335,10 @@ END $$;
 
 -- DescribeExport: an export the caller made.
 CREATE FUNCTION ddb.api_describe_export(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql
+LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    j ddb.jobs;
-BEGIN
-    PERFORM ddb.raise_violations(ddb.string_violations(request->'ExportArn', 'ExportArn', 'exportArn', true, 37, 1024));
-    j := ddb.job_of_arn('export', 'ExportArn', request->>'ExportArn');
-    IF j.id IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD040', MESSAGE = 'Export not found: ' || (request->>'ExportArn');
-    END IF;
-    -- a job whose worker is gone ends FAILED here
-    PERFORM ddb.job_state(j.id);
-    RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(j.id)));
-END $$;
+RETURN jsonb_build_object('ExportDescription', ddb.export_description(
+    ddb.described_job('export', 'ExportArn', request->'ExportArn', 'YD040', 'Export not found: ')));
 
 -- ListExports: the caller's exports of the last 90 days (those of a
 -- TableArn when given), in reverse order of ExportArn, MaxResults (1 to 25)

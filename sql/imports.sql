@@ -157,21 +157,10 @@ END $$;
 
 -- DescribeImport: an import the caller made.
 CREATE FUNCTION ddb.api_describe_import(request jsonb) RETURNS jsonb
-LANGUAGE plpgsql
+LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    j ddb.jobs;
-BEGIN
-    PERFORM ddb.raise_violations(ddb.string_violations(request->'ImportArn', 'ImportArn', 'importArn', true, 37, 1024));
-    j := ddb.job_of_arn('import', 'ImportArn', request->>'ImportArn');
-    IF j.id IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD041', MESSAGE = 'Import not found: ' || (request->>'ImportArn');
-    END IF;
-    -- a job whose worker is gone ends FAILED here (and its table goes)
-    PERFORM ddb.job_state(j.id);
-    RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(ddb.jobs_row(j.id)));
-END $$;
+RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(
+    ddb.described_job('import', 'ImportArn', request->'ImportArn', 'YD041', 'Import not found: ')));
 
 -- ListImports' NextToken: hex, as DynamoDB's ([0-9a-f]{16})+, 112 to 1024
 -- characters): a sealed token's bytes, padded with zeros.

@@ -148,6 +148,27 @@ BEGIN
             ORDER BY j.id DESC LIMIT 1);
 END $$;
 
+-- The caller's job of kind that DescribeExport or DescribeImport names by
+-- its ARN (member: ExportArn, ImportArn; a string of 37 to 1024
+-- characters), its status brought up to date (a job whose worker is gone
+-- ends FAILED here, and what it left goes); DynamoDB's error (errcode,
+-- message) when there is none.
+CREATE FUNCTION ddb.described_job(kind text, member text, arn jsonb, errcode text, message text) RETURNS ddb.jobs
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j ddb.jobs;
+BEGIN
+    PERFORM ddb.raise_violations(ddb.string_violations(arn, member, lower(left(member, 1)) || substr(member, 2), true, 37, 1024));
+    j := ddb.job_of_arn(kind, member, arn #>> '{}');
+    IF j.id IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = errcode, MESSAGE = message || (arn #>> '{}');
+    END IF;
+    PERFORM ddb.job_state(j.id);
+    RETURN ddb.jobs_row(j.id);
+END $$;
+
 -- A job's row (the caller's: ddb.jobs' policy).
 CREATE FUNCTION ddb.jobs_row(job_id integer) RETURNS ddb.jobs
 LANGUAGE sql STABLE

@@ -290,6 +290,23 @@ BEGIN
     RETURN jsonb_build_object('ContinuousBackupsDescription', ddb.continuous_backups_description(t.table_name));
 END $$;
 
+-- The point-in-time recovery of a table, or PointInTimeRecoveryUnavailableException
+-- (YD031) for a table without it.
+CREATE FUNCTION ddb.continuous_backups_of(t ddb.tables) RETURNS ddb.continuous_backups
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c ddb.continuous_backups;
+BEGIN
+    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'YD031',
+            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
+    END IF;
+    RETURN c;
+END $$;
+
 -- The point-in-time recovery of a table, checked for a moment of its
 -- window (which ends at the current time): PointInTimeRecoveryUnavailableException
 -- (YD031) for a table without it, InvalidRestoreTimeException (YD032) for a moment outside.
@@ -301,11 +318,7 @@ DECLARE
     c ddb.continuous_backups;
     w record;
 BEGIN
-    SELECT * INTO c FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'YD031',
-            MESSAGE = format('Point in time recovery is not enabled for table ''%s''', t.table_name);
-    END IF;
+    c := ddb.continuous_backups_of(t);
     SELECT * INTO w FROM ddb.pitr_window(c, clock_timestamp());
     IF as_of IS NULL OR as_of < w.earliest OR as_of > w.latest THEN
         RAISE EXCEPTION USING ERRCODE = 'YD032',
