@@ -132,6 +132,20 @@ item_error(const ErrorData *error)
 		|| code == ERRCODE_PROGRAM_LIMIT_EXCEEDED || code == ERRCODE_STATEMENT_TOO_COMPLEX;
 }
 
+/* Writes len bytes of the batch from offset with write's plan in a subtransaction: NULL, or an item's error (any other is raised). */
+static ErrorData *
+write_part(Write *write, int offset, int len)
+{
+	ErrorData  *error;
+
+	write->text = PointerGetDatum(cstring_to_text_with_len(write->import->batch.data + offset, len));
+	error = api_subtransaction_run(run_write, write);
+	pfree(DatumGetPointer(write->text));
+	if (error != NULL && !item_error(error))
+		ReThrowError(error);
+	return error;
+}
+
 /* Writes the batch: at once, or, when that fails with an item's error, item by item, logging those that fail. */
 static void
 write_batch(Import *import)
@@ -141,30 +155,22 @@ write_batch(Import *import)
 
 	if (import->nitems == 0)
 		return;
-	write.text = PointerGetDatum(cstring_to_text_with_len(import->batch.data, import->batch.len));
-	error = api_subtransaction_run(run_write, &write);
-	pfree(DatumGetPointer(write.text));
+	error = write_part(&write, 0, import->batch.len);
 	if (error == NULL)
 		import->imported += write.written;
 	else
 	{
-		if (!item_error(error))
-			ReThrowError(error);
 		FreeErrorData(error);
 		write.plan = import->item_plan;
 		for (int i = 0; i < import->nitems; i++)
 		{
 			BatchItem  *item = &import->items[i];
 
-			write.text = PointerGetDatum(cstring_to_text_with_len(import->batch.data + item->offset, item->len));
-			error = api_subtransaction_run(run_write, &write);
-			pfree(DatumGetPointer(write.text));
+			error = write_part(&write, item->offset, item->len);
 			if (error == NULL)
 				import->imported++;
 			else
 			{
-				if (!item_error(error))
-					ReThrowError(error);
 				log_error(import, item->file, item->index, error->message);
 				FreeErrorData(error);
 			}
