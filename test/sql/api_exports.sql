@@ -5,19 +5,7 @@
 -- and who may.  test/exports.sh writes and reads real files.
 \set SHOW_CONTEXT never
 \set VERBOSITY terse
--- each request's SQLSTATE and the __type and message of its DynamoDB body, or 'ok'
-CREATE FUNCTION pg_temp.try(operation text, request jsonb) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    state text;
-    body text;
-BEGIN
-    PERFORM ddb.execute(operation, request);
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, body = PG_EXCEPTION_DETAIL;
-    RETURN state || ' ' || split_part(body::jsonb ->> '__type', '#', 2) || ': ' || (body::jsonb ->> 'message');
-END $$;
+\i test/sql/include/try_request.sql
 -- a response with its ids and times masked
 CREATE FUNCTION pg_temp.masked(response jsonb) RETURNS jsonb
 LANGUAGE sql AS $$
