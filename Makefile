@@ -45,6 +45,9 @@ OBJS = \
 	src/table/stream_capture.o \
 	src/table/pitr_capture.o \
 	src/table/table_access.o \
+	src/table/trigger_guard.o \
+	src/table/commit_queue.o \
+	src/table/commit_checks.o \
 	src/expr/reserved_words.o \
 	src/expr/expr_lex.o \
 	src/expr/expr_parse.o \

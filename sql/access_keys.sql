@@ -28,6 +28,7 @@ BEGIN
     PERFORM pg_catalog.pg_notify('ddb_access_keys', '');
     RETURN NULL;
 END $$;
+REVOKE ALL ON FUNCTION ddb.notify_access_keys() FROM PUBLIC;
 CREATE TRIGGER access_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.access_keys
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.notify_access_keys();
 

@@ -166,15 +166,8 @@ BEGIN
     UPDATE ddb.tables SET attribute_types = attribute_types || types WHERE tables.table_name = t.table_name;
 
     -- the maintenance trigger exists once per table, from its first index on
-    IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = format('%I.%I', t.schema_name, t.relation_name)::regclass
-                   AND tgname = 'ddb_gsi_maintain') THEN
-        EXECUTE format('CREATE TRIGGER ddb_gsi_maintain AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                       'FOR EACH ROW EXECUTE FUNCTION ddb.gsi_maintain(%L)', t.schema_name, t.relation_name,
-                       t.table_name);
-        EXECUTE format('CREATE TRIGGER ddb_gsi_truncate AFTER TRUNCATE ON %I.%I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION ddb.gsi_truncate(%L)', t.schema_name, t.relation_name,
-                       t.table_name);
-    END IF;
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_gsi_maintain');
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_gsi_truncate');
     -- backfill: rewriting each item through the trigger indexes it
     EXECUTE format('UPDATE %I.%I SET item = item', t.schema_name, t.relation_name);
     -- the roles given the table read its new index (sql/security.sql)
@@ -1439,6 +1432,7 @@ BEGIN
     PERFORM pg_catalog.pg_notify('ddb_access_keys', '');
     RETURN NULL;
 END $$;
+REVOKE ALL ON FUNCTION ddb.notify_access_keys() FROM PUBLIC;
 CREATE TRIGGER access_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb.access_keys
     FOR EACH STATEMENT EXECUTE FUNCTION ddb.notify_access_keys();
 
@@ -3032,10 +3026,12 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN ddb.relation_name(relation_name || '$pitr');
 
--- Collects a change of an item of a table with point-in-time recovery: the
--- deferred trigger ddb_pitr (arguments: the table's DynamoDB name, its history relation).
+-- Collects a change of an item of a table with point-in-time recovery,
+-- written when its transaction commits: the trigger ddb_pitr (arguments:
+-- the table's DynamoDB name, its history relation).
 CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_pitr_capture' LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb.pitr_capture() FROM PUBLIC;
 
 -- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
 CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
@@ -3147,9 +3143,7 @@ BEGIN
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
-    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
-                   t.schema_name, t.relation_name, t.table_name, history);
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr');
     INSERT INTO ddb.continuous_backups (table_name, history_relation, recovery_period_days, enabled_at)
     VALUES (t.table_name, history, recovery_period_days, enabled_at);
     -- the table's readers read its history too (sql/security.sql)
@@ -3170,9 +3164,6 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    -- changes this transaction made are collected now, while the trigger is there
-    -- (and go nowhere: the history is dropped)
-    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
     DELETE FROM ddb.continuous_backups WHERE continuous_backups.table_name = t.table_name;
@@ -5202,12 +5193,8 @@ BEGIN
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
-    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
-                   t.schema_name, t.relation_name, t.table_name, history);
-    EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
-                   t.schema_name, t.relation_name, t.table_name);
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr');
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr_truncate');
     PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
         'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
@@ -5235,9 +5222,6 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
     END IF;
-    -- changes this transaction made are collected now, while the trigger is there
-    -- (and go nowhere: the history is dropped)
-    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
@@ -6076,9 +6060,6 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
     END IF;
-    -- changes this transaction made are collected now, while the trigger is there
-    -- (and go nowhere: the history is dropped)
-    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
@@ -6307,6 +6288,7 @@ BEGIN
                   'delete its items or disable point-in-time recovery first',
         DETAIL = format('Table %s (relation %s.%s).', TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
 END $$;
+REVOKE ALL ON FUNCTION ddb.pitr_refuse_truncate() FROM PUBLIC;
 
 -- Turns a table's point-in-time recovery on (or sets its recovery period,
 -- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
@@ -6369,12 +6351,8 @@ BEGIN
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
-    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
-                   t.schema_name, t.relation_name, t.table_name, history);
-    EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
-                   t.schema_name, t.relation_name, t.table_name);
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr');
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr_truncate');
     PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
         'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
@@ -6402,9 +6380,6 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
     END IF;
-    -- changes this transaction made are collected now, while the trigger is there
-    -- (and go nowhere: the history is dropped)
-    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
@@ -6698,3 +6673,166 @@ LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(
     ddb.described_job('import', 'ImportArn', request->'ImportArn', 'YD041', 'Import not found: ')));
+
+-- ===========================================================================
+-- 0.2: the extension's triggers in a shared database (docs/security.md).
+-- Their functions are attached by the extension alone (PUBLIC has no
+-- EXECUTE; ddb.attach_trigger puts them on a table for its owner), check
+-- by OID that they fire on the table they name, and none is deferred: a
+-- request ddb.execute_as serves is a security-restricted operation, which
+-- refuses deferred triggers, so streams collect their records for the
+-- commit (as point-in-time recovery does) and the user_service model checks
+-- S8 with ddb.check_at_commit.
+-- ===========================================================================
+
+REVOKE ALL ON FUNCTION ddb.catalog_changed() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddb.gsi_maintain() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddb.stream_capture() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ddb.guard_drop_extension() FROM PUBLIC;
+
+-- Puts one of the extension's triggers (ddb_gsi_maintain, ddb_gsi_truncate,
+-- ddb_stream, ddb_pitr, ddb_pitr_truncate) on a table unless it has it:
+-- for the table's owner, created as the extension's owner, since no other
+-- role may name the trigger functions (src/table/trigger_guard.c).
+CREATE FUNCTION ddb.attach_trigger(table_name text, trigger_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_attach_trigger' LANGUAGE C VOLATILE STRICT;
+
+-- Empties the indexes of a table (argument: its DynamoDB name) when the
+-- table is truncated: TRUNCATE fires no row trigger, so without this the
+-- entries of the removed items would stay behind in every index.
+CREATE OR REPLACE FUNCTION ddb.gsi_truncate() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables := ddb.require_table(TG_ARGV[0]);
+    r record;
+BEGIN
+    -- only for the table it names (docs/security.md)
+    IF TG_RELID OPERATOR(pg_catalog.<>) format('%I.%I', t.schema_name, t.relation_name)::regclass::oid THEN
+        RAISE EXCEPTION USING ERRCODE = 'trigger_protocol_violated',
+            MESSAGE = format('ddb.gsi_truncate for table %s cannot run on relation %s.%s', t.table_name, TG_TABLE_SCHEMA, TG_TABLE_NAME);
+    END IF;
+    FOR r IN SELECT i.relation_name FROM ddb.indexes i WHERE i.table_name OPERATOR(pg_catalog.=) t.table_name LOOP
+        EXECUTE format('TRUNCATE %I.%I', t.schema_name, r.relation_name);
+    END LOOP;
+    RETURN NULL;
+END $$;
+REVOKE ALL ON FUNCTION ddb.gsi_truncate() FROM PUBLIC;
+
+-- Enables or disables a table's stream from a StreamSpecification (CreateTable, UpdateTable).
+CREATE OR REPLACE FUNCTION ddb.set_stream(table_name text, spec jsonb) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t ddb.tables;
+    enabled boolean;
+    view_type text := spec->>'StreamViewType';
+BEGIN
+    SELECT * INTO t FROM ddb.tables WHERE tables.table_name = set_stream.table_name FOR UPDATE;
+    IF jsonb_typeof(spec) IS DISTINCT FROM 'object' OR jsonb_typeof(spec->'StreamEnabled') IS DISTINCT FROM 'boolean' THEN
+        PERFORM ddb.validation_error('1 validation error detected: Value null at ''streamSpecification.streamEnabled'' failed to satisfy constraint: Member must not be null');
+    END IF;
+    enabled := (spec->>'StreamEnabled')::boolean;
+    IF view_type IS NOT NULL AND view_type NOT IN ('NEW_IMAGE', 'OLD_IMAGE', 'NEW_AND_OLD_IMAGES', 'KEYS_ONLY') THEN
+        PERFORM ddb.validation_error(format(
+            '1 validation error detected: Value ''%s'' at ''streamSpecification.streamViewType'' failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]',
+            view_type));
+    END IF;
+    IF enabled AND view_type IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: You must specify a StreamViewType when enabling a stream');
+    END IF;
+    IF NOT enabled AND view_type IS NOT NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: You cannot modify StreamViewType when disabling a stream');
+    END IF;
+    IF enabled AND t.stream_view_type IS NOT NULL THEN
+        PERFORM ddb.validation_error(format('Table already has an enabled stream: %s', ddb.stream_arn(t.table_name, t.stream_label)));
+    END IF;
+    IF NOT enabled AND t.stream_view_type IS NULL THEN
+        PERFORM ddb.validation_error('One or more parameter values were invalid: The stream is already disabled');
+    END IF;
+    IF enabled THEN
+        -- a new stream: a new label, so its records are apart from an earlier stream's
+        UPDATE ddb.tables SET stream_view_type = view_type,
+                              stream_label = to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS')
+        WHERE tables.table_name = t.table_name;
+        PERFORM ddb.attach_trigger(t.table_name, 'ddb_stream');
+    ELSE
+        UPDATE ddb.tables SET stream_view_type = NULL WHERE tables.table_name = t.table_name;
+    END IF;
+END $$;
+
+-- Checks a model's invariant over several items at commit: a row trigger
+-- (arguments: the table's DynamoDB name, a function of the extension
+-- taking a partition key) that collects the keys written, for the function
+-- to check once per key when the transaction commits, as the table's
+-- owner (src/table/commit_checks.c).  Not a deferred trigger: those are
+-- refused in the requests ddb.execute_as serves (docs/security.md).
+CREATE FUNCTION ddb.check_at_commit() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ddb_check_at_commit' LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb.check_at_commit() FROM PUBLIC;
+
+-- the tables with a stream get the trigger ddb_stream anew, not deferred
+DO $$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN SELECT tb.table_name, tr.tgrelid::regclass AS relation
+             FROM pg_catalog.pg_trigger tr
+             JOIN ddb.tables tb ON format('%I.%I', tb.schema_name, tb.relation_name)::regclass = tr.tgrelid
+             WHERE tr.tgname = 'ddb_stream' AND tr.tgparentid = 0 LOOP
+        EXECUTE format('DROP TRIGGER ddb_stream ON %s', t.relation);
+        PERFORM ddb.attach_trigger(t.table_name, 'ddb_stream');
+    END LOOP;
+END $$;
+
+DROP TRIGGER check_user ON user_service."UserServiceTable";
+DROP FUNCTION user_service.check_user();
+
+-- S8 at commit, for the user a written item belongs to: with a profile,
+-- exactly one primary email, verified, and the profile's email is it;
+-- without one, no email records either.  Run by the trigger check_user
+-- (ddb.check_at_commit, src/table/commit_checks.c) once per user key.
+CREATE FUNCTION user_service.check_user(user_key ddb.ddb_key) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    profile jsonb;
+    primaries jsonb[];
+    emails integer;
+BEGIN
+    -- one statement, so one snapshot: the profile and the emails as one committed state shows them
+    SELECT (SELECT t.item FROM user_service."UserServiceTable" t
+            WHERE t.pk = user_key AND t.sk = 'PROFILE'::ddb.ddb_key),
+           count(*), array_agg(e.item) FILTER (WHERE (e.item ->> 'isPrimary')::boolean)
+    INTO profile, emails, primaries
+    FROM user_service."UserServiceTable" e WHERE e.pk = user_key AND e.sk ^@ 'EMAIL#'::ddb.ddb_key;
+    IF profile IS NULL THEN
+        IF emails > 0 THEN
+            RAISE EXCEPTION USING ERRCODE = 'check_violation',
+                MESSAGE = format('S8: %s has email records but no profile', user_key);
+        END IF;
+        RETURN;
+    END IF;
+    IF coalesce(cardinality(primaries), 0) <> 1 THEN
+        RAISE EXCEPTION USING ERRCODE = 'check_violation',
+            MESSAGE = format('S8: user %s must have exactly one primary email, not %s',
+                             profile ->> 'userId', coalesce(cardinality(primaries), 0));
+    END IF;
+    IF NOT (primaries[1] ->> 'isVerified')::boolean THEN
+        RAISE EXCEPTION USING ERRCODE = 'check_violation',
+            MESSAGE = format('S8: the primary email %s of user %s is not verified',
+                             primaries[1] ->> 'email', profile ->> 'userId');
+    END IF;
+    IF profile ->> 'email' IS DISTINCT FROM primaries[1] ->> 'email' THEN
+        RAISE EXCEPTION USING ERRCODE = 'check_violation',
+            MESSAGE = format('S8: the profile of user %s names %s, its primary email is %s',
+                             profile ->> 'userId', profile ->> 'email', primaries[1] ->> 'email');
+    END IF;
+END $$;
+
+CREATE TRIGGER check_user AFTER INSERT OR UPDATE OR DELETE ON user_service."UserServiceTable"
+    FOR EACH ROW EXECUTE FUNCTION ddb.check_at_commit('UserServiceTable', 'user_service.check_user(ddb.ddb_key)');
+

@@ -27,5 +27,6 @@ END $$;
 
 CREATE FUNCTION ddb.guard_drop_extension() RETURNS event_trigger
     AS 'MODULE_PATHNAME', 'ddb_guard_drop_extension' LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb.guard_drop_extension() FROM PUBLIC;
 CREATE EVENT TRIGGER ddb_guard_drop_extension ON ddl_command_start
     WHEN TAG IN ('DROP EXTENSION') EXECUTE FUNCTION ddb.guard_drop_extension();

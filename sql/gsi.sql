@@ -7,6 +7,7 @@
 -- Keeps the GSIs of a table (argument: its DynamoDB name) in step with its items.
 CREATE FUNCTION ddb.gsi_maintain() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_gsi_maintain' LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb.gsi_maintain() FROM PUBLIC;
 
 -- Empties the indexes of a table (argument: its DynamoDB name) when the
 -- table is truncated: TRUNCATE fires no row trigger, so without this the
@@ -16,15 +17,27 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    t ddb.tables := ddb.require_table(TG_ARGV[0]);
     r record;
 BEGIN
-    FOR r IN SELECT t.schema_name, i.relation_name
-             FROM ddb.tables t JOIN ddb.indexes i ON i.table_name OPERATOR(pg_catalog.=) t.table_name
-             WHERE t.table_name OPERATOR(pg_catalog.=) TG_ARGV[0] LOOP
-        EXECUTE format('TRUNCATE %I.%I', r.schema_name, r.relation_name);
+    -- only for the table it names (docs/security.md)
+    IF TG_RELID OPERATOR(pg_catalog.<>) format('%I.%I', t.schema_name, t.relation_name)::regclass::oid THEN
+        RAISE EXCEPTION USING ERRCODE = 'trigger_protocol_violated',
+            MESSAGE = format('ddb.gsi_truncate for table %s cannot run on relation %s.%s', t.table_name, TG_TABLE_SCHEMA, TG_TABLE_NAME);
+    END IF;
+    FOR r IN SELECT i.relation_name FROM ddb.indexes i WHERE i.table_name OPERATOR(pg_catalog.=) t.table_name LOOP
+        EXECUTE format('TRUNCATE %I.%I', t.schema_name, r.relation_name);
     END LOOP;
     RETURN NULL;
 END $$;
+REVOKE ALL ON FUNCTION ddb.gsi_truncate() FROM PUBLIC;
+
+-- Puts one of the extension's triggers (ddb_gsi_maintain, ddb_gsi_truncate,
+-- ddb_stream, ddb_pitr, ddb_pitr_truncate) on a table unless it has it:
+-- for the table's owner, created as the extension's owner, since no other
+-- role may name the trigger functions (src/table/trigger_guard.c).
+CREATE FUNCTION ddb.attach_trigger(table_name text, trigger_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_attach_trigger' LANGUAGE C VOLATILE STRICT;
 
 -- Adds a global secondary index to a table (with local, a local one: the
 -- table's hash key and another range key); existing items are indexed.  A
@@ -140,15 +153,8 @@ BEGIN
     UPDATE ddb.tables SET attribute_types = attribute_types || types WHERE tables.table_name = t.table_name;
 
     -- the maintenance trigger exists once per table, from its first index on
-    IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = format('%I.%I', t.schema_name, t.relation_name)::regclass
-                   AND tgname = 'ddb_gsi_maintain') THEN
-        EXECUTE format('CREATE TRIGGER ddb_gsi_maintain AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                       'FOR EACH ROW EXECUTE FUNCTION ddb.gsi_maintain(%L)', t.schema_name, t.relation_name,
-                       t.table_name);
-        EXECUTE format('CREATE TRIGGER ddb_gsi_truncate AFTER TRUNCATE ON %I.%I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION ddb.gsi_truncate(%L)', t.schema_name, t.relation_name,
-                       t.table_name);
-    END IF;
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_gsi_maintain');
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_gsi_truncate');
     -- backfill: rewriting each item through the trigger indexes it
     EXECUTE format('UPDATE %I.%I SET item = item', t.schema_name, t.relation_name);
     -- the roles given the table read its new index (sql/security.sql)

@@ -7,7 +7,7 @@
 -- key (pk, and sk when the table has a sort key), changed_at (the time of
 -- the writing transaction, one per transaction, in commit order for any
 -- one item), change_order (the change's order within its transaction),
--- item (NULL for a delete) and item_size.  The constraint trigger ddb_pitr
+-- item (NULL for a delete) and item_size.  The trigger ddb_pitr
 -- (ddb.pitr_capture, src/table/pitr_capture.c) collects a transaction's
 -- changes and writes them when it commits.  Enabling copies the table's
 -- items in as the first versions; ddb.trim_pitr_history collapses what the
@@ -30,10 +30,12 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN ddb.relation_name(relation_name || '$pitr');
 
--- Collects a change of an item of a table with point-in-time recovery: the
--- deferred trigger ddb_pitr (arguments: the table's DynamoDB name, its history relation).
+-- Collects a change of an item of a table with point-in-time recovery,
+-- written when its transaction commits: the trigger ddb_pitr (arguments:
+-- the table's DynamoDB name, its history relation).
 CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_pitr_capture' LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb.pitr_capture() FROM PUBLIC;
 
 -- Refuses a TRUNCATE of a table with point-in-time recovery (the trigger
 -- ddb_pitr_truncate): it fires no row trigger, so no version would record it.
@@ -47,6 +49,7 @@ BEGIN
                   'delete its items or disable point-in-time recovery first',
         DETAIL = format('Table %s (relation %s.%s).', TG_ARGV[0], TG_TABLE_SCHEMA, TG_TABLE_NAME);
 END $$;
+REVOKE ALL ON FUNCTION ddb.pitr_refuse_truncate() FROM PUBLIC;
 
 -- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
 CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
@@ -167,12 +170,8 @@ BEGIN
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
-    EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_pitr AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                   'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.pitr_capture(%L, %L)',
-                   t.schema_name, t.relation_name, t.table_name, history);
-    EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
-                   t.schema_name, t.relation_name, t.table_name);
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr');
+    PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr_truncate');
     PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
         'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
@@ -200,9 +199,6 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD005',
             MESSAGE = 'Attempt to change a resource which is still in use: a restore in progress reads the point-in-time recovery history of table ' || t.table_name;
     END IF;
-    -- changes this transaction made are collected now, while the trigger is there
-    -- (and go nowhere: the history is dropped)
-    EXECUTE format('SET CONSTRAINTS %I.ddb_pitr IMMEDIATE', t.schema_name);
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);

@@ -3,9 +3,9 @@
 -- records, read with ListStreams, DescribeStream, GetShardIterator and
 -- GetRecords.
 --
--- A table with a stream carries the constraint trigger ddb_stream, deferred
--- to commit: a change rolled back leaves no record, and a committed one is
--- numbered at commit under the stream's lock, so sequence numbers follow
+-- A table with a stream carries the trigger ddb_stream, which collects its
+-- changes for the commit: a change rolled back leaves no record, and a
+-- committed one is numbered at commit under the stream's lock, so sequence numbers follow
 -- commit order and a reader (who takes the lock shared) never passes a
 -- record that is still to come.  One shard per stream; records are kept 24
 -- hours (ddb.trim_stream_records removes older ones).
@@ -56,10 +56,12 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN lpad(n::text, 21, '0');
 
--- Records an item change of a table with a stream: the deferred trigger
--- ddb_stream (argument: the table's DynamoDB name), in C (src/table/stream_capture.c).
+-- Records an item change of a table with a stream, written when its
+-- transaction commits: the trigger ddb_stream (argument: the table's
+-- DynamoDB name), in C (src/table/stream_capture.c).
 CREATE FUNCTION ddb.stream_capture() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_stream_capture' LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb.stream_capture() FROM PUBLIC;
 
 -- Enables or disables a table's stream from a StreamSpecification (CreateTable, UpdateTable).
 CREATE FUNCTION ddb.set_stream(table_name text, spec jsonb) RETURNS void
@@ -98,12 +100,7 @@ BEGIN
         UPDATE ddb.tables SET stream_view_type = view_type,
                               stream_label = to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS')
         WHERE tables.table_name = t.table_name;
-        IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = format('%I.%I', t.schema_name, t.relation_name)::regclass
-                       AND tgname = 'ddb_stream') THEN
-            EXECUTE format('CREATE CONSTRAINT TRIGGER ddb_stream AFTER INSERT OR UPDATE OR DELETE ON %I.%I '
-                           'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ddb.stream_capture(%L)',
-                           t.schema_name, t.relation_name, t.table_name);
-        END IF;
+        PERFORM ddb.attach_trigger(t.table_name, 'ddb_stream');
     ELSE
         UPDATE ddb.tables SET stream_view_type = NULL WHERE tables.table_name = t.table_name;
     END IF;

@@ -76,6 +76,18 @@ SELECT pg_catalog.pg_extension_config_dump('ddb.indexes',
 -- table it is about (of every table, on TRUNCATE).
 CREATE FUNCTION ddb.catalog_changed() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_catalog_changed' LANGUAGE C;
+-- the extension's trigger functions are attached by the extension alone (docs/security.md)
+REVOKE ALL ON FUNCTION ddb.catalog_changed() FROM PUBLIC;
+
+-- Checks a model's invariant over several items at commit: a row trigger
+-- (arguments: the table's DynamoDB name, a function of the extension
+-- taking a partition key) that collects the keys written, for the function
+-- to check once per key when the transaction commits, as the table's
+-- owner (src/table/commit_checks.c).  Not a deferred trigger: those are
+-- refused in the requests ddb.execute_as serves (docs/security.md).
+CREATE FUNCTION ddb.check_at_commit() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ddb_check_at_commit' LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb.check_at_commit() FROM PUBLIC;
 CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.tables
     FOR EACH ROW EXECUTE FUNCTION ddb.catalog_changed();
 CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.tables

@@ -183,13 +183,13 @@ CREATE TRIGGER check_item BEFORE INSERT OR UPDATE ON user_service."UserServiceTa
 
 -- S8 at commit, for the user a written item belongs to: with a profile,
 -- exactly one primary email, verified, and the profile's email is it;
--- without one, no email records either.
-CREATE FUNCTION user_service.check_user() RETURNS trigger
+-- without one, no email records either.  Run by the trigger check_user
+-- (ddb.check_at_commit, src/table/commit_checks.c) once per user key.
+CREATE FUNCTION user_service.check_user(user_key ddb.ddb_key) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    user_key ddb.ddb_key := CASE WHEN TG_OP = 'DELETE' THEN OLD.pk ELSE NEW.pk END;
     profile jsonb;
     primaries jsonb[];
     emails integer;
@@ -205,7 +205,7 @@ BEGIN
             RAISE EXCEPTION USING ERRCODE = 'check_violation',
                 MESSAGE = format('S8: %s has email records but no profile', user_key);
         END IF;
-        RETURN NULL;
+        RETURN;
     END IF;
     IF coalesce(cardinality(primaries), 0) <> 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'check_violation',
@@ -222,11 +222,10 @@ BEGIN
             MESSAGE = format('S8: the profile of user %s names %s, its primary email is %s',
                              profile ->> 'userId', profile ->> 'email', primaries[1] ->> 'email');
     END IF;
-    RETURN NULL;
 END $$;
 
-CREATE CONSTRAINT TRIGGER check_user AFTER INSERT OR UPDATE OR DELETE ON user_service."UserServiceTable"
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION user_service.check_user();
+CREATE TRIGGER check_user AFTER INSERT OR UPDATE OR DELETE ON user_service."UserServiceTable"
+    FOR EACH ROW EXECUTE FUNCTION ddb.check_at_commit('UserServiceTable', 'user_service.check_user(ddb.ddb_key)');
 
 -- The key of a user.
 CREATE FUNCTION user_service.user_pk(user_id uuid) RETURNS ddb.ddb_key

@@ -16,6 +16,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/guc.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -289,6 +290,17 @@ ddb_execute(PG_FUNCTION_ARGS)
  * Runs the request of arguments 1 and 2 as the role of argument 0, which
  * the caller must be able to SET ROLE to (usage and for_merge: as
  * execute_request).
+ *
+ * Code of other roles may run within the request (a table owner's
+ * triggers, policies, defaults, index expressions), as the role.  Nothing
+ * of it may outlive the request and run as the caller (ddb-gateway's
+ * role, or a superuser): the request is a security-restricted operation,
+ * as REFRESH MATERIALIZED VIEW runs an owner's code, so PostgreSQL refuses
+ * a deferred trigger it queues (it would fire at commit), a cursor WITH
+ * HOLD, a temporary table, SET ROLE; and every setting it changes, even
+ * with SET or set_config(..., false), is undone when it ends.  The
+ * extension's own work at commit (stream records, point-in-time recovery
+ * versions) needs no deferred trigger (src/table/commit_queue.h).
  */
 static Jsonb *
 execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage, bool for_merge)
@@ -297,6 +309,7 @@ execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage, bool for_merge)
 	Oid			role = get_role_oid(role_name, true);
 	Oid			userid;
 	int			sec_context;
+	int			guc_level;
 	Jsonb	   *volatile result = NULL;
 
 	/* an access key whose role was dropped may do nothing */
@@ -313,7 +326,8 @@ execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage, bool for_merge)
 				 errmsg("permission denied to act as role \"%s\"", role_name),
 				 errhint("ddb.execute_as takes a role the caller may SET ROLE to.")));
 	GetUserIdAndSecContext(&userid, &sec_context);
-	SetUserIdAndSecContext(role, sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(role, sec_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	guc_level = NewGUCNestLevel();
 	PG_TRY();
 	{
 		result = execute_request(fcinfo, 1, usage, for_merge);
@@ -323,6 +337,8 @@ execute_as_role(FunctionCallInfo fcinfo, Jsonb **usage, bool for_merge)
 		SetUserIdAndSecContext(userid, sec_context);
 	}
 	PG_END_TRY();
+	/* undone, as an abort would: nothing the role set reaches the caller (an error's abort does the same) */
+	AtEOXact_GUC(false, guc_level);
 	return result;
 }
 

@@ -24,6 +24,7 @@
 #include "item_store.h"
 #include "table_access.h"
 #include "table_def.h"
+#include "trigger_guard.h"
 
 PG_FUNCTION_INFO_V1(ddb_gsi_maintain);
 PG_FUNCTION_INFO_V1(ddb_index_entry);
@@ -43,24 +44,20 @@ typedef struct RowImage
 	int32		item_size;
 } RowImage;
 
-/* Reads the columns of a base-table row. */
+/* Reads the columns of a base-table row (where the guard found them). */
 static RowImage
-row_image(HeapTuple tuple, TupleDesc desc)
+row_image(HeapTuple tuple, TupleDesc desc, const ItemColumns *columns)
 {
 	RowImage	image = {0};
-	bool		isnull;
 
 	if (tuple == NULL)
 		return image;
 	image.present = true;
-	image.pk = heap_getattr(tuple, SPI_fnumber(desc, "pk"), desc, &isnull);
-	image.sk = (Datum) 0;
-	if (SPI_fnumber(desc, "sk") > 0)
-		image.sk = heap_getattr(tuple, SPI_fnumber(desc, "sk"), desc, &isnull);
-	image.item = DatumGetJsonbP(heap_getattr(tuple, SPI_fnumber(desc, "item"), desc, &isnull));
-	image.expires_at = DatumGetInt64(heap_getattr(tuple, SPI_fnumber(desc, "expires_at"),
-												  desc, &image.expires_null));
-	image.item_size = DatumGetInt32(heap_getattr(tuple, SPI_fnumber(desc, "item_size"), desc, &isnull));
+	image.pk = trigger_guard_column(tuple, desc, columns->pk);
+	image.sk = columns->sk ? trigger_guard_column(tuple, desc, columns->sk) : (Datum) 0;
+	image.item = DatumGetJsonbP(trigger_guard_column(tuple, desc, columns->item));
+	image.expires_at = DatumGetInt64(heap_getattr(tuple, columns->expires_at, desc, &image.expires_null));
+	image.item_size = DatumGetInt32(trigger_guard_column(tuple, desc, columns->item_size));
 	return image;
 }
 
@@ -262,17 +259,14 @@ ddb_gsi_maintain(PG_FUNCTION_ARGS)
 	RowImage	old;
 	RowImage	new;
 	OwnerContext saved;
+	const ItemColumns *columns;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("ddb.gsi_maintain must run AFTER ... FOR EACH ROW with the table name as argument")));
-	def = table_def_get(td->tg_trigger->tgargs[0]);
+	/* fires on the table it names, of the extension's shape, or raises */
+	def = trigger_guard_row(fcinfo, "ddb.gsi_maintain", 1, &columns);
 	desc = RelationGetDescr(td->tg_relation);
-	old = row_image(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? NULL : td->tg_trigtuple, desc);
+	old = row_image(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? NULL : td->tg_trigtuple, desc, columns);
 	new = row_image(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? td->tg_trigtuple :
-					TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL, desc);
+					TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL, desc, columns);
 
 	/* the index entries follow from a write the table's privileges allowed: the owner writes them */
 	owner_context_enter(def->relid, &saved);

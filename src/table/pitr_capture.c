@@ -1,14 +1,14 @@
 /*
- * pitr_capture.c — ddb.pitr_capture, the constraint trigger ddb_pitr of a
- * table with point-in-time recovery (sql/pitr.sql, docs/pitr.md).
+ * pitr_capture.c — ddb.pitr_capture, the trigger ddb_pitr of a table with
+ * point-in-time recovery (sql/pitr.sql, docs/pitr.md).
  *
  * Every committed change of an item becomes a version in the table's
  * history relation ("<relation>$pitr"): its key, the new item (NULL for a
  * delete), the time of its transaction and its order within it.  The
- * trigger only collects a transaction's changes (in a tuplestore, which
- * spills to disk for a large transaction); when the transaction commits
- * (XACT_EVENT_PRE_COMMIT, or PRE_PREPARE for a prepared one), after every
- * deferred trigger has fired, one time is read for the whole transaction and
+ * trigger only collects a transaction's changes (commit_queue.c); when the
+ * transaction commits (XACT_EVENT_PRE_COMMIT, or PRE_PREPARE for a
+ * prepared one), after every deferred trigger has fired, one time is read
+ * for the whole transaction and
  * its versions go straight into the history's heap (and its BRIN index on
  * changed_at: a btree would cost more than the rest of the capture), as
  * GSI entries and stream records do (direct_insert.c).
@@ -21,8 +21,8 @@
  * which came after the first read its time.  One time per transaction
  * keeps a transaction whole: a restore to any moment sees all of its
  * changes or none.  The time is read at commit, not when a change is
- * collected, so that this holds also when SET CONSTRAINTS ... IMMEDIATE
- * fires the trigger early.  (It is the system clock: a clock stepped back
+ * collected, so that the time is the commit's whatever the statement that
+ * made the change.  (It is the system clock: a clock stepped back
  * by more than the time between two commits of one item would misorder
  * them.)
  *
@@ -42,6 +42,7 @@
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgrprotos.h"
@@ -52,7 +53,10 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "../key/ddb_key.h"
+#include "commit_queue.h"
 #include "direct_insert.h"
+#include "trigger_guard.h"
 
 PG_FUNCTION_INFO_V1(ddb_pitr_capture);
 
@@ -71,8 +75,8 @@ ddb_pitr_lock_class(PG_FUNCTION_ARGS)
 /* The columns of a collected change. */
 enum
 {
+	CHANGE_SUBXACT,				/* the subtransaction that made it (commit_queue.c) */
 	CHANGE_HISTORY,				/* the history relation's OID */
-	CHANGE_SUBXACT,				/* the subtransaction that made it */
 	CHANGE_PK,
 	CHANGE_SK,					/* NULL for a table without a sort key */
 	CHANGE_ITEM,				/* NULL for a delete */
@@ -80,60 +84,31 @@ enum
 	CHANGE_COLUMNS
 };
 
-/* What the current transaction collected, in TopTransactionContext. */
-typedef struct Collected
+static TupleDesc describe_change(void);
+static void write_collected(CommitQueue *queue);
+
+/* The transaction's changes; its keys are the PITR lock keys of the tables changed. */
+static CommitQueue changes = {.describe = describe_change,.flush = write_collected};
+
+/* The columns of a collected change (in the transaction's context). */
+static TupleDesc
+describe_change(void)
 {
-	Tuplestorestate *changes;
-	TupleDesc	desc;
-	List	   *locks;			/* int list: the lock keys of the tables changed */
-	List	   *aborted;		/* int list: subtransactions rolled back */
-	List	   *parents;		/* int list: pairs of a committed subtransaction and its parent */
-} Collected;
+	TupleDesc	desc = CreateTemplateTupleDesc(CHANGE_COLUMNS);
 
-/* NULL while the transaction has collected nothing. */
-static Collected *collected = NULL;
-static bool callbacks_registered = false;
-
-static void pitr_xact_callback(XactEvent event, void *arg);
-static void pitr_subxact_callback(SubXactEvent event, SubTransactionId subxact, SubTransactionId parent, void *arg);
-
-/* The transaction's collection, begun on its first change (key_type: the keys' type). */
-static Collected *
-collection(Oid key_type)
-{
-	MemoryContext old;
-	ResourceOwner owner = CurrentResourceOwner;
-
-	if (collected)
-		return collected;
-	if (!callbacks_registered)
-	{
-		RegisterXactCallback(pitr_xact_callback, NULL);
-		RegisterSubXactCallback(pitr_subxact_callback, NULL);
-		callbacks_registered = true;
-	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	collected = palloc0(sizeof(Collected));
-	collected->desc = CreateTemplateTupleDesc(CHANGE_COLUMNS);
-	TupleDescInitEntry(collected->desc, CHANGE_HISTORY + 1, "history", OIDOID, -1, 0);
-	TupleDescInitEntry(collected->desc, CHANGE_SUBXACT + 1, "subxact", INT4OID, -1, 0);
-	TupleDescInitEntry(collected->desc, CHANGE_PK + 1, "pk", key_type, -1, 0);
-	TupleDescInitEntry(collected->desc, CHANGE_SK + 1, "sk", key_type, -1, 0);
-	TupleDescInitEntry(collected->desc, CHANGE_ITEM + 1, "item", JSONBOID, -1, 0);
-	TupleDescInitEntry(collected->desc, CHANGE_SIZE + 1, "item_size", INT4OID, -1, 0);
-	/* its spill file belongs to the transaction, not to the statement or subtransaction collecting */
-	CurrentResourceOwner = TopTransactionResourceOwner;
-	collected->changes = tuplestore_begin_heap(false, false, work_mem);
-	CurrentResourceOwner = owner;
-	MemoryContextSwitchTo(old);
-	return collected;
+	TupleDescInitEntry(desc, CHANGE_SUBXACT + 1, "subxact", INT4OID, -1, 0);
+	TupleDescInitEntry(desc, CHANGE_HISTORY + 1, "history", OIDOID, -1, 0);
+	TupleDescInitEntry(desc, CHANGE_PK + 1, "pk", ddb_key_type_oid(), -1, 0);
+	TupleDescInitEntry(desc, CHANGE_SK + 1, "sk", ddb_key_type_oid(), -1, 0);
+	TupleDescInitEntry(desc, CHANGE_ITEM + 1, "item", JSONBOID, -1, 0);
+	TupleDescInitEntry(desc, CHANGE_SIZE + 1, "item_size", INT4OID, -1, 0);
+	return desc;
 }
 
-/* A column of a row, with a value stored out of line fetched (it is read again at commit). */
+/* A column of a row, with a value stored out of line fetched (it is read again at commit); 0: none. */
 static Datum
-column(HeapTuple row, TupleDesc desc, const char *name, bool *isnull)
+column(HeapTuple row, TupleDesc desc, AttrNumber attnum, bool *isnull)
 {
-	int			attnum = SPI_fnumber(desc, name);
 	Datum		value;
 
 	*isnull = true;
@@ -147,39 +122,30 @@ column(HeapTuple row, TupleDesc desc, const char *name, bool *isnull)
 
 /* Collects a version of the item of a row's key: the row's item, or a delete. */
 static void
-collect(const char *table_name, Oid history, TupleDesc desc, HeapTuple row, bool deleted)
+collect(const char *table_name, Oid history, TupleDesc desc, const ItemColumns *columns,
+		HeapTuple row, bool deleted)
 {
 	Datum		values[CHANGE_COLUMNS];
 	bool		nulls[CHANGE_COLUMNS] = {0};
-	Collected  *c = collection(TupleDescAttr(desc, SPI_fnumber(desc, "pk") - 1)->atttypid);
-	ResourceOwner owner = CurrentResourceOwner;
-	MemoryContext old;
-	int			lock;
 
 	values[CHANGE_HISTORY] = ObjectIdGetDatum(history);
-	values[CHANGE_SUBXACT] = Int32GetDatum((int32) GetCurrentSubTransactionId());
-	values[CHANGE_PK] = column(row, desc, "pk", &nulls[CHANGE_PK]);
-	values[CHANGE_SK] = column(row, desc, "sk", &nulls[CHANGE_SK]);
-	values[CHANGE_ITEM] = deleted ? (Datum) 0 : column(row, desc, "item", &nulls[CHANGE_ITEM]);
-	values[CHANGE_SIZE] = deleted ? (Datum) 0 : column(row, desc, "item_size", &nulls[CHANGE_SIZE]);
+	(void) trigger_guard_column(row, desc, columns->pk);
+	values[CHANGE_PK] = column(row, desc, columns->pk, &nulls[CHANGE_PK]);
+	values[CHANGE_SK] = column(row, desc, columns->sk, &nulls[CHANGE_SK]);
+	values[CHANGE_ITEM] = deleted ? (Datum) 0 : column(row, desc, columns->item, &nulls[CHANGE_ITEM]);
+	values[CHANGE_SIZE] = deleted ? (Datum) 0 : column(row, desc, columns->item_size, &nulls[CHANGE_SIZE]);
 	nulls[CHANGE_ITEM] |= deleted;
 	nulls[CHANGE_SIZE] |= deleted;
-	CurrentResourceOwner = TopTransactionResourceOwner;
-	tuplestore_putvalues(c->changes, c->desc, values, nulls);
-	CurrentResourceOwner = owner;
-
+	commit_queue_put(&changes, values, nulls);
 	/* the hash ddb.pitr_settle computes in SQL (the default collation; any deterministic one hashes bytes) */
-	lock = DatumGetInt32(DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID, CStringGetTextDatum(table_name)));
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	c->locks = list_append_unique_int(c->locks, lock);
-	MemoryContextSwitchTo(old);
+	commit_queue_add_key(&changes, DatumGetInt32(DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID,
+																		 CStringGetTextDatum(table_name))));
 }
 
-/* True when two rows have the same value of a column (both without it counts as the same). */
+/* True when two rows have the same value of a column (0: none, which counts as the same). */
 static bool
-same_column(HeapTuple a, HeapTuple b, TupleDesc desc, const char *name)
+same_column(HeapTuple a, HeapTuple b, TupleDesc desc, AttrNumber attnum)
 {
-	int			attnum = SPI_fnumber(desc, name);
 	Form_pg_attribute att;
 	bool		a_null;
 	bool		b_null;
@@ -196,6 +162,28 @@ same_column(HeapTuple a, HeapTuple b, TupleDesc desc, const char *name)
 	return datum_image_eq(a_value, b_value, att->attbyval, att->attlen);
 }
 
+/* The history relation of a table, or InvalidOid when point-in-time recovery was disabled since. */
+static Oid
+history_of(TableDef *def, const char *argument)
+{
+	static Oid	history_name_fn = InvalidOid;
+	Oid			argtypes[1] = {NAMEOID};
+	char	   *name;
+
+	if (!OidIsValid(history_name_fn))
+		history_name_fn = LookupFuncName(list_make2(makeString("ddb"), makeString("pitr_history_name")),
+										 1, argtypes, false);
+	name = NameStr(*DatumGetName(OidFunctionCall1(history_name_fn,
+												  DirectFunctionCall1(namein, CStringGetDatum(def->relation_name)))));
+	/* the argument only says which it is: a trigger cannot name another table's history */
+	if (strcmp(name, argument) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("ddb.pitr_capture for table %s must name its history relation %s, not %s",
+						def->name, quote_identifier(name), quote_identifier(argument))));
+	return get_relname_relid(name, get_namespace_oid(def->schema_name, false));
+}
+
 /* ddb.pitr_capture(table_name, history_relation): collects one change of an item. */
 Datum
 ddb_pitr_capture(PG_FUNCTION_ARGS)
@@ -205,16 +193,12 @@ ddb_pitr_capture(PG_FUNCTION_ARGS)
 	HeapTuple	old_row;
 	HeapTuple	new_row;
 	Oid			history;
-	const char *table_name;
+	TableDef   *def;
+	const ItemColumns *columns;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("ddb.pitr_capture must run AFTER ... FOR EACH ROW with the table name and its history relation as arguments")));
-	table_name = td->tg_trigger->tgargs[0];
-	/* the history is beside the table (a partition is in its table's schema) */
-	history = get_relname_relid(td->tg_trigger->tgargs[1], RelationGetNamespace(td->tg_relation));
+	/* fires on the table it names, of the extension's shape, or raises */
+	def = trigger_guard_row(fcinfo, "ddb.pitr_capture", 2, &columns);
+	history = history_of(def, td->tg_trigger->tgargs[1]);
 	if (!OidIsValid(history))
 		PG_RETURN_POINTER(NULL);	/* point-in-time recovery was disabled before this change fired */
 	desc = RelationGetDescr(td->tg_relation);
@@ -223,38 +207,18 @@ ddb_pitr_capture(PG_FUNCTION_ARGS)
 		TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL;
 	if (old_row && new_row)
 	{
-		bool		same_key = same_column(old_row, new_row, desc, "pk") && same_column(old_row, new_row, desc, "sk");
+		bool		same_key = same_column(old_row, new_row, desc, columns->pk) &&
+			same_column(old_row, new_row, desc, columns->sk);
 
 		/* a write that leaves the item as it was is no new version */
-		if (same_key && same_column(old_row, new_row, desc, "item"))
+		if (same_key && same_column(old_row, new_row, desc, columns->item))
 			PG_RETURN_POINTER(NULL);
 		/* a key changed by plain SQL: the old key's item is gone */
 		if (!same_key)
-			collect(table_name, history, desc, old_row, true);
+			collect(def->name, history, desc, columns, old_row, true);
 	}
-	collect(table_name, history, desc, new_row ? new_row : old_row, new_row == NULL);
+	collect(def->name, history, desc, columns, new_row ? new_row : old_row, new_row == NULL);
 	PG_RETURN_POINTER(NULL);
-}
-
-/* True unless a change was made in a subtransaction that was rolled back (or inside one). */
-static bool
-survives(Collected *c, SubTransactionId subxact)
-{
-	while (c->aborted != NIL && subxact != TopSubTransactionId)
-	{
-		ListCell   *lc;
-		SubTransactionId parent = InvalidSubTransactionId;
-
-		if (list_member_int(c->aborted, (int) subxact))
-			return false;
-		for (lc = list_head(c->parents); lc != NULL; lc = lnext(c->parents, lnext(c->parents, lc)))
-			if ((SubTransactionId) lfirst_int(lc) == subxact)
-				parent = (SubTransactionId) lfirst_int(lnext(c->parents, lc));
-		if (parent == InvalidSubTransactionId)
-			break;
-		subxact = parent;
-	}
-	return true;
 }
 
 /* A history relation open for writing, and where its columns are. */
@@ -323,31 +287,27 @@ write_version(History *h, TupleTableSlot *slot, TimestampTz at, int32 order)
 
 /* Writes what a committing transaction collected: its versions, all of one time. */
 static void
-write_collected(Collected *c)
+write_collected(CommitQueue *queue)
 {
 	MemoryContext per_version = AllocSetContextCreate(CurrentMemoryContext, "ddb pitr version",
 													  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old;
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(c->desc, &TTSOpsMinimalTuple);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(queue->desc, &TTSOpsMinimalTuple);
 	History		h = {0};
 	ListCell   *lc;
 	TimestampTz at;
 	int32		order = 0;
 
-	foreach(lc, c->locks)
+	foreach(lc, queue->keys)
 		DirectFunctionCall2(pg_advisory_xact_lock_shared_int4, Int32GetDatum(PITR_LOCK_CLASS),
 							Int32GetDatum(lfirst_int(lc)));
 	/* read after the locks are held: see the head comment */
 	at = GetCurrentTimestamp();
-	while (tuplestore_gettupleslot(c->changes, true, false, slot))
+	while (commit_queue_next(queue, slot))
 	{
-		Oid			relid;
+		Oid			relid = DatumGetObjectId(slot->tts_values[CHANGE_HISTORY]);
 
-		slot_getallattrs(slot);
 		order++;
-		if (!survives(c, (SubTransactionId) DatumGetInt32(slot->tts_values[CHANGE_SUBXACT])))
-			continue;
-		relid = DatumGetObjectId(slot->tts_values[CHANGE_HISTORY]);
 		if (relid != h.relid)
 			open_history(&h, relid);
 		if (h.rel == NULL)
@@ -360,48 +320,5 @@ write_collected(Collected *c)
 	if (h.rel)
 		table_close(h.rel, NoLock);
 	ExecDropSingleTupleTableSlot(slot);
-	tuplestore_end(c->changes);
 	MemoryContextDelete(per_version);
-}
-
-/* At commit (or PREPARE TRANSACTION) writes the collected versions; at the end forgets them. */
-static void
-pitr_xact_callback(XactEvent event, void *arg)
-{
-	Collected  *c = collected;
-
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			collected = NULL;
-			if (c)
-				write_collected(c);
-			break;
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PREPARE:
-			collected = NULL;	/* its memory and spill file went with the transaction */
-			break;
-		default:
-			break;
-	}
-}
-
-/* Notes which subtransactions ended how, for the changes collected in them. */
-static void
-pitr_subxact_callback(SubXactEvent event, SubTransactionId subxact, SubTransactionId parent, void *arg)
-{
-	MemoryContext old;
-
-	if (collected == NULL)
-		return;
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		collected->aborted = lappend_int(collected->aborted, (int) subxact);
-	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-		collected->parents = lappend_int(lappend_int(collected->parents, (int) subxact), (int) parent);
-	MemoryContextSwitchTo(old);
 }

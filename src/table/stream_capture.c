@@ -1,16 +1,17 @@
 /*
- * stream_capture.c — ddb.stream_capture, the constraint trigger ddb_stream
- * of a table with a DynamoDB stream (sql/streams.sql, docs/streams.md).
+ * stream_capture.c — ddb.stream_capture, the trigger ddb_stream of a table
+ * with a DynamoDB stream (sql/streams.sql, docs/streams.md).
  *
- * Deferred to commit, it turns each change of an item into a row of
- * ddb.stream_records: INSERT, MODIFY (only when the item changed) or
- * REMOVE, with the key and the images the stream's view type asks for, in
- * DynamoDB JSON.  The row is numbered under the stream's advisory lock,
- * which the writer holds until its commit ends and readers take shared, so
- * sequence numbers follow commit order.  It goes straight into the heap and
- * the primary key of ddb.stream_records, as GSI entries do (direct_insert.c):
- * through SPI, the executor's start and end for one row cost a fifth of a
- * streamed write.  ddb.stream_records has no triggers, rules or checks.
+ * It turns each change of an item into a stream record: INSERT, MODIFY
+ * (only when the item changed) or REMOVE, with the key and the images the
+ * stream's view type asks for, in DynamoDB JSON, and collects it
+ * (commit_queue.c).  When the transaction commits, its records go into
+ * ddb.stream_records, numbered under the streams' locks, which the writer
+ * holds until its commit ends and readers wait on, so sequence numbers
+ * follow commit order.  They go straight into the heap and the primary key
+ * of ddb.stream_records, as GSI entries do (direct_insert.c): through SPI,
+ * the executor's start and end for one row cost a fifth of a streamed
+ * write.  ddb.stream_records has no triggers, rules or checks.
  */
 #include "postgres.h"
 
@@ -28,25 +29,25 @@
 #include "utils/timestamp.h"
 
 #include "../item/item_codec.h"
+#include "commit_queue.h"
 #include "direct_insert.h"
 #include "table_access.h"
 #include "table_def.h"
+#include "trigger_guard.h"
 
 PG_FUNCTION_INFO_V1(ddb_stream_capture);
 
 /* The first key of the streams' advisory locks (as ddb.lock_stream takes them). */
 #define STREAM_LOCK_CLASS 1685283443
 
-/* The item and item_size of a row, or false for no row. */
+/* The item and item_size of a row (where the guard found them), or false for no row. */
 static bool
-row_item(HeapTuple tuple, TupleDesc desc, Jsonb **item, int32 *size)
+row_item(HeapTuple tuple, TupleDesc desc, const ItemColumns *columns, Jsonb **item, int32 *size)
 {
-	bool		isnull;
-
 	if (tuple == NULL)
 		return false;
-	*item = DatumGetJsonbP(heap_getattr(tuple, SPI_fnumber(desc, "item"), desc, &isnull));
-	*size = DatumGetInt32(heap_getattr(tuple, SPI_fnumber(desc, "item_size"), desc, &isnull));
+	*item = DatumGetJsonbP(trigger_guard_column(tuple, desc, columns->item));
+	*size = DatumGetInt32(trigger_guard_column(tuple, desc, columns->item_size));
 	return true;
 }
 
@@ -87,51 +88,109 @@ dynamodb_json(TableDef *def, Jsonb *item, bool keys_only)
 	return JsonbPGetDatum(JsonbValueToJsonb(&wrapper->val.array.elems[0]));
 }
 
-/* A stream record's columns, by name (ddb.stream_records), for the row insert_record forms. */
-typedef struct StreamRecord
+/* A stream record as collected: its columns (the first the queue's), and as named in ddb.stream_records. */
+enum
 {
-	const char *names[9];
-	Datum		values[9];
-	bool		nulls[9];
-} StreamRecord;
+	RECORD_SUBXACT,
+	RECORD_TABLE_NAME,
+	RECORD_STREAM_LABEL,
+	RECORD_EVENT_NAME,
+	RECORD_KEYS,
+	RECORD_NEW_IMAGE,
+	RECORD_OLD_IMAGE,
+	RECORD_SIZE_BYTES,
+	RECORD_CREATED_AT,
+	RECORD_SEQUENCE_NUMBER,		/* not collected: numbered at commit */
+	RECORD_COLUMNS
+};
 
-/*
- * Inserts a record into ddb.stream_records (relid), numbered from
- * ddb.stream_sequence and dated at the transaction's start (the table's
- * defaults), into its heap and primary key.
- */
-static void
-insert_record(Oid relid, StreamRecord *record)
+static const char *const record_columns[RECORD_COLUMNS] = {
+	NULL, "table_name", "stream_label", "event_name", "keys", "new_image", "old_image", "size_bytes",
+	"created_at", "sequence_number"
+};
+
+static TupleDesc describe_record(void);
+static void write_records(CommitQueue *queue);
+
+/* The transaction's records; its keys are the stream lock keys of the tables changed. */
+static CommitQueue records = {.describe = describe_record,.flush = write_records};
+
+/* The columns of a collected record (in the transaction's context). */
+static TupleDesc
+describe_record(void)
 {
-	Relation	rel = table_open(relid, RowExclusiveLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
-	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
-	int			filled = 0;
+	TupleDesc	desc = CreateTemplateTupleDesc(RECORD_SEQUENCE_NUMBER);
+	Oid			types[RECORD_SEQUENCE_NUMBER] = {INT4OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, JSONBOID,
+	INT4OID, TIMESTAMPTZOID};
 
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		nulls[i] = true;
-		if (att->attisdropped)
-			continue;
-		for (size_t c = 0; c < lengthof(record->names); c++)
-			if (strcmp(NameStr(att->attname), record->names[c]) == 0)
-			{
-				values[i] = record->values[c];
-				nulls[i] = record->nulls[c];
-				filled++;
-				break;
-			}
-	}
-	if (filled != (int) lengthof(record->names))
-		elog(ERROR, "ddb_model: ddb.stream_records lacks a column of a stream record");
-	direct_insert(rel, values, nulls);
-	table_close(rel, NoLock);
+	TupleDescInitEntry(desc, 1, "subxact", INT4OID, -1, 0);
+	for (int i = 1; i < RECORD_SEQUENCE_NUMBER; i++)
+		TupleDescInitEntry(desc, i + 1, record_columns[i], types[i], -1, 0);
+	return desc;
 }
 
-/* ddb.stream_capture(): records one committed change of an item (argument: the table's DynamoDB name). */
+/* Where each record column is in ddb.stream_records (rel), checked once per commit. */
+static void
+record_attnums(Relation rel, AttrNumber *attnums)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int c = 1; c < RECORD_COLUMNS; c++)
+	{
+		attnums[c] = SPI_fnumber(desc, record_columns[c]);
+		if (attnums[c] <= 0)
+			elog(ERROR, "ddb_model: ddb.stream_records lacks the column %s", record_columns[c]);
+	}
+}
+
+/*
+ * Writes a committing transaction's records: takes the streams' locks of
+ * its tables (in one order, so that two committing writers do not wait on
+ * each other), then numbers each record and inserts it as the owner of
+ * ddb.stream_records.
+ */
+static void
+write_records(CommitQueue *queue)
+{
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(queue->desc, &TTSOpsMinimalTuple);
+	List	   *keys = list_copy(queue->keys);
+	Oid			relid = ddb_relation_oid("stream_records");
+	Oid			sequence = ddb_relation_oid("stream_sequence");
+	AttrNumber	attnums[RECORD_COLUMNS];
+	OwnerContext saved;
+	Relation	rel;
+	ListCell   *lc;
+	Datum	   *values;
+	bool	   *nulls;
+
+	list_sort(keys, list_int_cmp);
+	foreach(lc, keys)
+		DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(STREAM_LOCK_CLASS), Int32GetDatum(lfirst_int(lc)));
+	/* stream records are the owner's: whoever may write the table makes them, nobody writes them directly */
+	owner_context_enter(relid, &saved);
+	rel = table_open(relid, RowExclusiveLock);
+	record_attnums(rel, attnums);
+	values = palloc0(sizeof(Datum) * RelationGetDescr(rel)->natts);
+	nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
+	while (commit_queue_next(queue, slot))
+	{
+		memset(nulls, true, sizeof(bool) * RelationGetDescr(rel)->natts);
+		for (int c = 1; c < RECORD_SEQUENCE_NUMBER; c++)
+		{
+			values[attnums[c] - 1] = slot->tts_values[c];
+			nulls[attnums[c] - 1] = slot->tts_isnull[c];
+		}
+		/* numbered under the lock, so that numbers follow commit order */
+		values[attnums[RECORD_SEQUENCE_NUMBER] - 1] = Int64GetDatum(nextval_internal(sequence, true));
+		nulls[attnums[RECORD_SEQUENCE_NUMBER] - 1] = false;
+		direct_insert(rel, values, nulls);
+	}
+	table_close(rel, NoLock);
+	owner_context_exit(&saved);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/* ddb.stream_capture(): collects one change of an item as a stream record (argument: the table's DynamoDB name). */
 Datum
 ddb_stream_capture(PG_FUNCTION_ARGS)
 {
@@ -145,55 +204,43 @@ ddb_stream_capture(PG_FUNCTION_ARGS)
 	bool		has_old;
 	bool		has_new;
 	const char *view;
-	StreamRecord record = {
-		.names = {"table_name", "stream_label", "sequence_number", "event_name", "keys", "new_image", "old_image",
-		"size_bytes", "created_at"}
-	};
-	OwnerContext saved;
-	Oid			records;
+	const ItemColumns *columns;
+	Datum		values[RECORD_SEQUENCE_NUMBER];
+	bool		nulls[RECORD_SEQUENCE_NUMBER] = {0};
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("ddb.stream_capture must run AFTER ... FOR EACH ROW with the table name as argument")));
-	def = table_def_get(td->tg_trigger->tgargs[0]);
+	/* fires on the table it names, of the extension's shape, or raises */
+	def = trigger_guard_row(fcinfo, "ddb.stream_capture", 1, &columns);
 	view = def->stream_view_type;
 	if (view == NULL)
-		PG_RETURN_POINTER(NULL);	/* the stream was disabled before this commit */
+		PG_RETURN_POINTER(NULL);	/* the stream is disabled */
 	desc = RelationGetDescr(td->tg_relation);
-	has_old = row_item(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? NULL : td->tg_trigtuple, desc, &old_item, &old_size);
+	has_old = row_item(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? NULL : td->tg_trigtuple, desc, columns,
+					   &old_item, &old_size);
 	has_new = row_item(TRIGGER_FIRED_BY_INSERT(td->tg_event) ? td->tg_trigtuple :
-					   TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL, desc, &new_item, &new_size);
+					   TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : NULL, desc, columns,
+					   &new_item, &new_size);
 	/* a write that leaves the item as it was is no change */
 	if (has_old && has_new &&
 		DatumGetBool(DirectFunctionCall2(jsonb_eq, JsonbPGetDatum(old_item), JsonbPGetDatum(new_item))))
 		PG_RETURN_POINTER(NULL);
 
-	record.values[0] = CStringGetTextDatum(def->name);
-	record.values[1] = CStringGetTextDatum(def->stream_label);
-	record.values[3] = CStringGetTextDatum(!has_old ? "INSERT" : has_new ? "MODIFY" : "REMOVE");
-	record.values[4] = dynamodb_json(def, has_new ? new_item : old_item, true);
+	values[RECORD_TABLE_NAME] = CStringGetTextDatum(def->name);
+	values[RECORD_STREAM_LABEL] = CStringGetTextDatum(def->stream_label);
+	values[RECORD_EVENT_NAME] = CStringGetTextDatum(!has_old ? "INSERT" : has_new ? "MODIFY" : "REMOVE");
+	values[RECORD_KEYS] = dynamodb_json(def, has_new ? new_item : old_item, true);
 	if (has_new && (strcmp(view, "NEW_IMAGE") == 0 || strcmp(view, "NEW_AND_OLD_IMAGES") == 0))
-		record.values[5] = dynamodb_json(def, new_item, false);
+		values[RECORD_NEW_IMAGE] = dynamodb_json(def, new_item, false);
 	else
-		record.nulls[5] = true;
+		nulls[RECORD_NEW_IMAGE] = true;
 	if (has_old && (strcmp(view, "OLD_IMAGE") == 0 || strcmp(view, "NEW_AND_OLD_IMAGES") == 0))
-		record.values[6] = dynamodb_json(def, old_item, false);
+		values[RECORD_OLD_IMAGE] = dynamodb_json(def, old_item, false);
 	else
-		record.nulls[6] = true;
-	record.values[7] = Int32GetDatum(old_size + new_size);
-	record.values[8] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
-
+		nulls[RECORD_OLD_IMAGE] = true;
+	values[RECORD_SIZE_BYTES] = Int32GetDatum(old_size + new_size);
+	values[RECORD_CREATED_AT] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	commit_queue_put(&records, values, nulls);
 	/* the hash ddb.lock_stream_shared computes in SQL (the default collation; any deterministic one hashes bytes) */
-	DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(STREAM_LOCK_CLASS),
-						DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID, CStringGetTextDatum(def->name)));
-	/* stream records are the owner's: whoever may write the table makes them, nobody writes them directly */
-	records = ddb_relation_oid("stream_records");
-	owner_context_enter(records, &saved);
-	/* numbered under the lock, so that numbers follow commit order */
-	record.values[2] = Int64GetDatum(nextval_internal(ddb_relation_oid("stream_sequence"), true));
-	insert_record(records, &record);
-	owner_context_exit(&saved);
+	commit_queue_add_key(&records, DatumGetInt32(DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID,
+																		  CStringGetTextDatum(def->name))));
 	PG_RETURN_POINTER(NULL);
 }

@@ -86,6 +86,8 @@ typedef struct TableDef
 	SPIPlanPtr	plans[TABLE_MAX_PLANS];
 	MemoryContext cxt;			/* holds this definition */
 	bool		valid;			/* false once the catalog or relation changed */
+	/* ItemColumns of the relations its triggers fired on, checked (trigger_guard.c) */
+	List	   *guarded_relations;
 	/* the leading keys of one user, looked up once (table_access.c); a grant changes the relation's policies, so this goes with the definition */
 	Oid			leading_keys_user;	/* InvalidOid: not looked up */
 	ArrayType  *leading_keys;	/* NULL: any partition key */
