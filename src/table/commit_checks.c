@@ -21,6 +21,7 @@
 #include "utils/datum.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "../key/ddb_key.h"
 #include "commit_queue.h"
@@ -114,7 +115,10 @@ run_checks(CommitQueue *queue)
 		run->key = datumCopy(key, false, -1);
 		runs = lappend(runs, run);
 		owner_context_enter(DatumGetObjectId(slot->tts_values[CHECK_RELATION]), &saved);
+		/* at commit no statement has set a snapshot: the check reads what the transaction has written */
+		PushActiveSnapshot(GetTransactionSnapshot());
 		OidFunctionCall1(function, key);
+		PopActiveSnapshot();
 		owner_context_exit(&saved);
 	}
 	ExecDropSingleTupleTableSlot(slot);
