@@ -6773,6 +6773,13 @@ CREATE FUNCTION ddb.check_at_commit() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_check_at_commit' LANGUAGE C;
 REVOKE ALL ON FUNCTION ddb.check_at_commit() FROM PUBLIC;
 
+-- Runs the checks of ddb.check_at_commit the transaction has collected so
+-- far now, as SET CONSTRAINTS ALL IMMEDIATE fires deferred triggers early:
+-- for a test, or a client that wants the error before it commits.  It runs
+-- only the extension's checks, of the keys this transaction wrote.
+CREATE FUNCTION ddb.check_now() RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_now' LANGUAGE C VOLATILE;
+
 -- the tables with a stream get the trigger ddb_stream anew, not deferred
 DO $$
 DECLARE

@@ -88,6 +88,13 @@ REVOKE ALL ON FUNCTION ddb.catalog_changed() FROM PUBLIC;
 CREATE FUNCTION ddb.check_at_commit() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_check_at_commit' LANGUAGE C;
 REVOKE ALL ON FUNCTION ddb.check_at_commit() FROM PUBLIC;
+
+-- Runs the checks of ddb.check_at_commit the transaction has collected so
+-- far now, as SET CONSTRAINTS ALL IMMEDIATE fires deferred triggers early:
+-- for a test, or a client that wants the error before it commits.  It runs
+-- only the extension's checks, of the keys this transaction wrote.
+CREATE FUNCTION ddb.check_now() RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_now' LANGUAGE C VOLATILE;
 CREATE TRIGGER catalog_changed AFTER INSERT OR UPDATE OR DELETE ON ddb.tables
     FOR EACH ROW EXECUTE FUNCTION ddb.catalog_changed();
 CREATE TRIGGER catalog_truncated AFTER TRUNCATE ON ddb.tables

@@ -29,6 +29,7 @@
 #include "trigger_guard.h"
 
 PG_FUNCTION_INFO_V1(ddb_check_at_commit);
+PG_FUNCTION_INFO_V1(ddb_check_now);
 
 /* A collected check: its columns (the first the queue's). */
 enum
@@ -146,4 +147,16 @@ ddb_check_at_commit(PG_FUNCTION_ARGS)
 																					 columns->pk)));
 	commit_queue_put(&checks, values, nulls);
 	PG_RETURN_POINTER(NULL);
+}
+
+/*
+ * ddb.check_now(): runs the checks the transaction has collected so far, now
+ * rather than at its commit, as SET CONSTRAINTS ALL IMMEDIATE fires deferred
+ * triggers (what it writes later is checked at commit again).
+ */
+Datum
+ddb_check_now(PG_FUNCTION_ARGS)
+{
+	commit_queue_flush(&checks);
+	PG_RETURN_VOID();
 }

@@ -122,6 +122,17 @@ commit_queue_next(CommitQueue *queue, TupleTableSlot *slot)
 	return false;
 }
 
+/* See commit_queue.h. */
+void
+commit_queue_flush(CommitQueue *queue)
+{
+	if (queue->rows == NULL)
+		return;
+	queue->flush(queue);
+	tuplestore_end(queue->rows);
+	forget(queue);
+}
+
 /* At commit (or PREPARE TRANSACTION) flushes every queue that has rows; at the end forgets them. */
 static void
 commit_queue_xact_callback(XactEvent event, void *arg)
@@ -134,12 +145,7 @@ commit_queue_xact_callback(XactEvent event, void *arg)
 		{
 			case XACT_EVENT_PRE_COMMIT:
 			case XACT_EVENT_PRE_PREPARE:
-				if (queue->rows)
-				{
-					queue->flush(queue);
-					tuplestore_end(queue->rows);
-				}
-				forget(queue);
+				commit_queue_flush(queue);
 				break;
 			case XACT_EVENT_ABORT:
 			case XACT_EVENT_PARALLEL_ABORT:

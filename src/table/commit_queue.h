@@ -46,4 +46,7 @@ extern void commit_queue_add_key(CommitQueue *queue, int key);
 /* The next row that survived into slot (all attributes read), false after the last. */
 extern bool commit_queue_next(CommitQueue *queue, TupleTableSlot *slot);
 
+/* Flushes a queue's rows now (as SET CONSTRAINTS ... IMMEDIATE fires deferred triggers early). */
+extern void commit_queue_flush(CommitQueue *queue);
+
 #endif							/* DDB_COMMIT_QUEUE_H */

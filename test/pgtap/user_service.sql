@@ -1,15 +1,14 @@
 -- pgTAP: the user_service model, every catalog id (S1-S10), through its SQL
 -- functions and through ddb.execute.  The S8 check is deferred to commit;
--- at_commit() runs a statement and then the deferred checks, inside the
--- test's transaction.
+-- at_commit() runs a statement and then the checks of commit (ddb.check_now),
+-- inside the test's transaction.
 BEGIN;
 SELECT plan(44);
 
 CREATE FUNCTION pg_temp.at_commit(statement text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE statement;
-    SET CONSTRAINTS ALL IMMEDIATE;
-    SET CONSTRAINTS ALL DEFERRED;
+    PERFORM ddb.check_now();
 END $$;
 
 -- Ann, with her first address; Bo.
