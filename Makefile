@@ -23,6 +23,7 @@ OBJS = \
 	src/error_types.o \
 	src/ddb_errors.o \
 	src/ddb_jsonb.o \
+	src/ddb_locks.o \
 	src/key/key_codec.o \
 	src/key/key_tuple.o \
 	src/key/key_tuple_datum.o \
@@ -86,6 +87,7 @@ OBJS = \
 	src/router/placements.o \
 	src/router/node_call.o \
 	src/router/coordinator.o \
+	src/router/router_locks.o \
 	src/router/router_execute.o
 
 WERROR ?=

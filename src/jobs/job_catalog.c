@@ -52,9 +52,9 @@ jobs_define_settings(void)
 
 /* The tag of a job's request or run lock; see jobs.h. */
 void
-job_lock_tag(LOCKTAG *tag, uint32 key, int32 id)
+job_lock_tag(LOCKTAG *tag, DdbLockClass lock_class, int32 id)
 {
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, key, (uint32) id, 2);
+	ddb_lock_tag(tag, lock_class, (uint32) id);
 }
 
 /* The kinds of jobs done by C steps (job_define_step). */
@@ -265,7 +265,7 @@ wait_for_worker(int32 id, BackgroundWorkerHandle *handle)
 	LOCKTAG		run;
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), JOB_START_TIMEOUT_MS);
 
-	job_lock_tag(&run, JOB_RUN_LOCK, id);
+	job_lock_tag(&run, DDB_LOCK_JOB_RUN, id);
 	for (;;)
 	{
 		pid_t		pid;
@@ -386,7 +386,7 @@ ddb_start_job(PG_FUNCTION_ARGS)
 				 errmsg("there is no kind of job \"%s\"", kind),
 				 errhint("A kind K is run by a function ddb.job_K(job_id integer, spec jsonb, progress jsonb), or by C code (job_define_step).")));
 	id = insert_job(kind, spec);
-	job_lock_tag(&request, JOB_REQUEST_LOCK, id);
+	job_lock_tag(&request, DDB_LOCK_JOB_REQUEST, id);
 	(void) LockAcquire(&request, ExclusiveLock, false, false);
 	check_job_starter(id, spec);
 	launch_worker(id);
@@ -400,7 +400,7 @@ worker_alive(int32 id)
 {
 	LOCKTAG		run;
 
-	job_lock_tag(&run, JOB_RUN_LOCK, id);
+	job_lock_tag(&run, DDB_LOCK_JOB_RUN, id);
 	if (LockAcquire(&run, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
 		return true;
 	LockRelease(&run, ExclusiveLock, false);
@@ -437,6 +437,6 @@ ddb_job_started_here(PG_FUNCTION_ARGS)
 {
 	LOCKTAG		request;
 
-	job_lock_tag(&request, JOB_REQUEST_LOCK, PG_GETARG_INT32(0));
+	job_lock_tag(&request, DDB_LOCK_JOB_REQUEST, PG_GETARG_INT32(0));
 	PG_RETURN_BOOL(LockHeldByMe(&request, ExclusiveLock));
 }

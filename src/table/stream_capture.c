@@ -5,9 +5,10 @@
  * Deferred to commit, it turns each change of an item into a row of
  * ddb.stream_records: INSERT, MODIFY (only when the item changed) or
  * REMOVE, with the key and the images the stream's view type asks for, in
- * DynamoDB JSON.  The row is numbered under the stream's advisory lock,
- * which the writer holds until its commit ends and readers take shared, so
- * sequence numbers follow commit order.  It goes straight into the heap and
+ * DynamoDB JSON.  The row is numbered under the stream's lock (DDB_LOCK_STREAM),
+ * which the writer holds until its commit ends and readers wait for
+ * (ddb.await_stream_writers, without taking it), so sequence numbers follow
+ * commit order.  It goes straight into the heap and
  * the primary key of ddb.stream_records, as GSI entries do (direct_insert.c):
  * through SPI, the executor's start and end for one row cost a fifth of a
  * streamed write.  ddb.stream_records has no triggers, rules or checks.
@@ -27,6 +28,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "../ddb_locks.h"
 #include "../item/item_codec.h"
 #include "direct_insert.h"
 #include "table_access.h"
@@ -34,8 +36,6 @@
 
 PG_FUNCTION_INFO_V1(ddb_stream_capture);
 
-/* The first key of the streams' advisory locks (as ddb.lock_stream takes them). */
-#define STREAM_LOCK_CLASS 1685283443
 
 /* The item and item_size of a row, or false for no row. */
 static bool
@@ -185,9 +185,8 @@ ddb_stream_capture(PG_FUNCTION_ARGS)
 	record.values[7] = Int32GetDatum(old_size + new_size);
 	record.values[8] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
 
-	/* the hash ddb.lock_stream_shared computes in SQL (the default collation; any deterministic one hashes bytes) */
-	DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(STREAM_LOCK_CLASS),
-						DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID, CStringGetTextDatum(def->name)));
+	/* the stream's lock, exclusive until commit (ddb.await_stream_writers waits for it; no SQL takes it) */
+	ddb_lock_xact(DDB_LOCK_STREAM, ddb_lock_name_key(def->name), ExclusiveLock);
 	/* stream records are the owner's: whoever may write the table makes them, nobody writes them directly */
 	records = ddb_relation_oid("stream_records");
 	owner_context_enter(records, &saved);
