@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/syscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "../ddb_errors.h"
@@ -327,6 +328,12 @@ static bool worker_alive(int32 id);
  * as the operations that start jobs have checked (a restore's or an
  * import's new table is its creator's, an export takes ownership), and
  * have fewer than ddb.max_jobs_per_role other jobs whose worker runs.
+ *
+ * The count is exact across sessions: it is taken under the role's job
+ * quota lock (DDB_LOCK_JOB_QUOTA), which the transaction then holds until
+ * it ends, so another transaction of the role that started a job (whose
+ * row this snapshot cannot see until it commits) has ended before this
+ * one counts, and this one's own jobs are visible to it.
  */
 static void
 check_job_starter(int32 id, Jsonb *spec)
@@ -347,14 +354,18 @@ check_job_starter(int32 id, Jsonb *spec)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to start a background job for %s", def ? def->name : "no table"),
 				 errhint("A job is started by the operation it does, for the owner of the table it names.")));
+	ddb_lock_xact(DDB_LOCK_JOB_QUOTA, (uint32) GetUserId(), ExclusiveLock);
+	/* counted under a snapshot taken after the lock, also in REPEATABLE READ: what it waited for is seen */
+	PushActiveSnapshot(GetLatestSnapshot());
 	owner_context_enter(ddb_relation_oid("jobs"), &saved);
 	argtypes[0] = OIDOID;
 	args[0] = ObjectIdGetDatum(GetUserId());
 	if (SPI_execute_with_args("SELECT id FROM ddb.jobs WHERE role_id::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
 							  "AND status OPERATOR(pg_catalog.=) 'IN_PROGRESS' AND id OPERATOR(pg_catalog.<>) $2",
-							  2, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "ddb_model: could not count the jobs in progress");
 	owner_context_exit(&saved);
+	PopActiveSnapshot();
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
