@@ -86,13 +86,17 @@ restore() {  # target, items function: ddb.start_restore of T's description
     echo "SELECT ddb.start_restore('$1', ddb.execute('DescribeTable', '{\"TableName\": \"Tlk\"}') -> 'Table', '{}', '$2(jsonb)', '{}',
            '{\"SourceTableArn\": \"arn:aws:dynamodb:ddb-model:000000000000:table/Tlk\", \"RestoreDateTime\": 0}') IS NOT NULL"
 }
-next_job=$(q -c "SELECT coalesce(max(id), 0) + 1 FROM ddb.jobs")
-hold 6 "SELECT pg_advisory_lock(1685283444, n) FROM generate_series($next_job, $next_job + 5) n" \
-       "SELECT pg_advisory_lock(1685283445, n) FROM generate_series($next_job, $next_job + 5) n"
-q -c "$(restore Restored some_items)" >/dev/null
-check "a role holding job-numbered advisory locks keeps no restore CREATING" "ACTIVE" \
-    "$(q -c "SELECT ddb.wait_for_job(job_id, 3) FROM ddb.table_restores WHERE table_name = 'Restored'" >/dev/null
-       q -c "SELECT ddb.execute('DescribeTable', '{\"TableName\": \"Restored\"}')->'Table'->>'TableStatus'")"
+next_job=$(q -c "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM ddb.job_ids")
+hold 4 "SELECT pg_advisory_lock(1685283444, n) FROM generate_series($next_job, $next_job + 5) n"
+check "a role holding job-numbered advisory locks stalls no request that starts a job" "no error" \
+    "$(fails "SET lock_timeout = '2s'" -c "$(restore Restored some_items)")"
+wait $held
+next_job=$(q -c "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM ddb.job_ids")
+hold 6 "SELECT pg_advisory_lock(1685283445, n) FROM generate_series($next_job, $next_job + 5) n"
+q -c "$(restore Restored2 some_items)" >/dev/null
+check "nor keeps its restore CREATING" "ACTIVE" \
+    "$(q -c "SELECT ddb.wait_for_job(job_id, 3) FROM ddb.table_restores WHERE table_name = 'Restored2'" >/dev/null
+       q -c "SELECT ddb.execute('DescribeTable', '{\"TableName\": \"Restored2\"}')->'Table'->>'TableStatus'")"
 wait $held
 
 # ddb.max_jobs_per_role: counted in the transaction, two open transactions of one role held more
