@@ -46,6 +46,7 @@ OBJS = \
 	src/table/stream_capture.o \
 	src/table/pitr_capture.o \
 	src/table/table_access.o \
+	src/table/table_locks.o \
 	src/expr/reserved_words.o \
 	src/expr/expr_lex.o \
 	src/expr/expr_parse.o \

@@ -1,12 +1,13 @@
 /*
- * ddb_locks.h — the server's own locks (docs/architecture.md, "Locks"):
+ * ddb_locks.h — the server's own locks (docs/security.md, "The server's locks"):
  * every lock the extension takes to order its work (stream numbering, PITR
  * versions, background jobs, items of transactions, CreateTable's names,
  * the router's partitions) is an advisory lock tag whose fourth field is
  * DDB_LOCK_FIELD4.  pg_advisory_lock and its kin only ever use 1 (one
  * bigint key) and 2 (two int4 keys), so no SQL can take, hold or test one
  * of these: only the extension's C code does, and the functions it offers
- * to SQL check what their caller may do first (src/ddb_locks.c).
+ * to SQL check what their caller may do first (src/table/table_locks.c,
+ * src/router/router_locks.c).
  *
  * In pg_locks: locktype 'advisory', classid the class below, objid the
  * key (a table's name hashed, a job's id, a partition), objsubid 3.

@@ -158,7 +158,7 @@ collect(const char *table_name, Oid history, TupleDesc desc, HeapTuple row, bool
 	tuplestore_putvalues(c->changes, c->desc, values, nulls);
 	CurrentResourceOwner = owner;
 
-	/* the key of the table's PITR lock, which ddb.pitr_settle waits for (src/ddb_locks.c) */
+	/* the key of the table's PITR lock, which ddb.pitr_settle waits for (table_locks.c) */
 	lock = (int) ddb_lock_name_key(table_name);
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	c->locks = list_append_unique_int(c->locks, lock);
