@@ -370,7 +370,7 @@ store_item_lock_tag(TableDef *def, Datum pk, Datum sk, LOCKTAG *tag)
 /*
  * Takes an item's lock in a mode, trying for a few milliseconds at most: a
  * transaction that has just committed lets its row locks go (waking those
- * that waited on its rows) a moment before its advisory locks, and a writer
+ * that waited on its rows) a moment before its item locks, and a writer
  * it woke should not see the item as still held.  Never waits long, so
  * never deadlocks.
  */

@@ -42,7 +42,7 @@ ddb_await_stream_writers(PG_FUNCTION_ARGS)
 
 	if (def == NULL)
 		PG_RETURN_VOID();		/* no table, no writers */
-	table_access_check(def, NULL, TABLE_READ);
+	table_access_check_operation(def->name, "GetRecords", "read");
 	ddb_lock_await(DDB_LOCK_STREAM, ddb_lock_name_key(def->name), ShareLock);
 	PG_RETURN_VOID();
 }
@@ -62,7 +62,7 @@ ddb_pitr_settle(PG_FUNCTION_ARGS)
 
 	if (def == NULL)
 		PG_RETURN_VOID();		/* no table, no writers */
-	table_access_check(def, NULL, TABLE_READ);
+	table_access_check_operation(def->name, "RestoreTableToPointInTime", "read");
 	ddb_lock_await(DDB_LOCK_PITR, ddb_lock_name_key(def->name), ExclusiveLock);
 	PG_RETURN_VOID();
 }
@@ -111,7 +111,7 @@ ddb_lock_table_audit(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	TableDef   *def = table_def_get(name);
 
-	table_access_check(def, NULL, TABLE_WRITE);
+	table_access_check_operation(def->name, "PutItem", "write");
 	ddb_lock_xact(DDB_LOCK_TABLE_AUDIT, ddb_lock_name_key(def->name), ExclusiveLock);
 	PG_RETURN_VOID();
 }
