@@ -181,7 +181,7 @@ CREATE FUNCTION ddb.lock_table_name(table_name text) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_lock_table_name' LANGUAGE C VOLATILE STRICT;
 
 -- A table's audit trail, one writing transaction at a time until it ends (the
--- underwriting model's rulebooks); for a role that may write the table.
+-- underwriting model's rulebooks); for a role that may insert, update or delete its rows.
 CREATE FUNCTION ddb.lock_table_audit(table_name text) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_lock_table_audit' LANGUAGE C VOLATILE STRICT;
 
