@@ -358,5 +358,21 @@ check "every item of every table is on the node of its partition" "0 0 0 0 0 0" 
 check "DescribeTable through the router counts each item once, none lost" "412" \
     "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'DescribeTable', '{\"TableName\": \"Orders\"}'))->'Table'->>'ItemCount'")"
 
+# The router's locks are the server's own (src/ddb_locks.h): a role reaches them only through
+# functions that check it first.
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_move_hostile" -c "CREATE ROLE ddb_move_hostile NOLOGIN"
+q -c "GRANT USAGE ON SCHEMA ddb_router TO ddb_move_hostile"
+check "the router's move, wait and recovery locks are not PUBLIC's" \
+    "42501: permission denied for function lock_move|42501: permission denied for function unlock_move|42501: permission denied for function await_partition_writers|42501: permission denied for function lock_recovery" \
+    "$(for f in "lock_move($P)" "unlock_move($P)" "await_partition_writers($P)" "lock_recovery()"; do fails "SET ROLE ddb_move_hostile; SELECT ddb_router.$f"; done | paste -sd'|')"
+check "ddb_router.claim_unique refuses a role that may not write the table" \
+    "42501: permission denied to claim a unique value of table Orders" \
+    "$(fails "SET ROLE ddb_move_hostile; SELECT ddb_router.claim_unique(NULL, 'Orders', 'email')")"
+SUPER=$(q -c "SELECT current_user")
+check "and a role the caller may not act as" "42501: permission denied to act as role \"$SUPER\"" \
+    "$(fails "SET ROLE ddb_move_hostile; SELECT ddb_router.claim_unique('$SUPER', 'Orders', 'email')")"
+q -c "REVOKE USAGE ON SCHEMA ddb_router FROM ddb_move_hostile"
+
 for db in "$ROUTER" "${NODES[@]}" "$PLAIN"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
+psql -X -q -d postgres -c "DROP ROLE IF EXISTS ddb_move_hostile" >/dev/null
 exit $status
