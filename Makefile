@@ -23,6 +23,7 @@ OBJS = \
 	src/error_types.o \
 	src/ddb_errors.o \
 	src/ddb_jsonb.o \
+	src/ddb_locks.o \
 	src/key/key_codec.o \
 	src/key/key_tuple.o \
 	src/key/key_tuple_datum.o \
@@ -48,6 +49,7 @@ OBJS = \
 	src/table/trigger_guard.o \
 	src/table/commit_queue.o \
 	src/table/commit_checks.o \
+	src/table/table_locks.o \
 	src/expr/reserved_words.o \
 	src/expr/expr_lex.o \
 	src/expr/expr_parse.o \
@@ -89,6 +91,7 @@ OBJS = \
 	src/router/placements.o \
 	src/router/node_call.o \
 	src/router/coordinator.o \
+	src/router/router_locks.o \
 	src/router/router_execute.o
 
 WERROR ?=

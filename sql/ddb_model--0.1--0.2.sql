@@ -480,6 +480,17 @@ END $$;
 -- DeleteTable finds no table: ResourceNotFoundException, not a relation
 -- dropped under it).
 
+-- One creation of a table's name at a time (CreateTable, a restore, an import): the
+-- name's lock until the transaction ends, one of the server's own locks
+-- (src/ddb_locks.h), which no SQL takes; for a role that may create tables.
+CREATE FUNCTION ddb.lock_table_name(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_lock_table_name' LANGUAGE C VOLATILE STRICT;
+
+-- A table's audit trail, one writing transaction at a time until it ends (the
+-- underwriting model's rulebooks); for a role that may insert, update or delete its rows.
+CREATE FUNCTION ddb.lock_table_audit(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_lock_table_audit' LANGUAGE C VOLATILE STRICT;
+
 -- Creates a DynamoDB table as <schema>."<table_name>" (docs/tables.md).
 CREATE OR REPLACE FUNCTION ddb.create_table(
     table_name text,
@@ -513,7 +524,7 @@ BEGIN
         PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
     END IF;
     -- one creation of a name at a time: a concurrent one waits here, then finds the table (YD005)
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(create_table.table_name));
+    PERFORM ddb.lock_table_name(create_table.table_name);
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
     END IF;
@@ -1088,6 +1099,16 @@ LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 RETURN ddb.seal_token('ShardIterator', jsonb_build_array(table_name, label, after_sequence)::text);
 
+-- Waits for the writers of a table that are committing stream records, for a
+-- reader that may read the table: writers hold the stream's lock exclusive
+-- from numbering their records until their commit ends (ddb.stream_capture,
+-- src/table/stream_capture.c); the reader takes no lock, so it stalls no
+-- writer.  The lock is one of the server's own (src/ddb_locks.h): no SQL
+-- takes it.
+CREATE FUNCTION ddb.await_stream_writers(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_await_stream_writers' LANGUAGE C VOLATILE STRICT;
+DROP FUNCTION ddb.lock_stream_shared(text);
+
 -- GetShardIterator: TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER.
 CREATE OR REPLACE FUNCTION ddb.api_get_shard_iterator(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
@@ -1116,7 +1137,7 @@ BEGIN
         after_sequence := (request->>'SequenceNumber')::numeric - CASE WHEN kind = 'AT_SEQUENCE_NUMBER' THEN 1 ELSE 0 END;
     ELSIF kind = 'LATEST' THEN
         -- after every record committed so far
-        PERFORM ddb.lock_stream_shared(t.table_name);
+        PERFORM ddb.await_stream_writers(t.table_name);
         SELECT coalesce(max(sequence_number), 0) INTO after_sequence FROM ddb.stream_records r
         WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label;
     ELSE
@@ -1151,7 +1172,7 @@ BEGIN
     END IF;
     PERFORM ddb.check_table_access(t.table_name, 'GetRecords', 'read');
     -- wait for writers of the stream that are committing: no record is numbered behind the reader
-    PERFORM ddb.lock_stream_shared(t.table_name);
+    PERFORM ddb.await_stream_writers(t.table_name);
     SELECT jsonb_agg(jsonb_build_object(
                'eventID', md5(r.table_name || r.stream_label || r.sequence_number),
                'eventName', r.event_name,
@@ -1448,6 +1469,15 @@ CREATE FUNCTION ddb.execute_rolled_back(role_name name, operation text, request 
     AS 'MODULE_PATHNAME', 'ddb_execute_rolled_back' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) IS
     'ddb.execute_metered with whatever the request did rolled back: its answer or its error';
+
+-- The claims of a router's TransactGetItems across nodes on this node ([[n, element], ...]): the
+-- items its elements read, each held shared until the transaction ends with the lock that a
+-- TransactWriteItems takes (one of the server's own, src/ddb_locks.h, which no SQL takes); the
+-- claims another transaction holds.  Not for PUBLIC: a claim held stalls TransactWriteItems of
+-- the item; the user a router reaches its nodes as calls it.
+CREATE FUNCTION ddb.try_claim_items(claims jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_try_claim_items' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION ddb.try_claim_items(jsonb) FROM PUBLIC;
 
 -- ddb.execute_metered of a Query, for a router of shards (PL/Proxy): its
 -- response also has "EvaluatedKeys": [[key, ordinal], ...], per row the page
@@ -2250,8 +2280,7 @@ DECLARE
     deadline timestamptz := clock_timestamp() + make_interval(secs => timeout_seconds);
     status text;
 BEGIN
-    IF EXISTS (SELECT FROM pg_locks l WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid()
-                                        AND l.classid = 1685283444 AND l.objid = job_id::oid AND l.objsubid = 2) THEN
+    IF ddb.job_started_here(job_id) THEN
         RAISE EXCEPTION USING ERRCODE = '55000',
             MESSAGE = format('job %s was started by this transaction and runs once it commits', job_id);
     END IF;
@@ -2759,7 +2788,7 @@ BEGIN
             MESSAGE = 'the restore summary of a restore has a SourceTableArn and a RestoreDateTime (epoch seconds)';
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
+    PERFORM ddb.lock_table_name(target_table);
     IF ddb.table_restoring(target_table) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD024', MESSAGE = 'Table is being restored: ' || target_table;
     END IF;
@@ -3033,24 +3062,14 @@ CREATE FUNCTION ddb.pitr_capture() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_pitr_capture' LANGUAGE C;
 REVOKE ALL ON FUNCTION ddb.pitr_capture() FROM PUBLIC;
 
--- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
-CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN 1885959282;
-
 -- Waits until the transactions committing versions of a table are done:
--- each holds the table's lock shared from before it reads its time until
--- its commit is over (src/table/pitr_capture.c), so that a snapshot taken
--- afterwards sees every version of a time up to now.
+-- each holds the table's PITR lock shared from before it reads its time
+-- until its commit is over (src/table/pitr_capture.c), so that a snapshot
+-- taken afterwards sees every version of a time up to now.  For a role
+-- that may read the table; it takes no lock, so it stalls no writer (the
+-- lock is one of the server's own, src/ddb_locks.h: no SQL takes it).
 CREATE FUNCTION ddb.pitr_settle(table_name text) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM pg_advisory_lock(ddb.pitr_lock_class(), hashtext(table_name));
-    PERFORM pg_advisory_unlock(ddb.pitr_lock_class(), hashtext(table_name));
-END $$;
+    AS 'MODULE_PATHNAME', 'ddb_pitr_settle' LANGUAGE C VOLATILE STRICT;
 
 -- The table a request names in member (TableName, SourceTableName: a name
 -- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).
@@ -3843,6 +3862,12 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT j FROM ddb.jobs j WHERE j.kind = job_of_arn.kind AND j.spec->>arn_member = arn);
 
+-- Locks the caller's ClientToken of a kind of job until the transaction ends:
+-- the role is part of the lock's key, one of the server's own locks
+-- (src/ddb_locks.h), so no role holds another's.
+CREATE FUNCTION ddb.lock_client_token(kind text, token text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_lock_client_token' LANGUAGE C VOLATILE STRICT;
+
 -- The caller's job of kind started with a ClientToken in the last 8 hours
 -- (DynamoDB's idempotency window), or NULL; the token is locked until the
 -- transaction ends, so that two requests with it are one after the other.
@@ -3851,7 +3876,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.' || kind || ' ClientToken'), hashtext(token));
+    PERFORM ddb.lock_client_token(kind, token);
     RETURN (SELECT j FROM ddb.jobs j
             WHERE j.kind = job_of_client_token.kind AND j.spec->>'ClientToken' = token
               AND j.created_at > now() - interval '8 hours'
@@ -4238,7 +4263,7 @@ BEGIN
         END IF;
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    PERFORM ddb.lock_table_name(name);
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
     END IF;
@@ -4695,7 +4720,7 @@ BEGIN
         END IF;
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    PERFORM ddb.lock_table_name(name);
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
     END IF;
@@ -5104,7 +5129,7 @@ BEGIN
             MESSAGE = 'the restore summary of a restore has a SourceTableArn and a RestoreDateTime (epoch seconds)';
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
+    PERFORM ddb.lock_table_name(target_table);
     PERFORM ddb.refuse_restoring(target_table, 'YD024', 'Table is being restored: %s');
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;
@@ -5425,7 +5450,7 @@ BEGIN
             MESSAGE = 'the restore summary of a restore has a SourceTableArn and a RestoreDateTime (epoch seconds)';
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
+    PERFORM ddb.lock_table_name(target_table);
     PERFORM ddb.refuse_restoring(target_table, 'YD024', 'Table is being restored: %s');
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;
@@ -6272,10 +6297,6 @@ BEGIN
     RETURN status;
 END $$;
 
--- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
-CREATE OR REPLACE FUNCTION ddb.pitr_lock_class() RETURNS integer
-    AS 'MODULE_PATHNAME', 'ddb_pitr_lock_class' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-
 -- Refuses a TRUNCATE of a table with point-in-time recovery (the trigger
 -- ddb_pitr_truncate): it fires no row trigger, so no version would record it.
 CREATE OR REPLACE FUNCTION ddb.pitr_refuse_truncate() RETURNS trigger
@@ -6477,7 +6498,7 @@ BEGIN
         END IF;
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    PERFORM ddb.lock_table_name(name);
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
     END IF;
@@ -6673,6 +6694,41 @@ LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 RETURN jsonb_build_object('ImportTableDescription', ddb.import_description(
     ddb.described_job('import', 'ImportArn', request->'ImportArn', 'YD041', 'Import not found: ')));
+
+-- The server's own locks (src/ddb_locks.h, issue 29): the underwriting model's rulebook
+-- audit takes its table's audit lock, which no SQL can take, where it took an advisory lock.
+-- W17: writes the audit item of a rulebook change (AFTER a write of a
+-- RULEBOOK item): who (the setting underwriting.update_user, else the
+-- session user), when, and a snapshot of every rulebook, in the same
+-- transaction.
+CREATE OR REPLACE FUNCTION underwriting.audit_rulebooks() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tbl text := TG_ARGV[0];
+    who text := coalesce(nullif(current_setting('underwriting.update_user', true), ''), session_user::text);
+    at timestamptz;
+    snapshot jsonb;
+BEGIN
+    -- (its triggers fire for rulebook items only) rulebook changes of one environment are audited one transaction at a
+    -- time, so that each snapshot holds every change committed before it
+    PERFORM ddb.lock_table_audit(tbl);
+    at := clock_timestamp();
+    SELECT coalesce(jsonb_agg(i ORDER BY i ->> 'rulebook_id'), '[]') INTO snapshot
+    FROM ddb.query(tbl, 'RULEBOOK') i;
+    LOOP
+        BEGIN
+            PERFORM ddb.put_item(tbl, jsonb_build_object('PK', 'RULEBOOKCONFIGUPDATE',
+                'SK', 'USER#' || to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '#' || who,
+                'item_type', 'rulebook_update', 'update_user', who, 'update_time', underwriting.rfc3339(at),
+                'rulebooks', snapshot), condition => 'attribute_not_exists(SK)');
+            RETURN NULL;
+        EXCEPTION WHEN SQLSTATE 'YD002' THEN
+            at := at + interval '1 microsecond';   -- two changes in one microsecond: the next one
+        END;
+    END LOOP;
+END $$;
 
 -- ===========================================================================
 -- 0.2: the extension's triggers in a shared database (docs/security.md).

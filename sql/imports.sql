@@ -113,7 +113,7 @@ BEGIN
         END IF;
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(name));
+    PERFORM ddb.lock_table_name(name);
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || name;
     END IF;

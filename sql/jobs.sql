@@ -133,6 +133,12 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT j FROM ddb.jobs j WHERE j.kind = job_of_arn.kind AND j.spec->>arn_member = arn);
 
+-- Locks the caller's ClientToken of a kind of job until the transaction ends:
+-- the role is part of the lock's key, one of the server's own locks
+-- (src/ddb_locks.h), so no role holds another's.
+CREATE FUNCTION ddb.lock_client_token(kind text, token text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_lock_client_token' LANGUAGE C VOLATILE STRICT;
+
 -- The caller's job of kind started with a ClientToken in the last 8 hours
 -- (DynamoDB's idempotency window), or NULL; the token is locked until the
 -- transaction ends, so that two requests with it are one after the other.
@@ -141,7 +147,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.' || kind || ' ClientToken'), hashtext(token));
+    PERFORM ddb.lock_client_token(kind, token);
     RETURN (SELECT j FROM ddb.jobs j
             WHERE j.kind = job_of_client_token.kind AND j.spec->>'ClientToken' = token
               AND j.created_at > now() - interval '8 hours'

@@ -51,22 +51,14 @@ BEGIN
 END $$;
 REVOKE ALL ON FUNCTION ddb.pitr_refuse_truncate() FROM PUBLIC;
 
--- The first key of the advisory locks of point-in-time recovery (PITR_LOCK_CLASS in src/table/pitr_capture.c).
-CREATE FUNCTION ddb.pitr_lock_class() RETURNS integer
-    AS 'MODULE_PATHNAME', 'ddb_pitr_lock_class' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-
 -- Waits until the transactions committing versions of a table are done:
--- each holds the table's lock shared from before it reads its time until
--- its commit is over (src/table/pitr_capture.c), so that a snapshot taken
--- afterwards sees every version of a time up to now.
+-- each holds the table's PITR lock shared from before it reads its time
+-- until its commit is over (src/table/pitr_capture.c), so that a snapshot
+-- taken afterwards sees every version of a time up to now.  For a role
+-- that may read the table; it takes no lock, so it stalls no writer (the
+-- lock is one of the server's own, src/ddb_locks.h: no SQL takes it).
 CREATE FUNCTION ddb.pitr_settle(table_name text) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM pg_advisory_lock(ddb.pitr_lock_class(), hashtext(table_name));
-    PERFORM pg_advisory_unlock(ddb.pitr_lock_class(), hashtext(table_name));
-END $$;
+    AS 'MODULE_PATHNAME', 'ddb_pitr_settle' LANGUAGE C VOLATILE STRICT;
 
 -- The table a request names in member (TableName, SourceTableName: a name
 -- or a table's ARN), or DynamoDB's TableNotFoundException (YD022).

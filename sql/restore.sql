@@ -219,7 +219,7 @@ BEGIN
             MESSAGE = 'the restore summary of a restore has a SourceTableArn and a RestoreDateTime (epoch seconds)';
     END IF;
     -- one creation of a name at a time, as ddb.create_table takes it
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(target_table));
+    PERFORM ddb.lock_table_name(target_table);
     PERFORM ddb.refuse_restoring(target_table, 'YD024', 'Table is being restored: %s');
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = target_table) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD023', MESSAGE = 'Table already exists: ' || target_table;

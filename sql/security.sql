@@ -47,6 +47,15 @@ COMMENT ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) IS
 -- The user a router reaches its nodes as is a superuser, or is granted it.
 REVOKE ALL ON FUNCTION ddb.execute_rolled_back(name, text, jsonb) FROM PUBLIC;
 
+-- The claims of a router's TransactGetItems across nodes on this node ([[n, element], ...]): the
+-- items its elements read, each held shared until the transaction ends with the lock that a
+-- TransactWriteItems takes (one of the server's own, src/ddb_locks.h, which no SQL takes); the
+-- claims another transaction holds.  Not for PUBLIC: a claim held stalls TransactWriteItems of
+-- the item; the user a router reaches its nodes as calls it.
+CREATE FUNCTION ddb.try_claim_items(claims jsonb) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'ddb_try_claim_items' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION ddb.try_claim_items(jsonb) FROM PUBLIC;
+
 -- ddb.execute_metered of a Query, for a router of shards (PL/Proxy): its
 -- response also has "EvaluatedKeys": [[key, ordinal], ...], per row the page
 -- read, in order, the LastEvaluatedKey a page ending after that row would

@@ -28,15 +28,14 @@ CREATE TABLE ddb.stream_records (
 COMMENT ON TABLE ddb.stream_records IS 'DynamoDB Streams: the item changes of tables with a stream, 24 hours of them';
 CREATE SEQUENCE ddb.stream_sequence;
 
--- Takes the advisory lock of a table's stream shared until the end of the
--- transaction, for a reader: writers take it exclusive at commit in
--- ddb.stream_capture (src/table/stream_capture.c, the same two keys).  The
--- two-key form, with a first key of its own, keeps clear of other users of
--- advisory locks.
-CREATE FUNCTION ddb.lock_stream_shared(table_name text) RETURNS void
-LANGUAGE sql
-SET search_path = pg_catalog, pg_temp
-RETURN pg_advisory_xact_lock_shared(1685283443, hashtext(table_name));
+-- Waits for the writers of a table that are committing stream records, for a
+-- reader that may read the table: writers hold the stream's lock exclusive
+-- from numbering their records until their commit ends (ddb.stream_capture,
+-- src/table/stream_capture.c); the reader takes no lock, so it stalls no
+-- writer.  The lock is one of the server's own (src/ddb_locks.h): no SQL
+-- takes it.
+CREATE FUNCTION ddb.await_stream_writers(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_await_stream_writers' LANGUAGE C VOLATILE STRICT;
 
 -- A stream's ARN: the table's, /stream/, its label.
 CREATE FUNCTION ddb.stream_arn(table_name text, label text) RETURNS text
@@ -226,7 +225,7 @@ BEGIN
         after_sequence := (request->>'SequenceNumber')::numeric - CASE WHEN kind = 'AT_SEQUENCE_NUMBER' THEN 1 ELSE 0 END;
     ELSIF kind = 'LATEST' THEN
         -- after every record committed so far
-        PERFORM ddb.lock_stream_shared(t.table_name);
+        PERFORM ddb.await_stream_writers(t.table_name);
         SELECT coalesce(max(sequence_number), 0) INTO after_sequence FROM ddb.stream_records r
         WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label;
     ELSE
@@ -261,7 +260,7 @@ BEGIN
     END IF;
     PERFORM ddb.check_table_access(t.table_name, 'GetRecords', 'read');
     -- wait for writers of the stream that are committing: no record is numbered behind the reader
-    PERFORM ddb.lock_stream_shared(t.table_name);
+    PERFORM ddb.await_stream_writers(t.table_name);
     SELECT jsonb_agg(jsonb_build_object(
                'eventID', md5(r.table_name || r.stream_label || r.sequence_number),
                'eventName', r.event_name,

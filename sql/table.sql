@@ -193,6 +193,17 @@ BEGIN
     END LOOP;
 END $$;
 
+-- One creation of a table's name at a time (CreateTable, a restore, an import): the
+-- name's lock until the transaction ends, one of the server's own locks
+-- (src/ddb_locks.h), which no SQL takes; for a role that may create tables.
+CREATE FUNCTION ddb.lock_table_name(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_lock_table_name' LANGUAGE C VOLATILE STRICT;
+
+-- A table's audit trail, one writing transaction at a time until it ends (the
+-- underwriting model's rulebooks); for a role that may insert, update or delete its rows.
+CREATE FUNCTION ddb.lock_table_audit(table_name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_lock_table_audit' LANGUAGE C VOLATILE STRICT;
+
 -- Creates a DynamoDB table as <schema>."<table_name>" (docs/tables.md).
 CREATE FUNCTION ddb.create_table(
     table_name text,
@@ -226,7 +237,7 @@ BEGIN
         PERFORM ddb.validation_error('partitions must be between 0 (no partitioning) and 1024');
     END IF;
     -- one creation of a name at a time: a concurrent one waits here, then finds the table (YD005)
-    PERFORM pg_advisory_xact_lock(hashtext('ddb.create_table'), hashtext(create_table.table_name));
+    PERFORM ddb.lock_table_name(create_table.table_name);
     IF EXISTS (SELECT FROM ddb.tables t WHERE t.table_name = create_table.table_name) THEN
         RAISE EXCEPTION USING ERRCODE = 'YD005', MESSAGE = 'Table already exists: ' || table_name;
     END IF;

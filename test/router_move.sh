@@ -18,7 +18,6 @@ status=0
 ROUTER=ddb_move_r
 NODES=(ddb_move_n0 ddb_move_n1 ddb_move_n2)
 PLAIN=ddb_move_plain
-CLASS=1684300402    # ROUTER_LOCK_CLASS, src/router/router.h
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
 node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
@@ -49,11 +48,17 @@ wait_for() {
     done
     echo "$answer"
 }
-# lock_of APPLICATION PARTITION SUBID MODE GRANTED: whether that backend has that advisory lock of the router's class
+# lock_of APPLICATION KIND PARTITION MODE GRANTED: whether that backend has that lock of the router's
+# (one of the server's own, src/ddb_locks.h: advisory, objsubid 3, which no SQL can take)
 lock_of() {
     echo "SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-          WHERE a.application_name = '$1' AND l.locktype = 'advisory' AND l.classid = $CLASS
-            AND l.objid = $2 AND l.objsubid = $3 AND l.mode = '$4' AND l.granted = $5"
+          WHERE a.application_name = '$1' AND l.locktype = 'advisory' AND l.classid = ddb_router.lock_class('$2')
+            AND l.objid = $3 AND l.objsubid = 3 AND l.mode = '$4' AND l.granted = $5"
+}
+# waits_for_transaction APPLICATION: whether that backend waits for another transaction to end
+waits_for_transaction() {
+    echo "SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+          WHERE a.application_name = '$1' AND l.locktype IN ('virtualxid', 'transactionid') AND NOT l.granted"
 }
 # in_partition N: the SQL condition "the row's partition key is in partition N" on a node's table
 in_partition() { echo "ddb.ddb_key_route_hash(pk) & 15 = $1"; }
@@ -205,17 +210,19 @@ V0=$(q -c "SELECT min(v) FROM public.acks WHERE customer IN ('${P_KEYS[0]}', '${
 PGAPPNAME=held q -c "BEGIN" -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', '$(put_request "${P_KEYS[3]:-${P_KEYS[0]}}" held 7)')" \
     -c "SELECT pg_sleep(4)" -c "COMMIT" >/dev/null 2>&1 &
 held_pid=$!
-check "a write through the router holds its partition's writer lock, shared (advisory: class, partition, objsubid 2)" "t" \
-    "$(wait_for "$(lock_of held $P 2 ShareLock true)" t)"
+check "a write through the router holds its partition's writer lock, shared (the server's own lock: objsubid 3)" "t" \
+    "$(wait_for "$(lock_of held partition $P ShareLock true)" t)"
+check "no SQL takes that lock: pg_advisory_lock(class, partition) is another lock, granted at once" "t" \
+    "$(q -c "SELECT pg_try_advisory_xact_lock(ddb_router.lock_class('partition')::integer, $P)")"
 
 started=$(date +%s%3N)
 PGAPPNAME=mover q -c "CALL ddb_router.move_partition($P, 'n2')" >"$WORK/move.log" 2>&1 &
 move_pid=$!
-check "the move marks the partition moving, then waits for that write: pg_advisory_lock(class, partition) is the same lock" "t" \
-    "$(wait_for "$(lock_of mover $P 2 ExclusiveLock false)" t)"
+check "the move marks the partition moving, then waits for that write's transaction, taking no lock writers would queue behind" "t" \
+    "$(wait_for "$(waits_for_transaction mover)" t)"
 check "meanwhile the partition is marked moving and the move recorded" "t|copying|n1|n2" \
     "$(q -c "SELECT moving FROM ddb_router.partitions WHERE partition = $P")|$(q -c "SELECT concat_ws('|', step, source_node, target_node) FROM ddb_router.moves WHERE partition = $P")"
-check "the moving session holds the move's lock (objsubid 1)" "t" "$(q -c "$(lock_of mover $P 1 ExclusiveLock true)")"
+check "the moving session holds the move's lock" "t" "$(q -c "$(lock_of mover move $P ExclusiveLock true)")"
 check "a second move of the partition is refused while one runs" "55006: partition $P is already moving to node n2" \
     "$(fails "CALL ddb_router.move_partition($P, 'n0')" | sed 's/ (a move started.*//')"
 wait $move_pid
@@ -293,10 +300,10 @@ R_KEY=$(keys_of $R | cut -d' ' -f1)
 PGAPPNAME=held2 q -c "BEGIN" -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', '$(put_request "$R_KEY" held2 8)')" \
     -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1 &
 held_pid=$!
-wait_for "$(lock_of held2 $R 2 ShareLock true)" t >/dev/null
+wait_for "$(lock_of held2 partition $R ShareLock true)" t >/dev/null
 PGAPPNAME=mover2 q -c "CALL ddb_router.move_partition($R, 'n2')" >"$WORK/move2.log" 2>&1 &
 move_pid=$!
-wait_for "$(lock_of mover2 $R 2 ExclusiveLock false)" t >/dev/null
+wait_for "$(waits_for_transaction mover2)" t >/dev/null
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mover2'" >/dev/null
 wait $move_pid
 wait $held_pid
@@ -351,5 +358,21 @@ check "every item of every table is on the node of its partition" "0 0 0 0 0 0" 
 check "DescribeTable through the router counts each item once, none lost" "412" \
     "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'DescribeTable', '{\"TableName\": \"Orders\"}'))->'Table'->>'ItemCount'")"
 
+# The router's locks are the server's own (src/ddb_locks.h): a role reaches them only through
+# functions that check it first.
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_move_hostile" -c "CREATE ROLE ddb_move_hostile NOLOGIN"
+q -c "GRANT USAGE ON SCHEMA ddb_router TO ddb_move_hostile"
+check "the router's move, wait and recovery locks are not PUBLIC's" \
+    "42501: permission denied for function lock_move|42501: permission denied for function unlock_move|42501: permission denied for function await_partition_writers|42501: permission denied for function lock_recovery" \
+    "$(for f in "lock_move($P)" "unlock_move($P)" "await_partition_writers($P)" "lock_recovery()"; do fails "SET ROLE ddb_move_hostile; SELECT ddb_router.$f"; done | paste -sd'|')"
+check "ddb_router.claim_unique refuses a role that may not write the table" \
+    "42501: permission denied to claim a unique value of table Orders" \
+    "$(fails "SET ROLE ddb_move_hostile; SELECT ddb_router.claim_unique(NULL, 'Orders', 'email')")"
+SUPER=$(q -c "SELECT current_user")
+check "and a role the caller may not act as" "42501: permission denied to act as role \"$SUPER\"" \
+    "$(fails "SET ROLE ddb_move_hostile; SELECT ddb_router.claim_unique('$SUPER', 'Orders', 'email')")"
+q -c "REVOKE USAGE ON SCHEMA ddb_router FROM ddb_move_hostile"
+
 for db in "$ROUTER" "${NODES[@]}" "$PLAIN"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
+psql -X -q -d postgres -c "DROP ROLE IF EXISTS ddb_move_hostile" >/dev/null
 exit $status

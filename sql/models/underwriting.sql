@@ -187,7 +187,7 @@ DECLARE
 BEGIN
     -- (its triggers fire for rulebook items only) rulebook changes of one environment are audited one transaction at a
     -- time, so that each snapshot holds every change committed before it
-    PERFORM pg_advisory_xact_lock(hashtext('underwriting audit ' || tbl));
+    PERFORM ddb.lock_table_audit(tbl);
     at := clock_timestamp();
     SELECT coalesce(jsonb_agg(i ORDER BY i ->> 'rulebook_id'), '[]') INTO snapshot
     FROM ddb.query(tbl, 'RULEBOOK') i;

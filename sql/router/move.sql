@@ -25,20 +25,28 @@ CREATE TABLE ddb_router.moves (
 COMMENT ON TABLE ddb_router.moves IS 'Moves of partitions in progress, or stopped before they were done';
 SELECT pg_catalog.pg_extension_config_dump('ddb_router.moves', '');
 
--- The advisory lock class of the router (ROUTER_LOCK_CLASS, src/router/router.h: 'ddbr').  A
--- partition's writer lock is (class, partition) in the two-int4 form (pg_locks: objsubid 2),
--- which pg_advisory_lock(integer, integer) takes too; a move holds (class << 32 | partition)
--- in the bigint form (objsubid 1) while it runs.
-CREATE FUNCTION ddb_router.lock_class() RETURNS integer
-LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-RETURN 1684300402;
+-- The classid in pg_locks of the router's locks of a kind (objsubid 3): 'partition', a partition's
+-- writers (shared until their transaction ends: src/router/write_guard.c), and 'move', a move of
+-- the partition running (exclusive, for its session).  They are the server's own locks
+-- (src/ddb_locks.h), which no SQL can take: only the functions below, closed to PUBLIC.
+CREATE FUNCTION ddb_router.lock_class(kind text) RETURNS oid
+    AS 'MODULE_PATHNAME', 'ddb_router_lock_class' LANGUAGE C IMMUTABLE STRICT;
 
--- The key of the advisory lock a move of a partition holds while it runs.
-CREATE FUNCTION ddb_router.move_lock_key(partition integer) RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT
-SET search_path = pg_catalog, pg_temp
-RETURN (ddb_router.lock_class()::bigint << 32) | partition;
+-- Takes the lock of a move of a partition, for the session.
+CREATE FUNCTION ddb_router.lock_move(partition integer) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_router_lock_move' LANGUAGE C VOLATILE STRICT;
+
+-- Lets go this session's holds on the lock of a move of a partition.
+CREATE FUNCTION ddb_router.unlock_move(partition integer) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_router_unlock_move' LANGUAGE C VOLATILE STRICT;
+
+-- Waits until every writer that holds the partition's writer lock is done, without taking it: no
+-- writer waits behind the move (lock_timeout bounds the wait).
+CREATE FUNCTION ddb_router.await_partition_writers(partition integer) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_router_await_partition_writers' LANGUAGE C VOLATILE STRICT;
+
+REVOKE ALL ON FUNCTION ddb_router.lock_move(integer), ddb_router.unlock_move(integer),
+                       ddb_router.await_partition_writers(integer) FROM PUBLIC;
 
 -- The backend (other than this one) that runs a move of a partition, or null.
 CREATE FUNCTION ddb_router.move_runner(partition integer) RETURNS integer
@@ -48,28 +56,9 @@ AS $$
     SELECT l.pid FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid()
       AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-      AND l.classid = ddb_router.lock_class()::oid AND l.objid = move_runner.partition::oid AND l.objsubid = 1
+      AND l.classid = ddb_router.lock_class('move') AND l.objid = move_runner.partition::oid AND l.objsubid = 3
     LIMIT 1
 $$;
-
--- Lets go this session's holds on the router's advisory locks of a partition: the writers' lock
--- taken exclusively (objsubid 2), and with with_move, the move's lock (objsubid 1).
-CREATE FUNCTION ddb_router.release_partition_locks(partition integer, with_move boolean) RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    WHILE EXISTS (SELECT FROM pg_locks l
-                  WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted AND l.mode = 'ExclusiveLock'
-                    AND l.classid = ddb_router.lock_class()::oid AND l.objid = partition::oid AND l.objsubid = 2) LOOP
-        PERFORM pg_advisory_unlock(ddb_router.lock_class(), partition);
-    END LOOP;
-    WHILE with_move AND EXISTS (SELECT FROM pg_locks l
-                           WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted
-                             AND l.classid = ddb_router.lock_class()::oid AND l.objid = partition::oid AND l.objsubid = 1) LOOP
-        PERFORM pg_advisory_unlock(ddb_router.move_lock_key(partition));
-    END LOOP;
-END $$;
 
 -- The schema of dblink, which CREATE EXTENSION ddb_router CASCADE puts wherever the session creates objects.
 CREATE FUNCTION ddb_router.dblink_schema() RETURNS name
@@ -431,7 +420,7 @@ END $$;
 
 -- Step (a) of a move: the checks, the nodes checked and the target given every table, the move
 -- recorded and the partition marked moving (the caller commits).  This session holds the move's
--- lock (ddb_router.move_lock_key) until the move ends, and connections to both nodes.
+-- lock (ddb_router.lock_move) until the move ends, and connections to both nodes.
 CREATE FUNCTION ddb_router.move_begin(partition integer, node_name text) RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -495,7 +484,7 @@ BEGIN
     INSERT INTO ddb_router.moves (partition, source_node, target_node, step)
     VALUES (partition, p.node_name, node_name, 'copying');
     UPDATE ddb_router.partitions SET moving = true WHERE partitions.partition = move_begin.partition;
-    PERFORM pg_advisory_lock(ddb_router.move_lock_key(partition));
+    PERFORM ddb_router.lock_move(partition);
     RAISE NOTICE 'partition % marked moving from node % to node %: its writes are refused (retryably) until it has moved',
         partition, p.node_name, node_name;
 EXCEPTION WHEN OTHERS OR query_canceled THEN
@@ -523,9 +512,8 @@ BEGIN
     -- the map version moved before the mark committed: a map read in between is read again
     PERFORM nextval('ddb_router.cluster_version');
     BEGIN
-        -- the writers' lock, exclusively: granted once every writer that came before is done
-        PERFORM pg_advisory_lock(ddb_router.lock_class(), partition);
-        PERFORM pg_advisory_unlock(ddb_router.lock_class(), partition);
+        -- every writer that took the partition's writer lock before is done (waited for, not taken)
+        PERFORM ddb_router.await_partition_writers(partition);
         models := ddb_router.model_tables_with_items('ddb_move_source', partition);
         IF cardinality(models) > 0 THEN
             RAISE EXCEPTION 'partition % holds items of the models'' tables (%), which do not move', partition,
@@ -540,12 +528,10 @@ BEGIN
         RAISE NOTICE 'partition %: % items copied from node % to node %', partition, copied, m.source_node, m.target_node;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         GET STACKED DIAGNOSTICS failure = MESSAGE_TEXT, error_code = RETURNED_SQLSTATE;
-        -- (an error between taking the writers' lock and letting it go must not leave it taken)
-        PERFORM ddb_router.release_partition_locks(partition, false);
         IF error_code = '55P03' THEN
             failure := format('the writes in flight to it did not end within %s (a transaction of the router holds '
-                              'its writer lock: see pg_locks, classid %s, objid %s)',
-                              current_setting('lock_timeout'), ddb_router.lock_class(), partition);
+                              'its writer lock: see pg_locks, classid %s, objid %s, objsubid 3)',
+                              current_setting('lock_timeout'), ddb_router.lock_class('partition'), partition);
         END IF;
         BEGIN
             PERFORM ddb_router.remove_partition_items(m.target_node, partition);
@@ -631,7 +617,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM nextval('ddb_router.cluster_version');
-    PERFORM ddb_router.release_partition_locks(partition, true);
+    PERFORM ddb_router.unlock_move(partition);
     PERFORM ddb_router.node_disconnect(c)
     FROM unnest(ARRAY['ddb_move_source', 'ddb_move_target', 'ddb_move_keys', 'ddb_move_delete']) c;
 END $$;
@@ -708,7 +694,7 @@ BEGIN
         RAISE NOTICE 'partition % was marked moving without a move: it takes writes again on node %', partition, p.node_name;
         RETURN 'none';
     END IF;
-    PERFORM pg_advisory_lock(ddb_router.move_lock_key(partition));
+    PERFORM ddb_router.lock_move(partition);
     UPDATE ddb_router.moves SET mover = pg_backend_pid() WHERE moves.partition = recover_begin.partition;
     RETURN m.step;
 END $$;

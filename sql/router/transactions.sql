@@ -210,7 +210,7 @@ BEGIN
             SELECT * FROM (
                 SELECT ddb_router.node_of(e.route) AS node, array_agg(e.n ORDER BY e.n) AS places,
                        jsonb_agg(e.element ORDER BY e.n) AS elements,
-                       jsonb_agg(jsonb_build_array(e.n, ddb_router.item_claim(e.element)) ORDER BY e.n) AS claims
+                       jsonb_agg(jsonb_build_array(e.n, e.element) ORDER BY e.n) AS claims
                 FROM ddb_router.transaction_elements(operation, request) e GROUP BY 1) s
             ORDER BY s.node COLLATE "C"
         LOOP
@@ -219,10 +219,7 @@ BEGIN
             -- the claims, each tried for 10 ms at most, as a node tries its own
             pending := part.claims;
             FOR attempt IN 1 .. 10 LOOP
-                pending := ddb_router.remote(part.node, format(
-                    'SELECT coalesce(pg_catalog.jsonb_agg(c), ''[]'')::text FROM pg_catalog.jsonb_array_elements(%L) c '
-                    'WHERE NOT pg_catalog.pg_try_advisory_xact_lock_shared((c->1->>0)::integer, (c->1->>1)::integer)',
-                    pending))::jsonb;
+                pending := ddb_router.remote(part.node, format('SELECT ddb.try_claim_items(%L)::text', pending))::jsonb;
                 EXIT WHEN pending = '[]' OR attempt = 10;
                 PERFORM pg_sleep(0.001);
             END LOOP;

@@ -44,9 +44,11 @@ CREATE FUNCTION ddb_router.raise_unavailable(reason text) RETURNS void
 CREATE FUNCTION ddb_router.raise_cancelled(reasons jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_router_raise_cancelled' LANGUAGE C VOLATILE STRICT;
 
--- The two keys of the advisory lock that stands for the item a transaction's element reads, on its node.
-CREATE FUNCTION ddb_router.item_claim(element jsonb) RETURNS integer[]
-    AS 'MODULE_PATHNAME', 'ddb_router_item_claim' LANGUAGE C STABLE STRICT;
+-- One recovery of transactions in doubt at a time: a lock until the transaction ends, one of the
+-- server's own (src/ddb_locks.h), which no SQL takes; for the router's owner and its code only.
+CREATE FUNCTION ddb_router.lock_recovery() RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_router_lock_recovery' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION ddb_router.lock_recovery() FROM PUBLIC;
 
 -- The prefix of this router's prepared transactions, ddb_<system identifier>_<database oid>_: the
 -- databases of routers and nodes may share a PostgreSQL cluster, whose prepared transactions share names.
@@ -381,7 +383,7 @@ DECLARE
     command text;
 BEGIN
     -- one recovery at a time
-    PERFORM pg_advisory_xact_lock(hashtext('ddb_router.recover_in_doubt'));
+    PERFORM ddb_router.lock_recovery();
     -- which coordinators of the parts prepared now have ended (before the router's parts are listed again)
     ended := ARRAY(SELECT DISTINCT ddb_router.gid_xact(g)
                    FROM jsonb_array_elements_text(ddb_router.remote('@router', list, true)::jsonb) g

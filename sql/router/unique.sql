@@ -93,6 +93,12 @@ AS $$
       AND s.operation IN ('PutItem', 'UpdateItem')
 $$;
 
+-- Claims a unique value a write sets (claim: its attribute, \x01, its value), until the transaction
+-- ends: one of the server's own locks (src/ddb_locks.h), for a caller that may act as the role
+-- (NULL: itself), a role that may write the table.
+CREATE FUNCTION ddb_router.claim_unique(role_name name, table_name text, claim text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_router_claim_unique' LANGUAGE C VOLATILE;
+
 -- Locks each unique value a write request sets and refuses it, as a node's unique index
 -- would, when an item of another key holds one; the values it locked.
 CREATE FUNCTION ddb_router.guard_unique(role_name name, operation text, request jsonb) RETURNS text
@@ -115,7 +121,7 @@ BEGIN
         WHERE jsonb_typeof(v.value) = 'object'
         ORDER BY hashtext(u.table_name || E'\x01' || u.attribute || E'\x01' || v.value::text)
     LOOP
-        PERFORM pg_advisory_xact_lock(1684300405, hashtext(claim.table_name || E'\x01' || claim.attribute || E'\x01' || claim.value::text));
+        PERFORM ddb_router.claim_unique(role_name, claim.table_name, claim.attribute || E'\x01' || claim.value::text);
         claimed := claimed || jsonb_build_array(claim.value);
         FOR holder IN
             SELECT i FROM jsonb_array_elements(ddb_router.answer_response(ddb_router.query_global_index(NULL, 'Query',

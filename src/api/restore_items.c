@@ -28,9 +28,9 @@ PG_FUNCTION_INFO_V1(ddb_restore_items);
 PG_FUNCTION_INFO_V1(ddb_end_restore);
 PG_FUNCTION_INFO_V1(ddb_record_restore);
 
-/* True when this backend holds a lock of job id (JOB_REQUEST_LOCK: its transaction started it; JOB_RUN_LOCK: it runs it). */
+/* True when this backend holds a lock of job id (DDB_LOCK_JOB_REQUEST: its transaction started it; DDB_LOCK_JOB_RUN: it runs it). */
 static bool
-holds_job_lock(uint32 key, int32 id)
+holds_job_lock(DdbLockClass key, int32 id)
 {
 	LOCKTAG		tag;
 
@@ -71,7 +71,7 @@ ddb_end_restore(PG_FUNCTION_ARGS)
 {
 	int32		job = PG_GETARG_INT32(1);
 
-	if (!holds_job_lock(JOB_RUN_LOCK, job))
+	if (!holds_job_lock(DDB_LOCK_JOB_RUN, job))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("ddb.end_restore ends a restore only in the worker running its job %d", job)));
@@ -95,7 +95,7 @@ ddb_record_restore(PG_FUNCTION_ARGS)
 	Datum		args[3] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)};
 	TableDef   *def = table_def_find(name);
 
-	if (def == NULL || !pg_class_ownercheck(def->relid, GetUserId()) || !holds_job_lock(JOB_REQUEST_LOCK, job))
+	if (def == NULL || !pg_class_ownercheck(def->relid, GetUserId()) || !holds_job_lock(DDB_LOCK_JOB_REQUEST, job))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("a restore of %s is recorded by the owner of the table, with the job its transaction started", name)));
@@ -147,7 +147,7 @@ ddb_restore_items(PG_FUNCTION_ARGS)
 		job = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	SPI_finish();
-	if (job == 0 || !holds_job_lock(JOB_RUN_LOCK, job))
+	if (job == 0 || !holds_job_lock(DDB_LOCK_JOB_RUN, job))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("ddb.restore_items writes %s only for the job restoring it", target)));

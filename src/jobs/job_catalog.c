@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/syscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "../ddb_errors.h"
@@ -52,9 +53,9 @@ jobs_define_settings(void)
 
 /* The tag of a job's request or run lock; see jobs.h. */
 void
-job_lock_tag(LOCKTAG *tag, uint32 key, int32 id)
+job_lock_tag(LOCKTAG *tag, DdbLockClass lock_class, int32 id)
 {
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, key, (uint32) id, 2);
+	ddb_lock_tag(tag, lock_class, (uint32) id);
 }
 
 /* The kinds of jobs done by C steps (job_define_step). */
@@ -265,7 +266,7 @@ wait_for_worker(int32 id, BackgroundWorkerHandle *handle)
 	LOCKTAG		run;
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), JOB_START_TIMEOUT_MS);
 
-	job_lock_tag(&run, JOB_RUN_LOCK, id);
+	job_lock_tag(&run, DDB_LOCK_JOB_RUN, id);
 	for (;;)
 	{
 		pid_t		pid;
@@ -327,6 +328,12 @@ static bool worker_alive(int32 id);
  * as the operations that start jobs have checked (a restore's or an
  * import's new table is its creator's, an export takes ownership), and
  * have fewer than ddb.max_jobs_per_role other jobs whose worker runs.
+ *
+ * The count is exact across sessions: it is taken under the role's job
+ * quota lock (DDB_LOCK_JOB_QUOTA), which the transaction then holds until
+ * it ends, so another transaction of the role that started a job (whose
+ * row this snapshot cannot see until it commits) has ended before this
+ * one counts, and this one's own jobs are visible to it.
  */
 static void
 check_job_starter(int32 id, Jsonb *spec)
@@ -347,14 +354,18 @@ check_job_starter(int32 id, Jsonb *spec)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to start a background job for %s", def ? def->name : "no table"),
 				 errhint("A job is started by the operation it does, for the owner of the table it names.")));
+	ddb_lock_xact(DDB_LOCK_JOB_QUOTA, (uint32) GetUserId(), ExclusiveLock);
+	/* counted under a snapshot taken after the lock, also in REPEATABLE READ: what it waited for is seen */
+	PushActiveSnapshot(GetLatestSnapshot());
 	owner_context_enter(ddb_relation_oid("jobs"), &saved);
 	argtypes[0] = OIDOID;
 	args[0] = ObjectIdGetDatum(GetUserId());
 	if (SPI_execute_with_args("SELECT id FROM ddb.jobs WHERE role_id::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
 							  "AND status OPERATOR(pg_catalog.=) 'IN_PROGRESS' AND id OPERATOR(pg_catalog.<>) $2",
-							  2, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+							  2, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "ddb_model: could not count the jobs in progress");
 	owner_context_exit(&saved);
+	PopActiveSnapshot();
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -386,7 +397,7 @@ ddb_start_job(PG_FUNCTION_ARGS)
 				 errmsg("there is no kind of job \"%s\"", kind),
 				 errhint("A kind K is run by a function ddb.job_K(job_id integer, spec jsonb, progress jsonb), or by C code (job_define_step).")));
 	id = insert_job(kind, spec);
-	job_lock_tag(&request, JOB_REQUEST_LOCK, id);
+	job_lock_tag(&request, DDB_LOCK_JOB_REQUEST, id);
 	(void) LockAcquire(&request, ExclusiveLock, false, false);
 	check_job_starter(id, spec);
 	launch_worker(id);
@@ -400,7 +411,7 @@ worker_alive(int32 id)
 {
 	LOCKTAG		run;
 
-	job_lock_tag(&run, JOB_RUN_LOCK, id);
+	job_lock_tag(&run, DDB_LOCK_JOB_RUN, id);
 	if (LockAcquire(&run, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
 		return true;
 	LockRelease(&run, ExclusiveLock, false);
@@ -437,6 +448,6 @@ ddb_job_started_here(PG_FUNCTION_ARGS)
 {
 	LOCKTAG		request;
 
-	job_lock_tag(&request, JOB_REQUEST_LOCK, PG_GETARG_INT32(0));
+	job_lock_tag(&request, DDB_LOCK_JOB_REQUEST, PG_GETARG_INT32(0));
 	PG_RETURN_BOOL(LockHeldByMe(&request, ExclusiveLock));
 }

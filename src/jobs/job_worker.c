@@ -28,9 +28,9 @@
 /* The worker's entry point, named by the BackgroundWorker that ddb.start_job registers. */
 PGDLLEXPORT void ddb_job_worker_main(Datum main_arg);
 
-/* Takes one of the job's advisory locks: the run lock for the session, the request lock until commit. */
+/* Takes one of the job's locks: the run lock for the session, the request lock until commit. */
 static void
-take_lock(uint32 key, int32 id, bool session)
+take_lock(DdbLockClass key, int32 id, bool session)
 {
 	LOCKTAG		tag;
 
@@ -166,9 +166,9 @@ ddb_job_worker_main(Datum main_arg)
 	pgstat_report_appname("ddb_model job");
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION);
 
-	take_lock(JOB_RUN_LOCK, id, true);
+	take_lock(DDB_LOCK_JOB_RUN, id, true);
 	/* the request's lock is free once the requesting transaction has ended */
-	take_lock(JOB_REQUEST_LOCK, id, false);
+	take_lock(DDB_LOCK_JOB_REQUEST, id, false);
 
 	keep = AllocSetContextCreate(TopMemoryContext, "ddb_model job", ALLOCSET_DEFAULT_SIZES);
 	if (!start(id, &job, keep))

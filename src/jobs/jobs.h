@@ -5,7 +5,8 @@
  * (job_catalog.c).
  *
  * The hand-off: the requesting transaction holds the job's request lock
- * (an advisory lock, released when it ends); the worker takes the job's
+ * (DDB_LOCK_JOB_REQUEST, one of the server's own locks, src/ddb_locks.h,
+ * which no SQL can take; released when it ends); the worker takes the job's
  * run lock for its whole life, then waits for the request lock, so that it
  * reads the job only once the request has committed (or finds no job: the
  * request rolled back).  ddb.start_job returns only once the worker holds
@@ -20,11 +21,8 @@
 #include "storage/lock.h"
 #include "utils/jsonb.h"
 
+#include "../ddb_locks.h"
 #include "../table/table_access.h"
-
-/* The first keys of the jobs' advisory locks (pg_locks: classid; objid is the job's id, objsubid 2). */
-#define JOB_REQUEST_LOCK 1685283444
-#define JOB_RUN_LOCK 1685283445
 
 /* What the worker is handed in bgw_extra: where to connect, and as whom. */
 typedef struct JobWorkerArgs
@@ -47,8 +45,8 @@ typedef struct Job
 /* Defines the jobs' setting ddb.max_jobs_per_role (from _PG_init). */
 extern void jobs_define_settings(void);
 
-/* The tag of a job's request lock (JOB_REQUEST_LOCK) or run lock (JOB_RUN_LOCK). */
-extern void job_lock_tag(LOCKTAG *tag, uint32 key, int32 id);
+/* The tag of a job's request lock (DDB_LOCK_JOB_REQUEST) or run lock (DDB_LOCK_JOB_RUN); pg_locks: objid the job's id. */
+extern void job_lock_tag(LOCKTAG *tag, DdbLockClass lock_class, int32 id);
 
 /* Reads a job (as the owner of ddb.jobs, under a fresh snapshot); false when there is none. */
 extern bool job_read(int32 id, Job *job);

@@ -5,8 +5,8 @@
  * and ddb_router.failpoint, a test hook), errors raised as a node raised
  * them (a remote error comes back through dblink with dblink's context, and
  * is raised again without any), TransactionCanceledException for a whole
- * request, and the claim that stands for an item on its node, which a
- * TransactGetItems across nodes holds shared.
+ * request.  (The claims a TransactGetItems across nodes holds on each node
+ * are ddb.try_claim_items, router_locks.c.)
  */
 #include "postgres.h"
 
@@ -25,7 +25,6 @@ PG_FUNCTION_INFO_V1(ddb_router_failpoint);
 PG_FUNCTION_INFO_V1(ddb_router_raise_error);
 PG_FUNCTION_INFO_V1(ddb_router_raise_unavailable);
 PG_FUNCTION_INFO_V1(ddb_router_raise_cancelled);
-PG_FUNCTION_INFO_V1(ddb_router_item_claim);
 
 /* ddb_router.failpoint: where a transaction across nodes ends the router's backend (a test hook). */
 static char *failpoint = NULL;
@@ -184,51 +183,4 @@ ddb_router_raise_cancelled(PG_FUNCTION_ARGS)
 										 "CancellationReasons", &value),
 						  NULL);
 	PG_RETURN_VOID();
-}
-
-/*
- * ddb_router.item_claim(element): the two keys of the advisory lock that
- * stands for the item an element of a transaction reads, on its node:
- * pg_advisory_xact_lock_shared(claim[1], claim[2]) there holds it against
- * TransactWriteItems.  The element is a TransactItems one ({"Get": {...}})
- * or a PartiQL statement ({"Statement": ...}), checked by a node before.
- */
-Datum
-ddb_router_item_claim(PG_FUNCTION_ARGS)
-{
-	Jsonb	   *element = PG_GETARG_JSONB_P(0);
-	Jsonb	   *request = NULL;
-	JsonbValue	name;
-	TableDef   *def;
-	Datum		pk;
-	Datum		sk;
-	JsonbContainer *key;
-	LOCKTAG		tag;
-	Datum		keys[2];
-
-	if (api_field(element, "Statement", &name))
-		request = api_statement_get(element);
-	else if (JsonContainerIsObject(&element->root) && JsonContainerSize(&element->root) == 1)
-	{
-		JsonbIterator *it = JsonbIteratorInit(&element->root);
-		JsonbValue	v;
-
-		(void) JsonbIteratorNext(&it, &v, true);	/* WJB_BEGIN_OBJECT */
-		(void) JsonbIteratorNext(&it, &v, true);	/* the action's name */
-		if (JsonbIteratorNext(&it, &v, true) == WJB_VALUE && v.type == jbvBinary)
-			request = JsonbValueToJsonb(&v);
-	}
-	if (request == NULL || !api_field(request, "TableName", &name) || name.type != jbvString)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ddb_router.item_claim takes an action with a TableName and Key, or a statement")));
-	def = table_def_get(pnstrdup(name.val.string.val, name.val.string.len));
-	key = api_object(request, "Key");
-	if (key == NULL)
-		api_missing("key");
-	api_table_key(def, key, &pk, &sk);
-	store_item_lock_tag(def, pk, sk, &tag);
-	keys[0] = Int32GetDatum((int32) tag.locktag_field2);
-	keys[1] = Int32GetDatum((int32) tag.locktag_field3);
-	PG_RETURN_ARRAYTYPE_P(construct_array(keys, 2, INT4OID, sizeof(int32), true, TYPALIGN_INT));
 }

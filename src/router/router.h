@@ -15,8 +15,6 @@
 /* What a client reads when a node (or the router's own database) cannot be reached: ServiceUnavailable. */
 #define ROUTER_UNREACHABLE_MESSAGE "A shard node of this table cannot be reached; retry the request"
 
-/* The advisory lock class of a partition's writers (shared) and of its move (exclusive). */
-#define ROUTER_LOCK_CLASS 0x64646272	/* 'ddbr' */
 
 /* The number of logical partitions (a power of two), read again when the cluster's version moved. */
 extern int	router_partition_count(void);

@@ -2,7 +2,8 @@
  * write_guard.c — the guard every write through the router takes: a
  * partition's writers hold its lock shared until their transaction ends and
  * are refused while it is marked moving, so that a move (which marks the
- * partition, then takes the lock exclusively) knows when the last write
+ * partition, then waits for the lock's holders, ddb_router.await_partition_writers)
+ * knows when the last write
  * that missed the mark is done.  And the number of logical partitions,
  * cached per backend until ddb_router.cluster_version moves.
  */
@@ -17,6 +18,7 @@
 #include "utils/lsyscache.h"
 
 #include "../ddb_errors.h"
+#include "../ddb_locks.h"
 #include "router.h"
 
 PG_FUNCTION_INFO_V1(ddb_router_write_guard);
@@ -126,7 +128,7 @@ router_write_guard(uint32 hash)
 	int			partition = (int) (hash & (uint32) (router_partition_count() - 1));
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ROUTER_LOCK_CLASS, (uint32) partition, 2);
+	ddb_lock_tag(&tag, DDB_LOCK_ROUTER_PARTITION, (uint32) partition);
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	/* the mark as of after the lock: a move marked before it is seen */
 	if (partition_moving(partition))

@@ -21,6 +21,7 @@
 #include "utils/timestamp.h"
 
 #include "../ddb_errors.h"
+#include "../ddb_locks.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
 #include "gsi.h"
@@ -31,13 +32,6 @@
 /* DynamoDB ignores TTL values more than five years in the past. */
 #define TTL_IGNORED_AGE (5 * 365 * 86400L)
 
-/*
- * An item's advisory lock: pg_advisory_xact_lock(ITEM_LOCK_CLASS, hash) as
- * pg_locks shows it (the two-int4 form, objsubid 2); the streams' locks use
- * another class.
- */
-#define ITEM_LOCK_CLASS 1685285993
-#define ITEM_LOCK_FIELD 2
 /* how long a claim is tried before the item counts as held: 10 x 1 ms */
 #define ITEM_LOCK_TRIES 10
 #define ITEM_LOCK_PAUSE_US 1000
@@ -347,8 +341,8 @@ set_item_args(TableDef *def, Jsonb *item, Datum *args, char *nulls)
 }
 
 /*
- * The advisory lock that stands for an item while a TransactWriteItems
- * holds it (ITEM_LOCK_CLASS, a hash of the table's name and the item's
+ * The lock that stands for an item while a TransactWriteItems holds it
+ * (DDB_LOCK_ITEM, src/ddb_locks.h: no SQL takes it; a hash of the table's name and the item's
  * key).  A transaction takes it exclusively and keeps it to its end; a
  * single write takes it shared only for a moment, to see that no
  * transaction holds the item; a router's TransactGetItems across shard
@@ -370,13 +364,13 @@ store_item_lock_tag(TableDef *def, Datum pk, Datum sk, LOCKTAG *tag)
 
 		hash = hash_combine(hash, hash_bytes((const unsigned char *) DDB_KEY_DATA(s), (int) DDB_KEY_LEN(s)));
 	}
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, ITEM_LOCK_CLASS, hash, ITEM_LOCK_FIELD);
+	ddb_lock_tag(tag, DDB_LOCK_ITEM, hash);
 }
 
 /*
  * Takes an item's lock in a mode, trying for a few milliseconds at most: a
  * transaction that has just committed lets its row locks go (waking those
- * that waited on its rows) a moment before its advisory locks, and a writer
+ * that waited on its rows) a moment before its item locks, and a writer
  * it woke should not see the item as still held.  Never waits long, so
  * never deadlocks.
  */

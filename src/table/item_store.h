@@ -124,9 +124,9 @@ extern bool store_key_has_type(Datum key, char type);
 extern bool store_claim_item(TableDef *def, Datum pk, Datum sk);
 
 /*
- * The advisory lock that stands for an item while a TransactWriteItems
- * holds it: pg_advisory_xact_lock(field2, field3) in SQL, on the item's
- * database.
+ * The lock that stands for an item while a TransactWriteItems holds it
+ * (DDB_LOCK_ITEM, src/ddb_locks.h), which no SQL can take: a router's
+ * claims on a node go through ddb.try_claim_items.
  */
 extern void store_item_lock_tag(TableDef *def, Datum pk, Datum sk, LOCKTAG *tag);
 

@@ -27,9 +27,10 @@
  * them.)
  *
  * Before it reads the time, a committing writer takes the table's PITR lock
- * shared until its commit is over; a restore takes the lock exclusive for a
- * moment (ddb.pitr_settle) before it reads, so every version with a time
- * up to the restore's moment has committed by then and is seen.
+ * shared until its commit is over (DDB_LOCK_PITR, src/ddb_locks.h: no SQL
+ * takes it); a restore waits for its holders (ddb.pitr_settle) before it
+ * reads, so every version with a time up to the restore's moment has
+ * committed by then and is seen.
  */
 #include "postgres.h"
 
@@ -53,24 +54,13 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "../ddb_locks.h"
 #include "../key/ddb_key.h"
 #include "commit_queue.h"
 #include "direct_insert.h"
 #include "trigger_guard.h"
 
 PG_FUNCTION_INFO_V1(ddb_pitr_capture);
-
-/* The first key of the PITR advisory locks ("pitr"; ddb.pitr_settle takes the same two keys). */
-#define PITR_LOCK_CLASS 1885959282
-
-PG_FUNCTION_INFO_V1(ddb_pitr_lock_class);
-
-/* ddb.pitr_lock_class(): PITR_LOCK_CLASS, for ddb.pitr_settle. */
-Datum
-ddb_pitr_lock_class(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(PITR_LOCK_CLASS);
-}
 
 /* The columns of a collected change. */
 enum
@@ -137,9 +127,8 @@ collect(const char *table_name, Oid history, TupleDesc desc, const ItemColumns *
 	nulls[CHANGE_ITEM] |= deleted;
 	nulls[CHANGE_SIZE] |= deleted;
 	commit_queue_put(&changes, values, nulls);
-	/* the hash ddb.pitr_settle computes in SQL (the default collation; any deterministic one hashes bytes) */
-	commit_queue_add_key(&changes, DatumGetInt32(DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID,
-																		 CStringGetTextDatum(table_name))));
+	/* the key of the table's PITR lock, which ddb.pitr_settle waits for (table_locks.c) */
+	commit_queue_add_key(&changes, (int) ddb_lock_name_key(table_name));
 }
 
 /* True when two rows have the same value of a column (0: none, which counts as the same). */
@@ -299,8 +288,7 @@ write_collected(CommitQueue *queue)
 	int32		order = 0;
 
 	foreach(lc, queue->keys)
-		DirectFunctionCall2(pg_advisory_xact_lock_shared_int4, Int32GetDatum(PITR_LOCK_CLASS),
-							Int32GetDatum(lfirst_int(lc)));
+		ddb_lock_xact(DDB_LOCK_PITR, (uint32) lfirst_int(lc), ShareLock);
 	/* read after the locks are held: see the head comment */
 	at = GetCurrentTimestamp();
 	while (commit_queue_next(queue, slot))

@@ -28,6 +28,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "../ddb_locks.h"
 #include "../item/item_codec.h"
 #include "commit_queue.h"
 #include "direct_insert.h"
@@ -36,9 +37,6 @@
 #include "trigger_guard.h"
 
 PG_FUNCTION_INFO_V1(ddb_stream_capture);
-
-/* The first key of the streams' advisory locks (as ddb.lock_stream takes them). */
-#define STREAM_LOCK_CLASS 1685283443
 
 /* The item and item_size of a row (where the guard found them), or false for no row. */
 static bool
@@ -164,8 +162,9 @@ write_records(CommitQueue *queue)
 	bool	   *nulls;
 
 	list_sort(keys, list_int_cmp);
+	/* the streams' locks, exclusive until commit (ddb.await_stream_writers waits for them; no SQL takes them) */
 	foreach(lc, keys)
-		DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(STREAM_LOCK_CLASS), Int32GetDatum(lfirst_int(lc)));
+		ddb_lock_xact(DDB_LOCK_STREAM, (uint32) lfirst_int(lc), ExclusiveLock);
 	/* stream records are the owner's: whoever may write the table makes them, nobody writes them directly */
 	owner_context_enter(relid, &saved);
 	rel = table_open(relid, RowExclusiveLock);
@@ -239,8 +238,6 @@ ddb_stream_capture(PG_FUNCTION_ARGS)
 	values[RECORD_SIZE_BYTES] = Int32GetDatum(old_size + new_size);
 	values[RECORD_CREATED_AT] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
 	commit_queue_put(&records, values, nulls);
-	/* the hash ddb.lock_stream_shared computes in SQL (the default collation; any deterministic one hashes bytes) */
-	commit_queue_add_key(&records, DatumGetInt32(DirectFunctionCall1Coll(hashtext, DEFAULT_COLLATION_OID,
-																		  CStringGetTextDatum(def->name))));
+	commit_queue_add_key(&records, (int) ddb_lock_name_key(def->name));
 	PG_RETURN_POINTER(NULL);
 }
