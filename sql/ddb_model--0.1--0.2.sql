@@ -2240,10 +2240,16 @@ CREATE FUNCTION ddb.start_job(kind text, spec jsonb) RETURNS integer
     AS 'MODULE_PATHNAME', 'ddb_start_job' LANGUAGE C VOLATILE STRICT;
 
 -- A job's status (IN_PROGRESS, COMPLETED, FAILED; NULL when there is no such
--- job).  A job IN_PROGRESS whose worker is gone (the server restarted, the
--- worker was terminated) ends FAILED here, with its failure function run.
+-- job, or it is not the caller's: ddb.jobs' policy).  A job IN_PROGRESS whose
+-- worker is gone (the server restarted, the worker was terminated) ends
+-- FAILED here, with its failure function run.
 CREATE FUNCTION ddb.job_state(job_id integer) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_job_state' LANGUAGE C VOLATILE STRICT;
+
+-- True while a job, whoever started it, is IN_PROGRESS (ending FAILED one
+-- whose worker is gone, as ddb.job_state does): ddb.restore_running's test.
+CREATE FUNCTION ddb.job_running(job_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_job_running' LANGUAGE C VOLATILE STRICT;
 
 -- Waits until a job is no longer IN_PROGRESS (timeout_seconds at most) and
 -- returns its status; a job started by the calling transaction cannot end
@@ -2614,11 +2620,11 @@ END $$;
 
 -- True while a table's restore runs.  A restore whose worker is gone (the
 -- server restarted, the worker was terminated) ends FAILED here, and its
--- table is dropped (ddb.job_state, ddb.job_restore_failed).
+-- table is dropped (ddb.job_running, ddb.job_restore_failed).
 CREATE FUNCTION ddb.restore_running(table_name text) RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT ddb.job_state(r.job_id) = 'IN_PROGRESS' FROM ddb.table_restores r
+RETURN coalesce((SELECT ddb.job_running(r.job_id) FROM ddb.table_restores r
                  WHERE r.table_name = restore_running.table_name AND r.in_progress), false);
 
 -- What DescribeTable adds for a restored table: its RestoreSummary, and
@@ -5136,10 +5142,19 @@ BEGIN
         spec->>'TableName', (spec->>'ItemsFunction')::regprocedure, spec->'ItemsArgument'));
 END $$;
 
--- Writes a table's row of ddb.continuous_backups (row: its columns as JSON;
--- NULL deletes it) as the catalog's owner, for the table's owner.
-CREATE OR REPLACE FUNCTION ddb.write_continuous_backups(table_name text, "row" jsonb) RETURNS void
+-- Writes a table's row of ddb.continuous_backups as the catalog's owner,
+-- for the table's owner, computing what it can (src/table/table_access.c):
+-- a new row's history relation is the table's own (which must be there)
+-- and its enabled_at now, returned (the time of the first versions); a row
+-- already there takes the recovery period alone; a NULL period deletes it.
+CREATE OR REPLACE FUNCTION ddb.write_continuous_backups(table_name text, recovery_period_days integer) RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'ddb_write_continuous_backups' LANGUAGE C VOLATILE;
+
+-- Records, as the catalog's owner, that ddb.trim_pitr_history collapsed a
+-- table's history to the start of its window as of a moment (no later
+-- than now), which it computes: the table owner's, history_from never goes back.
+CREATE OR REPLACE FUNCTION ddb.trim_continuous_backups(table_name text, as_of timestamptz) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_trim_continuous_backups' LANGUAGE C VOLATILE STRICT;
 
 -- Turns a table's point-in-time recovery on (or sets its recovery period,
 -- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
@@ -5183,8 +5198,7 @@ BEGIN
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
     IF FOUND THEN
-        c.recovery_period_days := recovery_period_days;
-        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        PERFORM ddb.write_continuous_backups(t.table_name, recovery_period_days);
         RETURN;
     END IF;
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
@@ -5198,7 +5212,8 @@ BEGIN
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
                    'Point-in-time recovery history of DynamoDB table ' || t.table_name
                    || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
-    enabled_at := clock_timestamp();
+    -- the catalog's row, now that the history is there: its enabled_at is the first versions' time
+    enabled_at := ddb.write_continuous_backups(t.table_name, recovery_period_days);
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
@@ -5208,8 +5223,6 @@ BEGIN
     EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
                    'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
                    t.schema_name, t.relation_name, t.table_name);
-    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
-        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
     PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
@@ -5241,7 +5254,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL::integer);
 END $$;
 
 -- CreateBackup: the table's items as one snapshot sees them, copied into a
@@ -5378,7 +5391,7 @@ BEGIN
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
         IF c.history_from IS NULL OR c.history_from < c.window_start THEN
-            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+            PERFORM ddb.trim_continuous_backups(c.table_name, as_of);
         END IF;
     END LOOP;
     RETURN removed;
@@ -6082,7 +6095,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL::integer);
 END $$;
 
 -- Collapses the history of every table with point-in-time recovery to its
@@ -6122,7 +6135,7 @@ BEGIN
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
         IF c.history_from IS NULL OR c.history_from < c.window_start THEN
-            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+            PERFORM ddb.trim_continuous_backups(c.table_name, as_of);
         END IF;
     END LOOP;
     RETURN removed;
@@ -6350,8 +6363,7 @@ BEGIN
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
     IF FOUND THEN
-        c.recovery_period_days := recovery_period_days;
-        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        PERFORM ddb.write_continuous_backups(t.table_name, recovery_period_days);
         RETURN;
     END IF;
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
@@ -6365,7 +6377,8 @@ BEGIN
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
                    'Point-in-time recovery history of DynamoDB table ' || t.table_name
                    || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
-    enabled_at := clock_timestamp();
+    -- the catalog's row, now that the history is there: its enabled_at is the first versions' time
+    enabled_at := ddb.write_continuous_backups(t.table_name, recovery_period_days);
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
@@ -6375,8 +6388,6 @@ BEGIN
     EXECUTE format('CREATE TRIGGER ddb_pitr_truncate BEFORE TRUNCATE ON %I.%I '
                    'FOR EACH STATEMENT EXECUTE FUNCTION ddb.pitr_refuse_truncate(%L)',
                    t.schema_name, t.relation_name, t.table_name);
-    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
-        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
     PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
@@ -6408,7 +6419,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL::integer);
 END $$;
 
 -- ---------------------------------------------------------------------------

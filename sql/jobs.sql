@@ -48,10 +48,16 @@ CREATE FUNCTION ddb.start_job(kind text, spec jsonb) RETURNS integer
     AS 'MODULE_PATHNAME', 'ddb_start_job' LANGUAGE C VOLATILE STRICT;
 
 -- A job's status (IN_PROGRESS, COMPLETED, FAILED; NULL when there is no such
--- job).  A job IN_PROGRESS whose worker is gone (the server restarted, the
--- worker was terminated) ends FAILED here, with its failure function run.
+-- job, or it is not the caller's: ddb.jobs' policy).  A job IN_PROGRESS whose
+-- worker is gone (the server restarted, the worker was terminated) ends
+-- FAILED here, with its failure function run.
 CREATE FUNCTION ddb.job_state(job_id integer) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_job_state' LANGUAGE C VOLATILE STRICT;
+
+-- True while a job, whoever started it, is IN_PROGRESS (ending FAILED one
+-- whose worker is gone, as ddb.job_state does): ddb.restore_running's test.
+CREATE FUNCTION ddb.job_running(job_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_job_running' LANGUAGE C VOLATILE STRICT;
 
 -- True when the current transaction started a job (it holds the job's
 -- request lock, src/jobs/jobs.h).

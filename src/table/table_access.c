@@ -382,45 +382,147 @@ ddb_check_backup_access(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(ddb_write_continuous_backups);
+PG_FUNCTION_INFO_V1(ddb_trim_continuous_backups);
+
+/* The owner of a relation. */
+static Oid
+rel_owner(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "ddb_model: relation %u is gone", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/* The table's relation by the catalog, refused (AccessDeniedException) unless the current user owns it (SPI connected). */
+static Oid
+owned_table_relation(Datum table_name, const char *action)
+{
+	const char *outer = set_check_action(action);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {table_name};
+	bool		isnull = true;
+	Oid			relid = InvalidOid;
+
+	/* from the catalog, not the table's definition: DeleteTable has dropped its indexes by now */
+	if (SPI_execute_with_args("SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', schema_name, relation_name))::pg_catalog.oid "
+							  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, true, 1)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not look up a table");
+	if (SPI_processed == 1)
+		relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || !pg_class_ownercheck(relid, GetUserId()))
+		access_denied(TextDatumGetCString(table_name), NULL);
+	table_access_set_action(outer);
+	return relid;
+}
+
+/* Runs a statement on ddb.continuous_backups as its owner with nargs arguments; its first value, or isnull (SPI connected). */
+static Datum
+write_backups_as_owner(const char *sql, int nargs, Oid *argtypes, Datum *args, bool *isnull)
+{
+	OwnerContext saved;
+	int			rc;
+
+	owner_context_enter(ddb_relation_oid("continuous_backups"), &saved);
+	rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
+	owner_context_exit(&saved);
+	if (rc < 0)
+		elog(ERROR, "ddb_model: could not write the point-in-time recovery of a table");
+	*isnull = true;
+	if (SPI_processed != 1 || SPI_tuptable == NULL)
+		return (Datum) 0;
+	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
+}
 
 /*
- * ddb.write_continuous_backups(table_name, row): UpdateContinuousBackups'
- * (and DeleteTable's, and ddb.trim_pitr_history's) write of the catalog
+ * ddb.write_continuous_backups(table_name, recovery_period_days):
+ * UpdateContinuousBackups' (and DeleteTable's) write of the catalog
  * ddb.continuous_backups, which the table's owner may make: the check as
- * the caller, the write as the catalog's owner.  row is the table's row as
- * JSON (its members the columns: inserted, or replacing the one there);
- * NULL deletes it.
+ * the caller, the write as the catalog's owner, of what it computes itself.
+ * A new row's history relation is the table's own (ddb.pitr_history_name,
+ * beside it), which must be there, owned by the table's owner, and its
+ * enabled_at is now (returned: the time of the first versions); a row
+ * already there takes the period alone (returning its enabled_at); a NULL
+ * period deletes the row (returning NULL).
  */
 Datum
 ddb_write_continuous_backups(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[2] = {TEXTOID, JSONBOID};
-	Datum		args[2] = {PG_GETARG_DATUM(0), PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1)};
-	OwnerContext saved;
-	bool		isnull = true;
-	Oid			relid = InvalidOid;
+	Oid			argtypes[3] = {TEXTOID, INT4OID, NAMEOID};
+	Datum		args[3];
+	Oid			relid;
+	Oid			history;
+	char	   *history_name;
+	Datum		enabled_at;
+	bool		isnull;
 
-	/* the table's relation from the catalog (not its definition: DeleteTable has dropped its indexes by now) */
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the table of ddb.write_continuous_backups must not be null")));
+	args[0] = PG_GETARG_DATUM(0);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', schema_name, relation_name))::pg_catalog.oid "
-							  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, true, 1)
-		!= SPI_OK_SELECT)
-		elog(ERROR, "ddb_model: could not look up table %s", name);
-	if (SPI_processed == 1)
-		relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || !pg_class_ownercheck(relid, GetUserId()))
-		access_denied(name, NULL);
-	owner_context_enter(ddb_relation_oid("continuous_backups"), &saved);
-	if (SPI_execute_with_args(PG_ARGISNULL(1)
-							  ? "DELETE FROM ddb.continuous_backups WHERE table_name OPERATOR(pg_catalog.=) $1"
-							  : "INSERT INTO ddb.continuous_backups SELECT * FROM pg_catalog.jsonb_populate_record("
-							  "NULL::ddb.continuous_backups, $2 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('table_name', $1)) "
-							  "ON CONFLICT (table_name) DO UPDATE SET (history_relation, recovery_period_days, enabled_at, history_from) = "
-							  "(EXCLUDED.history_relation, EXCLUDED.recovery_period_days, EXCLUDED.enabled_at, EXCLUDED.history_from)",
-							  PG_ARGISNULL(1) ? 1 : 2, argtypes, args, NULL, false, 0) < 0)
-		elog(ERROR, "ddb_model: could not write the point-in-time recovery of table %s", name);
+	relid = owned_table_relation(args[0], "UpdateContinuousBackups");
+	if (PG_ARGISNULL(1))
+	{
+		write_backups_as_owner("DELETE FROM ddb.continuous_backups WHERE table_name OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, args, &isnull);
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+	args[1] = PG_GETARG_DATUM(1);
+	/* the history relation: the table's own, as ddb.set_continuous_backups made it */
+	args[2] = DirectFunctionCall1(namein, CStringGetDatum(get_rel_name(relid)));
+	if (SPI_execute_with_args("SELECT ddb.pitr_history_name($1)", 1, &argtypes[2], &args[2], NULL, true, 1) != SPI_OK_SELECT
+		|| SPI_processed != 1)
+		elog(ERROR, "ddb_model: could not name a history relation");
+	history_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	history = get_relname_relid(history_name, get_rel_namespace(relid));
+	if (!OidIsValid(history) || get_rel_relkind(history) != RELKIND_RELATION || rel_owner(history) != rel_owner(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the point-in-time recovery history of table %s must be the table's own relation %s",
+						TextDatumGetCString(args[0]),
+						quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), history_name))));
+	args[2] = DirectFunctionCall1(namein, CStringGetDatum(history_name));
+	/* the period's bounds are the catalog's CHECK */
+	enabled_at = write_backups_as_owner("INSERT INTO ddb.continuous_backups AS c (table_name, recovery_period_days, history_relation, enabled_at) "
+										"VALUES ($1, $2, $3, pg_catalog.clock_timestamp()) "
+										"ON CONFLICT (table_name) DO UPDATE SET recovery_period_days = EXCLUDED.recovery_period_days "
+										"RETURNING c.enabled_at",
+										3, argtypes, args, &isnull);
 	SPI_finish();
-	owner_context_exit(&saved);
+	if (isnull)
+		elog(ERROR, "ddb_model: could not write the point-in-time recovery of a table");
+	PG_RETURN_DATUM(enabled_at);
+}
+
+/*
+ * ddb.trim_continuous_backups(table_name, as_of): ddb.trim_pitr_history's
+ * record of how far it collapsed a table's history: to the start of its
+ * window as of a moment no later than now (ddb.pitr_window), which it
+ * computes, for the table's owner; history_from never goes back.
+ */
+Datum
+ddb_trim_continuous_backups(PG_FUNCTION_ARGS)
+{
+	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
+	Datum		args[2] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)};
+	bool		isnull;
+
+	SPI_connect();
+	owned_table_relation(args[0], "UpdateContinuousBackups");
+	write_backups_as_owner("UPDATE ddb.continuous_backups c SET history_from = w.earliest "
+						   "FROM ddb.pitr_window((SELECT b FROM ddb.continuous_backups b WHERE b.table_name OPERATOR(pg_catalog.=) $1), "
+						   "LEAST($2, pg_catalog.clock_timestamp())) w "
+						   "WHERE c.table_name OPERATOR(pg_catalog.=) $1 "
+						   "AND (c.history_from IS NULL OR c.history_from OPERATOR(pg_catalog.<) w.earliest)",
+						   2, argtypes, args, &isnull);
+	SPI_finish();
 	PG_RETURN_VOID();
 }
