@@ -582,9 +582,12 @@ END $$;
 -- ===========================================================================
 
 -- ---------------------------------------------------------------------------
--- Opaque tokens (shard iterators, PartiQL's NextToken): sealed with this
--- secret by src/api/tokens.c.  Only the owner reads it; it is not dumped,
--- so a restored database makes a new one (and old tokens stop opening).
+-- Opaque tokens (shard iterators, PartiQL's NextToken, listings' pages):
+-- sealed with this secret by src/api/tokens.c, and opened there, each
+-- kind by functions of its own (ddb.stream_iterator, ...): no SQL function
+-- seals or opens a payload of the caller's.  Only the owner reads it; it
+-- is not dumped, so a restored database makes a new one (and old tokens
+-- stop opening).
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE ddb.server_secret (
@@ -594,13 +597,6 @@ CREATE UNIQUE INDEX server_secret_one_row ON ddb.server_secret ((true));
 -- 244 random bits from the operating system's strong source
 INSERT INTO ddb.server_secret
 VALUES (decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
-
--- A token for a payload, sealed for a purpose.
-CREATE FUNCTION ddb.seal_token(purpose text, payload text) RETURNS text
-    AS 'MODULE_PATHNAME', 'ddb_seal_token' LANGUAGE C STABLE STRICT;
--- The payload of a token sealed for a purpose, or NULL when it was edited, forged or sealed for another.
-CREATE FUNCTION ddb.open_token(purpose text, token text) RETURNS text
-    AS 'MODULE_PATHNAME', 'ddb_open_token' LANGUAGE C STABLE STRICT;
 
 -- ---------------------------------------------------------------------------
 -- Security (docs/security.md): PostgreSQL's privileges decide who may
@@ -657,13 +653,22 @@ RETURN coalesce((SELECT has_table_privilege(c.oid, privileges)
 -- constraint's expression is read again at every INSERT through SPI: 6% of a streamed write).
 ALTER TABLE ddb.stream_records DROP CONSTRAINT stream_records_event_name_check;
 
+-- True unless the current user's grants limit it to leading keys on a
+-- table and a stream record's partition key (keys, DynamoDB JSON) is none
+-- of them (src/table/table_access.c; asked once per table and statement).
+CREATE FUNCTION ddb.stream_record_visible(table_name text, keys jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_stream_record_visible' LANGUAGE C STABLE STRICT;
+
 -- Stream records: every reader sees the records of the tables it may read
--- (the tables' privileges are asked once per statement, not per record).
+-- (the tables' privileges are asked once per statement, not per record),
+-- and a role limited to leading keys those of its keys only, as it reads
+-- the table's items (docs/security.md).
 GRANT SELECT ON ddb.stream_records TO PUBLIC;
 ALTER TABLE ddb.stream_records ENABLE ROW LEVEL SECURITY;
 CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC
     USING (table_name OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.table_name FROM ddb.tables t
-                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT'))));
+                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT')))
+           AND ddb.stream_record_visible(table_name, keys));
 
 -- ---------------------------------------------------------------------------
 -- Grants of tables to roles (docs/security.md)
@@ -1089,11 +1094,17 @@ BEGIN
                 'StartingSequenceNumber', ddb.stream_sequence_text(coalesce(first_sequence, 1)))))));
 END $$;
 
--- A shard iterator: where a reader is in a stream, sealed with the server's secret (src/api/tokens.c).
+-- A shard iterator: where a reader is in a stream, sealed with the server's
+-- secret (src/api/tokens.c), for a caller that may read the table (as
+-- GetShardIterator asks), of the table's latest stream.
 CREATE OR REPLACE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-RETURN ddb.seal_token('ShardIterator', jsonb_build_array(table_name, label, after_sequence)::text);
+    AS 'MODULE_PATHNAME', 'ddb_stream_iterator' LANGUAGE C STABLE STRICT;
+
+-- The table, stream label and sequence number of a shard iterator
+-- ddb.stream_iterator sealed; NULLs for anything else (edited, forged, or
+-- not exactly the object it seals).
+CREATE FUNCTION ddb.open_stream_iterator(token text, OUT table_name text, OUT label text, OUT after_sequence bigint)
+    AS 'MODULE_PATHNAME', 'ddb_open_stream_iterator' LANGUAGE C STABLE STRICT;
 
 -- GetShardIterator: TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER.
 CREATE OR REPLACE FUNCTION ddb.api_get_shard_iterator(request jsonb) RETURNS jsonb
@@ -1138,7 +1149,7 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    position jsonb;
+    position record;
     t ddb.tables;
     page_size integer := ddb.request_limit(request, 1000, 1000);
     records jsonb;
@@ -1147,12 +1158,12 @@ BEGIN
     IF request->>'ShardIterator' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
     END IF;
-    -- [table, label, sequence] as ddb.stream_iterator sealed it; NULL for anything else
-    position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
-    IF position IS NULL THEN
+    -- the table, label and sequence ddb.stream_iterator sealed; NULLs for anything else
+    SELECT * INTO position FROM ddb.open_stream_iterator(request->>'ShardIterator');
+    IF position.table_name IS NULL THEN
         PERFORM ddb.validation_error('Invalid ShardIterator');
     END IF;
-    SELECT * INTO t FROM ddb.tables WHERE table_name = position->>0 AND stream_label = position->>1;
+    SELECT * INTO t FROM ddb.tables WHERE table_name = position.table_name AND stream_label = position.label;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
     END IF;
@@ -1178,12 +1189,12 @@ BEGIN
     INTO records, last_sequence
     FROM (SELECT * FROM ddb.stream_records r
           WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label
-            AND r.sequence_number > (position->>2)::bigint AND r.created_at > now() - interval '24 hours'
+            AND r.sequence_number > position.after_sequence AND r.created_at > now() - interval '24 hours'
           ORDER BY r.sequence_number LIMIT page_size) r;
     RETURN jsonb_build_object('Records', coalesce(records, '[]'))
         || CASE WHEN t.stream_view_type IS NOT NULL OR records IS NOT NULL
                 THEN jsonb_build_object('NextShardIterator',
-                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, (position->>2)::bigint)))
+                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, position.after_sequence)))
                 ELSE '{}'::jsonb END;
 END $$;
 
@@ -3813,6 +3824,33 @@ END $$;
 CREATE FUNCTION ddb.check_s3_prefix(prefix text, member text) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_check_s3_prefix' LANGUAGE C IMMUTABLE STRICT;
 
+-- The key prefixes of the buckets that roles' exports claimed: the first
+-- role that exports to a prefix claims it (its directory, no slash at its
+-- end; '' for the bucket's root), and another role may then neither export
+-- to it, nor above or below it, nor import from any key under it
+-- (src/exports/s3_claims.c, docs/transfer.md).  The extension's code
+-- writes it, as its owner; no role reads it.
+CREATE TABLE ddb.s3_claims (
+    bucket text NOT NULL,
+    prefix text NOT NULL,
+    role_id regrole NOT NULL,       -- by OID, as ddb.jobs' role_id
+    claimed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bucket, prefix)
+);
+COMMENT ON TABLE ddb.s3_claims IS 'Exports'' key prefixes in the server''s buckets, claimed by the first role that exported there';
+SELECT pg_catalog.pg_extension_config_dump('ddb.s3_claims', '');
+REVOKE ALL ON ddb.s3_claims FROM PUBLIC;
+
+-- An export's claim of its directory (bucket, prefix) for the owner of the
+-- table it exports: AccessDeniedException when another role's claim overlaps it.
+CREATE FUNCTION ddb.claim_s3_prefix(table_name text, bucket text, prefix text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_claim_s3_prefix' LANGUAGE C VOLATILE STRICT;
+
+-- An import's check that no key it reads (every key beginning with
+-- key_prefix) is under another role's claim: AccessDeniedException when one is.
+CREATE FUNCTION ddb.check_s3_source(bucket text, key_prefix text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_s3_source' LANGUAGE C STABLE STRICT;
+
 -- A job's FailureCode and FailureMessage: its error is "<FailureCode>: <message>"
 -- for the failures that have a code, else UNKNOWN with the whole error.
 CREATE FUNCTION ddb.job_failure(error text) RETURNS jsonb
@@ -3821,34 +3859,51 @@ SET search_path = pg_catalog, pg_temp
 RETURN jsonb_build_object('FailureCode', coalesce(substring(error FROM '^([A-Z][A-Za-z0-9]+): '), 'UNKNOWN'),
                           'FailureMessage', regexp_replace(error, '^[A-Z][A-Za-z0-9]+: ', ''));
 
+-- The NextToken of a listing of the caller's jobs of a kind (export,
+-- import) after a job of its own, for a table filter (16 hex digits).
+CREATE FUNCTION ddb.seal_job_page_token(kind text, job_id integer, filter text) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_seal_job_page_token' LANGUAGE C STABLE STRICT;
+-- The job a listing's NextToken names, NULL for anything else, or for another filter.
+CREATE FUNCTION ddb.open_job_page_token(kind text, token text, filter text) RETURNS integer
+    AS 'MODULE_PATHNAME', 'ddb_open_job_page_token' LANGUAGE C STABLE STRICT;
+
 -- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
 -- their ARNs (the spec's arn_member) in reverse order, those of table_arn
--- when given, of the last 90 days, after the position next_token names
--- (sealed for purpose and for this table_arn); the ARNs and the NextToken
--- of the page after, if any.
+-- when given, of the last 90 days, after the job next_token names; the
+-- ARNs and the NextToken of the page after, if any.  A token holds the id
+-- of the page's last job and a hash of table_arn, sealed for the kind's
+-- listing (ddb.seal_job_page_token): it is short whatever the ARNs'
+-- lengths (ListImports' must stay within 1024 characters as hex) and good
+-- for the listing it came from only.
 CREATE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
-                             purpose text, OUT arns text[], OUT next text)
+                             OUT arns text[], OUT next text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    after jsonb;
+    filter text := left(md5(coalesce(table_arn, '')), 16);
+    after integer;
+    after_arn text;
+    ids integer[];
 BEGIN
     IF next_token IS NOT NULL THEN
-        after := ddb.open_token(purpose, next_token)::jsonb;
-        IF after IS NULL OR after->>0 IS DISTINCT FROM table_arn THEN
+        after := ddb.open_job_page_token(kind, next_token, filter);
+        IF after IS NOT NULL THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j WHERE j.kind = job_page.kind AND j.id = after);
+        END IF;
+        IF after_arn IS NULL THEN
             PERFORM ddb.validation_error('The provided NextToken is not valid');
         END IF;
     END IF;
-    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC) INTO arns FROM (
-        SELECT j.spec->>arn_member AS arn FROM ddb.jobs j
+    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC), array_agg(id ORDER BY arn COLLATE "C" DESC) INTO arns, ids FROM (
+        SELECT j.spec->>arn_member AS arn, j.id FROM ddb.jobs j
         WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
           AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
-          AND (after IS NULL OR (j.spec->>arn_member) COLLATE "C" < (after->>1) COLLATE "C")
+          AND (after_arn IS NULL OR (j.spec->>arn_member) COLLATE "C" < after_arn COLLATE "C")
         ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
     IF cardinality(arns) > page_size THEN
         arns := arns[1:page_size];
-        next := ddb.seal_token(purpose, jsonb_build_array(table_arn, arns[page_size])::text);
+        next := ddb.seal_job_page_token(kind, ids[page_size], filter);
     END IF;
 END $$;
 
@@ -4143,7 +4198,7 @@ BEGIN
         || ddb.integer_violations(request->'MaxResults', 'MaxResults', 'maxResults', 1, 25)
         || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken'));
     page := ddb.job_page('export', 'ExportArn', request->>'TableArn', coalesce((request->>'MaxResults')::integer, 25),
-                         request->>'NextToken', 'ListExports');
+                         request->>'NextToken');
     RETURN jsonb_build_object('ExportSummaries', coalesce(
                (SELECT jsonb_agg(jsonb_build_object('ExportArn', d->'ExportArn', 'ExportStatus', d->'ExportStatus',
                                                     'ExportType', d->'ExportType') ORDER BY n)
@@ -4349,7 +4404,7 @@ BEGIN
         || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken', false, 112, 1024,
                                  '^([0-9a-f]{16})+$', '([0-9a-f]{16})+'));
     page := ddb.job_page('import', 'ImportArn', request->>'TableArn', coalesce((request->>'PageSize')::integer, 25),
-                         ddb.token_of_hex(request->>'NextToken'), 'ListImports');
+                         ddb.token_of_hex(request->>'NextToken'));
     RETURN jsonb_build_object('ImportSummaryList', coalesce(
                (SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                            'ImportArn', d->'ImportArn', 'ImportStatus', d->'ImportStatus', 'TableArn', d->'TableArn',
@@ -4543,25 +4598,25 @@ END $$;
 -- their ARNs (the spec's arn_member) in reverse order, those of table_arn
 -- when given, of the last 90 days, after the job next_token names; the
 -- ARNs and the NextToken of the page after, if any.  A token holds the id
--- of the page's last job and a hash of table_arn, sealed for purpose: it is
--- short whatever the ARNs' lengths (ListImports' must stay within 1024
--- characters as hex) and good for the listing it came from only.
+-- of the page's last job and a hash of table_arn, sealed for the kind's
+-- listing (ddb.seal_job_page_token): it is short whatever the ARNs'
+-- lengths (ListImports' must stay within 1024 characters as hex) and good
+-- for the listing it came from only.
 CREATE OR REPLACE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
-                             purpose text, OUT arns text[], OUT next text)
+                             OUT arns text[], OUT next text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     filter text := left(md5(coalesce(table_arn, '')), 16);
-    after text;
+    after integer;
     after_arn text;
     ids integer[];
 BEGIN
     IF next_token IS NOT NULL THEN
-        after := ddb.open_token(purpose, next_token);
-        IF after IS NOT NULL AND after ~ '^[0-9]{1,9}:[0-9a-f]{16}$' AND split_part(after, ':', 2) = filter THEN
-            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j
-                          WHERE j.kind = job_page.kind AND j.id = split_part(after, ':', 1)::integer);
+        after := ddb.open_job_page_token(kind, next_token, filter);
+        IF after IS NOT NULL THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j WHERE j.kind = job_page.kind AND j.id = after);
         END IF;
         IF after_arn IS NULL THEN
             PERFORM ddb.validation_error('The provided NextToken is not valid');
@@ -4575,7 +4630,7 @@ BEGIN
         ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
     IF cardinality(arns) > page_size THEN
         arns := arns[1:page_size];
-        next := ddb.seal_token(purpose, ids[page_size] || ':' || filter);
+        next := ddb.seal_job_page_token(kind, ids[page_size], filter);
     END IF;
 END $$;
 
@@ -4653,6 +4708,8 @@ BEGIN
         'S3SseAlgorithm', request->'S3SseAlgorithm', 'S3SseKmsKeyId', request->'S3SseKmsKeyId',
         'ClientToken', request->'ClientToken'))
         || jsonb_build_object('Request', request);
+    -- the export's directory: its role's, or no other role's yet (src/exports/s3_claims.c)
+    PERFORM ddb.claim_s3_prefix(t.table_name, request->>'S3Bucket', coalesce(request->>'S3Prefix', ''));
     job := ddb.start_job('export', spec);
     RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(job)));
 END $$;
@@ -6502,6 +6559,8 @@ BEGIN
     END IF;
     PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
     PERFORM ddb.require_export_root();
+    -- no key under another role's exports (src/exports/s3_claims.c)
+    PERFORM ddb.check_s3_source(source->>'S3Bucket', coalesce(source->>'S3KeyPrefix', ''));
     IF request->>'ClientToken' IS NOT NULL THEN
         earlier := ddb.job_of_client_token('import', request->>'ClientToken');
         IF earlier.spec->'Request' = request THEN

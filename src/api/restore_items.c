@@ -84,7 +84,8 @@ ddb_end_restore(PG_FUNCTION_ARGS)
 
 /*
  * True when job (the caller's: ddb.jobs' policy) restores or imports the
- * table, and a summary's SourceHistory, if any, is the OID of a
+ * table, and a summary's SourceHistory, if any, is the OID (a number, or
+ * its text, as jsonb_build_object writes an oid) of a
  * point-in-time recovery history relation (ddb.continuous_backups) the
  * caller may read, as its job will (SPI connected).
  */
@@ -101,9 +102,7 @@ restore_summary_valid(Datum table_name, int32 job, Datum summary)
 	if (SPI_execute_with_args("SELECT j.kind OPERATOR(pg_catalog.=) ANY ('{restore,import}') "
 							  "AND j.spec OPERATOR(pg_catalog.->>) 'TableName' OPERATOR(pg_catalog.=) $1 "
 							  "AND pg_catalog.jsonb_typeof($3) OPERATOR(pg_catalog.=) 'object', "
-							  "CASE WHEN pg_catalog.jsonb_typeof($3 OPERATOR(pg_catalog.->) 'SourceHistory') "
-							  "OPERATOR(pg_catalog.=) 'number' AND ($3 OPERATOR(pg_catalog.->>) 'SourceHistory') "
-							  "OPERATOR(pg_catalog.~) '^[0-9]{1,10}$' "
+							  "CASE WHEN ($3 OPERATOR(pg_catalog.->>) 'SourceHistory') OPERATOR(pg_catalog.~) '^[0-9]{1,10}$' "
 							  "THEN ($3 OPERATOR(pg_catalog.->>) 'SourceHistory')::pg_catalog.int8 END, "
 							  "$3 OPERATOR(pg_catalog.?) 'SourceHistory' "
 							  "FROM ddb.jobs j WHERE j.id OPERATOR(pg_catalog.=) $2",

@@ -21,6 +21,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
@@ -94,18 +95,14 @@ table_access_check(TableDef *def, IndexDef *index, TableAccess access)
 		access_denied(def->name, index ? index->name : NULL);
 }
 
-/* True when a partition key is one of leading keys (text[]; a string ending in * is a prefix): S keys only. */
+/* True when a string partition key (len bytes) is one of leading keys (text[]; a string ending in * is a prefix). */
 static bool
-leading_key_matches(struct varlena *key, ArrayType *leading_keys)
+leading_string_matches(const char *payload, size_t len, ArrayType *leading_keys)
 {
-	const uint8_t *payload = DDB_KEY_DATA(key) + 1;
-	size_t		len = DDB_KEY_LEN(key) - 1;
 	Datum	   *values;
 	bool	   *nulls;
 	int			n;
 
-	if (DDB_KEY_LEN(key) < 1 || DDB_KEY_TAG(key) != KEY_TAG_S)
-		return false;
 	deconstruct_array(leading_keys, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &n);
 	for (int i = 0; i < n; i++)
 	{
@@ -121,6 +118,15 @@ leading_key_matches(struct varlena *key, ArrayType *leading_keys)
 			return true;
 	}
 	return false;
+}
+
+/* True when a partition key is one of leading keys (text[]; a string ending in * is a prefix): S keys only. */
+static bool
+leading_key_matches(struct varlena *key, ArrayType *leading_keys)
+{
+	if (DDB_KEY_LEN(key) < 1 || DDB_KEY_TAG(key) != KEY_TAG_S)
+		return false;
+	return leading_string_matches((const char *) DDB_KEY_DATA(key) + 1, DDB_KEY_LEN(key) - 1, leading_keys);
 }
 
 /*
@@ -179,6 +185,75 @@ table_access_check_key(TableDef *def, Datum pk)
 	keys = leading_keys_of(def);
 	if (keys && !leading_key_matches(PG_DETOAST_DATUM_PACKED(pk), keys))
 		access_denied(def->name, NULL);
+}
+
+PG_FUNCTION_INFO_V1(ddb_stream_record_visible);
+
+/* What ddb.stream_record_visible found for a table, kept for the rest of the statement. */
+typedef struct StreamVisibility
+{
+	Oid			user;
+	char	   *table_name;
+	bool		any_key;		/* no leading keys apply */
+	char	   *hash_key;
+	ArrayType  *leading_keys;
+} StreamVisibility;
+
+/*
+ * ddb.stream_record_visible(table_name, keys): the policy of
+ * ddb.stream_records for leading keys: true unless the current user's
+ * grants limit it to leading keys on the table (row-level security applies
+ * to it there) and the record's partition key (keys: DynamoDB JSON) is
+ * none of them.  Whether the user may read the table at all is the
+ * policy's other test.
+ */
+Datum
+ddb_stream_record_visible(PG_FUNCTION_ARGS)
+{
+	StreamVisibility *v = fcinfo->flinfo->fn_extra;
+	text	   *name = PG_GETARG_TEXT_PP(0);
+	Jsonb	   *keys = PG_GETARG_JSONB_P(1);
+	JsonbValue *attribute;
+	JsonbValue *string;
+
+	if (v == NULL || v->user != GetUserId() || strcmp(v->table_name, text_to_cstring(name)) != 0)
+	{
+		MemoryContext caller = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		TableDef   *def;
+
+		if (v == NULL)
+			v = fcinfo->flinfo->fn_extra = palloc0(sizeof(StreamVisibility));
+		v->user = GetUserId();
+		v->table_name = text_to_cstring(name);
+		MemoryContextSwitchTo(caller);
+		def = table_def_find(v->table_name);
+		v->any_key = def == NULL ? false : check_enable_rls(def->relid, InvalidOid, true) != RLS_ENABLED;
+		v->leading_keys = NULL;
+		if (def != NULL && !v->any_key)
+		{
+			ArrayType  *found = leading_keys_of(def);
+
+			v->any_key = found == NULL;
+			if (found)
+			{
+				v->leading_keys = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, VARSIZE(found));
+				memcpy(v->leading_keys, found, VARSIZE(found));
+				v->hash_key = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, def->keys.hash_key);
+			}
+		}
+		if (def == NULL)
+			PG_RETURN_BOOL(false);
+	}
+	if (v->any_key)
+		PG_RETURN_BOOL(true);
+	if (v->leading_keys == NULL)
+		PG_RETURN_BOOL(false);
+	attribute = getKeyJsonValueFromContainer(&keys->root, v->hash_key, strlen(v->hash_key), NULL);
+	if (attribute == NULL || attribute->type != jbvBinary || !JsonContainerIsObject(attribute->val.binary.data))
+		PG_RETURN_BOOL(false);
+	string = getKeyJsonValueFromContainer(attribute->val.binary.data, "S", 1, NULL);
+	PG_RETURN_BOOL(string != NULL && string->type == jbvString &&
+				   leading_string_matches(string->val.string.val, string->val.string.len, v->leading_keys));
 }
 
 PG_FUNCTION_INFO_V1(ddb_leading_key_matches);
