@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -32,15 +33,15 @@ PG_FUNCTION_INFO_V1(ddb_check_s3_source);
 	"OR pg_catalog.starts_with(c.prefix OPERATOR(pg_catalog.||) '/', $2) " \
 	"OR pg_catalog.starts_with($2, c.prefix OPERATOR(pg_catalog.||) '/'))"
 
-/* Raises DynamoDB's AccessDeniedException for an S3 action on a bucket's key prefix. */
+/* Raises DynamoDB's AccessDeniedException for an S3 action on a bucket's key prefix, saying why. */
 static void
-s3_access_denied(const char *action, const char *bucket, const char *prefix)
+s3_access_denied(const char *action, const char *bucket, const char *prefix, const char *reason)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DDB_ACCESS_DENIED),
 			 errmsg("User: arn:aws:iam::000000000000:user/%s is not authorized to perform: s3:%s on resource: "
-					"arn:aws:s3:::%s/%s because another role's exports are there (docs/transfer.md)",
-					GetUserNameFromId(GetUserId(), false), action, bucket, prefix)));
+					"arn:aws:s3:::%s/%s because %s (docs/transfer.md)",
+					GetUserNameFromId(GetUserId(), false), action, bucket, prefix, reason)));
 }
 
 /*
@@ -96,7 +97,7 @@ ddb_claim_s3_prefix(PG_FUNCTION_ARGS)
 	owner_context_exit(&saved);
 	SPI_finish();
 	if (refused)
-		s3_access_denied("PutObject", bucket, prefix);
+		s3_access_denied("PutObject", bucket, prefix, "another role's exports are there");
 	PG_RETURN_VOID();
 }
 
@@ -112,12 +113,17 @@ ddb_check_s3_source(PG_FUNCTION_ARGS)
 	OwnerContext saved;
 	bool		refused;
 
+	/* an importer's question (ImportTable's check came first): no other role learns where claims are */
+	if (!has_privs_of_role(caller, ROLE_PG_READ_SERVER_FILES))
+		s3_access_denied("GetObject", text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						 "it may not import");
 	SPI_connect();
 	owner_context_enter(ddb_relation_oid("s3_claims"), &saved);
 	refused = claimed_by_another(IMPORT_OVERLAP, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), caller);
 	owner_context_exit(&saved);
 	SPI_finish();
 	if (refused)
-		s3_access_denied("GetObject", text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)));
+		s3_access_denied("GetObject", text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						 "another role's exports are there");
 	PG_RETURN_VOID();
 }

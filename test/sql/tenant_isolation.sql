@@ -181,6 +181,10 @@ SET ROLE ddb_iso_a;
 SELECT ddb.job_state(:a_job) IS NOT NULL AS a_job_state_a_sees;
 RESET ROLE;
 SELECT bucket, prefix, role_id FROM ddb.s3_claims WHERE bucket = 'iso-shared' ORDER BY prefix;
+-- where claims are is asked by importers only
+SET ROLE ddb_iso_b;
+SELECT pg_temp.try_sql($$SELECT ddb.check_s3_source('iso-shared', 'a')$$);
+RESET ROLE;
 -- an import (a role that may import) reads no key under another role's exports
 GRANT pg_read_server_files TO ddb_iso_b;
 SET ROLE ddb_iso_b;
