@@ -392,10 +392,11 @@ write_catalog_as_owner(const char *sql, Datum table_name)
 }
 
 /*
- * ddb.forget_table(table_name): the catalog rows of a table whose relation
- * is gone (ddb.delete_table drops it first, which takes its ownership),
- * deleted as the catalog's owner, so that a table's owner needs no DELETE
- * on the catalog.  A table whose relation is still there is refused.
+ * ddb.forget_table(table_name): the catalog rows of a table, deleted as the
+ * catalog's owner for the owner of its relation (ddb.delete_table drops the
+ * relation next), so that a table's owner needs no DELETE on the catalog.
+ * The rows of a table whose relation is gone are the catalog owner's alone
+ * to delete: no role can prove it owned it.
  */
 Datum
 ddb_forget_table(PG_FUNCTION_ARGS)
@@ -413,13 +414,15 @@ ddb_forget_table(PG_FUNCTION_ARGS)
 		char	   *schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 		char	   *relation = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 		Oid			namespace = get_namespace_oid(schema, true);
+		Oid			relid = OidIsValid(namespace) ? get_relname_relid(relation, namespace) : InvalidOid;
 
-		if (OidIsValid(namespace) && OidIsValid(get_relname_relid(relation, namespace)))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_IN_USE),
-					 errmsg("table %s still has its relation %s",
-							TextDatumGetCString(name), quote_qualified_identifier(schema, relation)),
-					 errhint("ddb.delete_table drops a table.")));
+		if (!pg_class_ownercheck(OidIsValid(relid) ? relid : ddb_relation_oid("tables"), GetUserId()))
+		{
+			const char *outer = set_check_action("DeleteTable");
+
+			access_denied(TextDatumGetCString(name), NULL);
+			table_access_set_action(outer);
+		}
 		write_catalog_as_owner("DELETE FROM ddb.stream_records WHERE table_name OPERATOR(pg_catalog.=) $1", name);
 		write_catalog_as_owner("DELETE FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", name);
 	}

@@ -75,6 +75,18 @@ SET ROLE ddb_iso_b;
 SELECT pg_temp.try_sql(format($$SELECT ddb.record_restore('IsoB', 1, '{"SourceTableArn": "x", "RestoreDateTime": 1, "SourceHistory": %s}')$$,
                               'public."IsoA$pitr"'::regclass::oid));
 RESET ROLE;
+-- a table's catalog rows are its owner's to forget: B cannot delete A's, nor those of a table whose relation is gone
+SET ROLE ddb_iso_a;
+SELECT pg_temp.create_table('IsoGone');
+DROP TABLE public."IsoGone";
+RESET ROLE;
+SET ROLE ddb_iso_b;
+SELECT pg_temp.try_sql($$SELECT ddb.forget_table('IsoA')$$);
+SELECT pg_temp.try_sql($$SELECT ddb.forget_table('IsoGone')$$);
+RESET ROLE;
+SELECT table_name FROM ddb.tables WHERE table_name IN ('IsoA', 'IsoGone') ORDER BY 1;
+SELECT ddb.forget_table('IsoGone');
+SELECT count(*) AS gone_rows FROM ddb.tables WHERE table_name = 'IsoGone';
 -- with the job its transaction started, the history must still be one it may read
 BEGIN;
 SET ROLE ddb_iso_b;
