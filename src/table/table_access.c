@@ -212,11 +212,13 @@ ddb_stream_record_visible(PG_FUNCTION_ARGS)
 {
 	StreamVisibility *v = fcinfo->flinfo->fn_extra;
 	text	   *name = PG_GETARG_TEXT_PP(0);
-	Jsonb	   *keys = PG_GETARG_JSONB_P(1);
+	Jsonb	   *keys;
 	JsonbValue *attribute;
 	JsonbValue *string;
 
-	if (v == NULL || v->user != GetUserId() || strcmp(v->table_name, text_to_cstring(name)) != 0)
+	/* the same table as the last record's, for the same user: what was found holds */
+	if (v == NULL || v->user != GetUserId() || strlen(v->table_name) != VARSIZE_ANY_EXHDR(name)
+		|| memcmp(v->table_name, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name)) != 0)
 	{
 		MemoryContext caller = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 		TableDef   *def;
@@ -248,6 +250,7 @@ ddb_stream_record_visible(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(true);
 	if (v->leading_keys == NULL)
 		PG_RETURN_BOOL(false);
+	keys = PG_GETARG_JSONB_P(1);
 	attribute = getKeyJsonValueFromContainer(&keys->root, v->hash_key, strlen(v->hash_key), NULL);
 	if (attribute == NULL || attribute->type != jbvBinary || !JsonContainerIsObject(attribute->val.binary.data))
 		PG_RETURN_BOOL(false);
