@@ -62,28 +62,21 @@ claimed_by_another(const char *overlap, Datum bucket, Datum prefix, Oid caller)
 	return SPI_processed > 0;
 }
 
-/*
- * ddb.claim_s3_prefix(table_name, bucket, prefix): an export's claim of
- * its directory, for the owner of the table it exports (the export's
- * check): AccessDeniedException when another role's claim overlaps it.
- * Claims are taken one at a time.
- */
-Datum
-ddb_claim_s3_prefix(PG_FUNCTION_ARGS)
+/* Claims an export's directory for the current role; see exports.h. */
+bool
+s3_claim_prefix(const char *bucket, const char *prefix)
 {
-	char	   *bucket = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	char	   *prefix = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	size_t		len = strlen(prefix);
+	char	   *dir = pstrdup(prefix);
+	size_t		len = strlen(dir);
 	Oid			argtypes[3] = {TEXTOID, TEXTOID, OIDOID};
 	Datum		args[3];
 	OwnerContext saved;
 	bool		refused;
 
-	table_access_check_operation(text_to_cstring(PG_GETARG_TEXT_PP(0)), "ExportTableToPointInTime", "own");
-	while (len > 0 && prefix[len - 1] == '/')
-		prefix[--len] = '\0';
+	while (len > 0 && dir[len - 1] == '/')
+		dir[--len] = '\0';
 	args[0] = CStringGetTextDatum(bucket);
-	args[1] = CStringGetTextDatum(prefix);
+	args[1] = CStringGetTextDatum(dir);
 	args[2] = ObjectIdGetDatum(GetUserId());
 	SPI_connect();
 	owner_context_enter(ddb_relation_oid("s3_claims"), &saved);
@@ -96,7 +89,39 @@ ddb_claim_s3_prefix(PG_FUNCTION_ARGS)
 		elog(ERROR, "ddb_model: could not claim a bucket's prefix");
 	owner_context_exit(&saved);
 	SPI_finish();
-	if (refused)
+	return !refused;
+}
+
+/* True when no key an import reads is under another role's claim; see exports.h. */
+bool
+s3_source_readable(const char *bucket, const char *key_prefix)
+{
+	Oid			caller = GetUserId();
+	OwnerContext saved;
+	bool		refused;
+
+	SPI_connect();
+	owner_context_enter(ddb_relation_oid("s3_claims"), &saved);
+	refused = claimed_by_another(IMPORT_OVERLAP, CStringGetTextDatum(bucket), CStringGetTextDatum(key_prefix), caller);
+	owner_context_exit(&saved);
+	SPI_finish();
+	return !refused;
+}
+
+/*
+ * ddb.claim_s3_prefix(table_name, bucket, prefix): an export's claim of
+ * its directory, for the owner of the table it exports (the export's
+ * check): AccessDeniedException when another role's claim overlaps it.
+ * Claims are taken one at a time.
+ */
+Datum
+ddb_claim_s3_prefix(PG_FUNCTION_ARGS)
+{
+	char	   *bucket = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	char	   *prefix = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	table_access_check_operation(text_to_cstring(PG_GETARG_TEXT_PP(0)), "ExportTableToPointInTime", "own");
+	if (!s3_claim_prefix(bucket, prefix))
 		s3_access_denied("PutObject", bucket, prefix, "another role's exports are there");
 	PG_RETURN_VOID();
 }
@@ -109,21 +134,13 @@ ddb_claim_s3_prefix(PG_FUNCTION_ARGS)
 Datum
 ddb_check_s3_source(PG_FUNCTION_ARGS)
 {
-	Oid			caller = GetUserId();
-	OwnerContext saved;
-	bool		refused;
+	char	   *bucket = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *key_prefix = text_to_cstring(PG_GETARG_TEXT_PP(1));
 
 	/* an importer's question (ImportTable's check came first): no other role learns where claims are */
-	if (!has_privs_of_role(caller, ROLE_PG_READ_SERVER_FILES))
-		s3_access_denied("GetObject", text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
-						 "it may not import");
-	SPI_connect();
-	owner_context_enter(ddb_relation_oid("s3_claims"), &saved);
-	refused = claimed_by_another(IMPORT_OVERLAP, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), caller);
-	owner_context_exit(&saved);
-	SPI_finish();
-	if (refused)
-		s3_access_denied("GetObject", text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
-						 "another role's exports are there");
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		s3_access_denied("GetObject", bucket, key_prefix, "it may not import");
+	if (!s3_source_readable(bucket, key_prefix))
+		s3_access_denied("GetObject", bucket, key_prefix, "another role's exports are there");
 	PG_RETURN_VOID();
 }

@@ -185,6 +185,13 @@ SELECT max(id) AS a_job FROM ddb.jobs WHERE kind = 'export' AND role_id = 'ddb_i
 SET ROLE ddb_iso_b;
 SELECT prefix, regexp_replace(pg_temp.export('IsoB', prefix), 'user/ddb_iso_b', 'user/<b>') AS export
 FROM unnest(ARRAY['a/exports', 'a/exports/', 'a', '', '/', 'a/exports/b', 'a/exportsb', 'b']) prefix;
+-- nor by starting the job itself (ddb.start_job): the job's step claims its directory again
+SELECT spec || jsonb_build_object('S3Prefix', 'a/exports', 'ExportId', '00000000000000-0badbeef',
+                                  'ExportArn', (spec ->> 'TableArn') || '/export/00000000000000-0badbeef') AS b_spec
+FROM ddb.jobs WHERE kind = 'export' AND role_id = 'ddb_iso_b'::regrole ORDER BY id LIMIT 1 \gset
+SELECT ddb.start_job('export', :'b_spec') AS b_job \gset
+SELECT ddb.wait_for_job(:b_job) AS b_job_status;
+SELECT error FROM ddb.jobs WHERE id = :b_job;
 -- nor does it read A's jobs
 SELECT ddb.job_state(:a_job) AS a_job_state_b_sees;
 SELECT count(*) AS a_jobs_b_sees FROM ddb.jobs WHERE role_id = 'ddb_iso_a'::regrole;
