@@ -247,7 +247,8 @@ api_token_open_key(const char *purpose, const char *token)
 char *
 api_token_string(Jsonb *payload, const char *name)
 {
-	JsonbValue *v = getKeyJsonValueFromContainer(&payload->root, name, strlen(name), NULL);
+	JsonbValue *v = JB_ROOT_IS_OBJECT(payload) && !JB_ROOT_IS_SCALAR(payload) ?
+		getKeyJsonValueFromContainer(&payload->root, name, strlen(name), NULL) : NULL;
 
 	return v && v->type == jbvString ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
 }
@@ -256,7 +257,8 @@ api_token_string(Jsonb *payload, const char *name)
 bool
 api_token_int64(Jsonb *payload, const char *name, int64 min, int64 max, int64 *out)
 {
-	JsonbValue *v = getKeyJsonValueFromContainer(&payload->root, name, strlen(name), NULL);
+	JsonbValue *v = JB_ROOT_IS_OBJECT(payload) && !JB_ROOT_IS_SCALAR(payload) ?
+		getKeyJsonValueFromContainer(&payload->root, name, strlen(name), NULL) : NULL;
 
 	return v != NULL && v->type == jbvNumeric && numeric_integer(v->val.numeric, out) && *out >= min && *out <= max;
 }

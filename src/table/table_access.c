@@ -251,6 +251,8 @@ ddb_stream_record_visible(PG_FUNCTION_ARGS)
 	if (v->leading_keys == NULL)
 		PG_RETURN_BOOL(false);
 	keys = PG_GETARG_JSONB_P(1);
+	if (!JB_ROOT_IS_OBJECT(keys) || JB_ROOT_IS_SCALAR(keys))
+		PG_RETURN_BOOL(false);
 	attribute = getKeyJsonValueFromContainer(&keys->root, v->hash_key, strlen(v->hash_key), NULL);
 	if (attribute == NULL || attribute->type != jbvBinary || !JsonContainerIsObject(attribute->val.binary.data))
 		PG_RETURN_BOOL(false);

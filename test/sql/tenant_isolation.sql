@@ -163,6 +163,10 @@ SELECT pg_temp.try('Query', '{"TableName": "IsoA", "KeyConditionExpression": "pk
   "ExpressionAttributeValues": {":p": {"S": "t2#a"}}}') AS t2_query;
 SELECT * FROM pg_temp.record_keys('IsoA');
 SELECT keys -> 'pk' ->> 'S' AS pk, count(*) FROM ddb.stream_records WHERE table_name = 'IsoA' GROUP BY 1;
+-- the policy's test, called with anything
+SELECT ddb.stream_record_visible('IsoA', '[1, 2, 3]') AS array, ddb.stream_record_visible('IsoA', '"x"') AS scalar,
+       ddb.stream_record_visible('IsoA', '{"pk": {"S": "t1#x"}}') AS t1, ddb.stream_record_visible('IsoA', '{"pk": {"S": "t2#x"}}') AS t2,
+       ddb.stream_record_visible('IsoA', '{"pk": "t1#x"}') AS plain, ddb.stream_record_visible('Nope', '{}') AS nope;
 RESET ROLE;
 -- B reads none of A's records
 SET ROLE ddb_iso_b;
