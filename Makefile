@@ -82,6 +82,7 @@ OBJS = \
 	src/jobs/job_catalog.o \
 	src/jobs/job_worker.o \
 	src/exports/s3_location.o \
+	src/exports/s3_claims.o \
 	src/exports/transfer_process.o \
 	src/exports/export_job.o \
 	src/exports/import_job.o \

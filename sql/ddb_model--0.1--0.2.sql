@@ -586,9 +586,12 @@ END $$;
 -- ===========================================================================
 
 -- ---------------------------------------------------------------------------
--- Opaque tokens (shard iterators, PartiQL's NextToken): sealed with this
--- secret by src/api/tokens.c.  Only the owner reads it; it is not dumped,
--- so a restored database makes a new one (and old tokens stop opening).
+-- Opaque tokens (shard iterators, PartiQL's NextToken, listings' pages):
+-- sealed with this secret by src/api/tokens.c, and opened there, each
+-- kind by functions of its own (ddb.stream_iterator, ...): no SQL function
+-- seals or opens a payload of the caller's.  Only the owner reads it; it
+-- is not dumped, so a restored database makes a new one (and old tokens
+-- stop opening).
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE ddb.server_secret (
@@ -598,13 +601,6 @@ CREATE UNIQUE INDEX server_secret_one_row ON ddb.server_secret ((true));
 -- 244 random bits from the operating system's strong source
 INSERT INTO ddb.server_secret
 VALUES (decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
-
--- A token for a payload, sealed for a purpose.
-CREATE FUNCTION ddb.seal_token(purpose text, payload text) RETURNS text
-    AS 'MODULE_PATHNAME', 'ddb_seal_token' LANGUAGE C STABLE STRICT;
--- The payload of a token sealed for a purpose, or NULL when it was edited, forged or sealed for another.
-CREATE FUNCTION ddb.open_token(purpose text, token text) RETURNS text
-    AS 'MODULE_PATHNAME', 'ddb_open_token' LANGUAGE C STABLE STRICT;
 
 -- ---------------------------------------------------------------------------
 -- Security (docs/security.md): PostgreSQL's privileges decide who may
@@ -661,13 +657,22 @@ RETURN coalesce((SELECT has_table_privilege(c.oid, privileges)
 -- constraint's expression is read again at every INSERT through SPI: 6% of a streamed write).
 ALTER TABLE ddb.stream_records DROP CONSTRAINT stream_records_event_name_check;
 
+-- True unless the current user's grants limit it to leading keys on a
+-- table and a stream record's partition key (keys, DynamoDB JSON) is none
+-- of them (src/table/table_access.c; asked once per table and statement).
+CREATE FUNCTION ddb.stream_record_visible(table_name text, keys jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_stream_record_visible' LANGUAGE C STABLE STRICT;
+
 -- Stream records: every reader sees the records of the tables it may read
--- (the tables' privileges are asked once per statement, not per record).
+-- (the tables' privileges are asked once per statement, not per record),
+-- and a role limited to leading keys those of its keys only, as it reads
+-- the table's items (docs/security.md).
 GRANT SELECT ON ddb.stream_records TO PUBLIC;
 ALTER TABLE ddb.stream_records ENABLE ROW LEVEL SECURITY;
 CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC
     USING (table_name OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.table_name FROM ddb.tables t
-                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT'))));
+                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT')))
+           AND ddb.stream_record_visible(table_name, keys));
 
 -- ---------------------------------------------------------------------------
 -- Grants of tables to roles (docs/security.md)
@@ -1093,11 +1098,17 @@ BEGIN
                 'StartingSequenceNumber', ddb.stream_sequence_text(coalesce(first_sequence, 1)))))));
 END $$;
 
--- A shard iterator: where a reader is in a stream, sealed with the server's secret (src/api/tokens.c).
+-- A shard iterator: where a reader is in a stream, sealed with the server's
+-- secret (src/api/tokens.c), for a caller that may read the table (as
+-- GetShardIterator asks), of the table's latest stream.
 CREATE OR REPLACE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-RETURN ddb.seal_token('ShardIterator', jsonb_build_array(table_name, label, after_sequence)::text);
+    AS 'MODULE_PATHNAME', 'ddb_stream_iterator' LANGUAGE C STABLE STRICT;
+
+-- The table, stream label and sequence number of a shard iterator
+-- ddb.stream_iterator sealed; NULLs for anything else (edited, forged, or
+-- not exactly the object it seals).
+CREATE FUNCTION ddb.open_stream_iterator(token text, OUT table_name text, OUT label text, OUT after_sequence bigint)
+    AS 'MODULE_PATHNAME', 'ddb_open_stream_iterator' LANGUAGE C STABLE STRICT;
 
 -- Waits for the writers of a table that are committing stream records, for a
 -- reader that may read the table: writers hold the stream's lock exclusive
@@ -1152,7 +1163,7 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    position jsonb;
+    position record;
     t ddb.tables;
     page_size integer := ddb.request_limit(request, 1000, 1000);
     records jsonb;
@@ -1161,12 +1172,12 @@ BEGIN
     IF request->>'ShardIterator' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
     END IF;
-    -- [table, label, sequence] as ddb.stream_iterator sealed it; NULL for anything else
-    position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
-    IF position IS NULL THEN
+    -- the table, label and sequence ddb.stream_iterator sealed; NULLs for anything else
+    SELECT * INTO position FROM ddb.open_stream_iterator(request->>'ShardIterator');
+    IF position.table_name IS NULL THEN
         PERFORM ddb.validation_error('Invalid ShardIterator');
     END IF;
-    SELECT * INTO t FROM ddb.tables WHERE table_name = position->>0 AND stream_label = position->>1;
+    SELECT * INTO t FROM ddb.tables WHERE table_name = position.table_name AND stream_label = position.label;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
     END IF;
@@ -1192,12 +1203,12 @@ BEGIN
     INTO records, last_sequence
     FROM (SELECT * FROM ddb.stream_records r
           WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label
-            AND r.sequence_number > (position->>2)::bigint AND r.created_at > now() - interval '24 hours'
+            AND r.sequence_number > position.after_sequence AND r.created_at > now() - interval '24 hours'
           ORDER BY r.sequence_number LIMIT page_size) r;
     RETURN jsonb_build_object('Records', coalesce(records, '[]'))
         || CASE WHEN t.stream_view_type IS NOT NULL OR records IS NOT NULL
                 THEN jsonb_build_object('NextShardIterator',
-                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, (position->>2)::bigint)))
+                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, position.after_sequence)))
                 ELSE '{}'::jsonb END;
 END $$;
 
@@ -2264,10 +2275,16 @@ CREATE FUNCTION ddb.start_job(kind text, spec jsonb) RETURNS integer
     AS 'MODULE_PATHNAME', 'ddb_start_job' LANGUAGE C VOLATILE STRICT;
 
 -- A job's status (IN_PROGRESS, COMPLETED, FAILED; NULL when there is no such
--- job).  A job IN_PROGRESS whose worker is gone (the server restarted, the
--- worker was terminated) ends FAILED here, with its failure function run.
+-- job, or it is not the caller's: ddb.jobs' policy).  A job IN_PROGRESS whose
+-- worker is gone (the server restarted, the worker was terminated) ends
+-- FAILED here, with its failure function run.
 CREATE FUNCTION ddb.job_state(job_id integer) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_job_state' LANGUAGE C VOLATILE STRICT;
+
+-- True while a job, whoever started it, is IN_PROGRESS (ending FAILED one
+-- whose worker is gone, as ddb.job_state does): ddb.restore_running's test.
+CREATE FUNCTION ddb.job_running(job_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_job_running' LANGUAGE C VOLATILE STRICT;
 
 -- Waits until a job is no longer IN_PROGRESS (timeout_seconds at most) and
 -- returns its status; a job started by the calling transaction cannot end
@@ -2637,11 +2654,11 @@ END $$;
 
 -- True while a table's restore runs.  A restore whose worker is gone (the
 -- server restarted, the worker was terminated) ends FAILED here, and its
--- table is dropped (ddb.job_state, ddb.job_restore_failed).
+-- table is dropped (ddb.job_running, ddb.job_restore_failed).
 CREATE FUNCTION ddb.restore_running(table_name text) RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT ddb.job_state(r.job_id) = 'IN_PROGRESS' FROM ddb.table_restores r
+RETURN coalesce((SELECT ddb.job_running(r.job_id) FROM ddb.table_restores r
                  WHERE r.table_name = restore_running.table_name AND r.in_progress), false);
 
 -- What DescribeTable adds for a restored table: its RestoreSummary, and
@@ -3817,6 +3834,33 @@ END $$;
 CREATE FUNCTION ddb.check_s3_prefix(prefix text, member text) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_check_s3_prefix' LANGUAGE C IMMUTABLE STRICT;
 
+-- The key prefixes of the buckets that roles' exports claimed: the first
+-- role that exports to a prefix claims it (its directory, no slash at its
+-- end; '' for the bucket's root), and another role may then neither export
+-- to it, nor above or below it, nor import from any key under it
+-- (src/exports/s3_claims.c, docs/transfer.md).  The extension's code
+-- writes it, as its owner; no role reads it.
+CREATE TABLE ddb.s3_claims (
+    bucket text NOT NULL,
+    prefix text NOT NULL,
+    role_id regrole NOT NULL,       -- by OID, as ddb.jobs' role_id
+    claimed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bucket, prefix)
+);
+COMMENT ON TABLE ddb.s3_claims IS 'Exports'' key prefixes in the server''s buckets, claimed by the first role that exported there';
+SELECT pg_catalog.pg_extension_config_dump('ddb.s3_claims', '');
+REVOKE ALL ON ddb.s3_claims FROM PUBLIC;
+
+-- An export's claim of its directory (bucket, prefix) for the owner of the
+-- table it exports: AccessDeniedException when another role's claim overlaps it.
+CREATE FUNCTION ddb.claim_s3_prefix(table_name text, bucket text, prefix text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_claim_s3_prefix' LANGUAGE C VOLATILE STRICT;
+
+-- An import's check that no key it reads (every key beginning with
+-- key_prefix) is under another role's claim: AccessDeniedException when one is.
+CREATE FUNCTION ddb.check_s3_source(bucket text, key_prefix text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_s3_source' LANGUAGE C STABLE STRICT;
+
 -- A job's FailureCode and FailureMessage: its error is "<FailureCode>: <message>"
 -- for the failures that have a code, else UNKNOWN with the whole error.
 CREATE FUNCTION ddb.job_failure(error text) RETURNS jsonb
@@ -3825,34 +3869,51 @@ SET search_path = pg_catalog, pg_temp
 RETURN jsonb_build_object('FailureCode', coalesce(substring(error FROM '^([A-Z][A-Za-z0-9]+): '), 'UNKNOWN'),
                           'FailureMessage', regexp_replace(error, '^[A-Z][A-Za-z0-9]+: ', ''));
 
+-- The NextToken of a listing of the caller's jobs of a kind (export,
+-- import) after a job of its own, for a table filter (16 hex digits).
+CREATE FUNCTION ddb.seal_job_page_token(kind text, job_id integer, filter text) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_seal_job_page_token' LANGUAGE C STABLE STRICT;
+-- The job a listing's NextToken names, NULL for anything else, or for another filter.
+CREATE FUNCTION ddb.open_job_page_token(kind text, token text, filter text) RETURNS integer
+    AS 'MODULE_PATHNAME', 'ddb_open_job_page_token' LANGUAGE C STABLE STRICT;
+
 -- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
 -- their ARNs (the spec's arn_member) in reverse order, those of table_arn
--- when given, of the last 90 days, after the position next_token names
--- (sealed for purpose and for this table_arn); the ARNs and the NextToken
--- of the page after, if any.
+-- when given, of the last 90 days, after the job next_token names; the
+-- ARNs and the NextToken of the page after, if any.  A token holds the id
+-- of the page's last job and a hash of table_arn, sealed for the kind's
+-- listing (ddb.seal_job_page_token): it is short whatever the ARNs'
+-- lengths (ListImports' must stay within 1024 characters as hex) and good
+-- for the listing it came from only.
 CREATE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
-                             purpose text, OUT arns text[], OUT next text)
+                             OUT arns text[], OUT next text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    after jsonb;
+    filter text := left(md5(coalesce(table_arn, '')), 16);
+    after integer;
+    after_arn text;
+    ids integer[];
 BEGIN
     IF next_token IS NOT NULL THEN
-        after := ddb.open_token(purpose, next_token)::jsonb;
-        IF after IS NULL OR after->>0 IS DISTINCT FROM table_arn THEN
+        after := ddb.open_job_page_token(kind, next_token, filter);
+        IF after IS NOT NULL THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j WHERE j.kind = job_page.kind AND j.id = after);
+        END IF;
+        IF after_arn IS NULL THEN
             PERFORM ddb.validation_error('The provided NextToken is not valid');
         END IF;
     END IF;
-    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC) INTO arns FROM (
-        SELECT j.spec->>arn_member AS arn FROM ddb.jobs j
+    SELECT array_agg(arn ORDER BY arn COLLATE "C" DESC), array_agg(id ORDER BY arn COLLATE "C" DESC) INTO arns, ids FROM (
+        SELECT j.spec->>arn_member AS arn, j.id FROM ddb.jobs j
         WHERE j.kind = job_page.kind AND j.created_at > now() - interval '90 days'
           AND (table_arn IS NULL OR j.spec->>'TableArn' = table_arn)
-          AND (after IS NULL OR (j.spec->>arn_member) COLLATE "C" < (after->>1) COLLATE "C")
+          AND (after_arn IS NULL OR (j.spec->>arn_member) COLLATE "C" < after_arn COLLATE "C")
         ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
     IF cardinality(arns) > page_size THEN
         arns := arns[1:page_size];
-        next := ddb.seal_token(purpose, jsonb_build_array(table_arn, arns[page_size])::text);
+        next := ddb.seal_job_page_token(kind, ids[page_size], filter);
     END IF;
 END $$;
 
@@ -4153,7 +4214,7 @@ BEGIN
         || ddb.integer_violations(request->'MaxResults', 'MaxResults', 'maxResults', 1, 25)
         || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken'));
     page := ddb.job_page('export', 'ExportArn', request->>'TableArn', coalesce((request->>'MaxResults')::integer, 25),
-                         request->>'NextToken', 'ListExports');
+                         request->>'NextToken');
     RETURN jsonb_build_object('ExportSummaries', coalesce(
                (SELECT jsonb_agg(jsonb_build_object('ExportArn', d->'ExportArn', 'ExportStatus', d->'ExportStatus',
                                                     'ExportType', d->'ExportType') ORDER BY n)
@@ -4359,7 +4420,7 @@ BEGIN
         || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken', false, 112, 1024,
                                  '^([0-9a-f]{16})+$', '([0-9a-f]{16})+'));
     page := ddb.job_page('import', 'ImportArn', request->>'TableArn', coalesce((request->>'PageSize')::integer, 25),
-                         ddb.token_of_hex(request->>'NextToken'), 'ListImports');
+                         ddb.token_of_hex(request->>'NextToken'));
     RETURN jsonb_build_object('ImportSummaryList', coalesce(
                (SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                            'ImportArn', d->'ImportArn', 'ImportStatus', d->'ImportStatus', 'TableArn', d->'TableArn',
@@ -4553,25 +4614,25 @@ END $$;
 -- their ARNs (the spec's arn_member) in reverse order, those of table_arn
 -- when given, of the last 90 days, after the job next_token names; the
 -- ARNs and the NextToken of the page after, if any.  A token holds the id
--- of the page's last job and a hash of table_arn, sealed for purpose: it is
--- short whatever the ARNs' lengths (ListImports' must stay within 1024
--- characters as hex) and good for the listing it came from only.
+-- of the page's last job and a hash of table_arn, sealed for the kind's
+-- listing (ddb.seal_job_page_token): it is short whatever the ARNs'
+-- lengths (ListImports' must stay within 1024 characters as hex) and good
+-- for the listing it came from only.
 CREATE OR REPLACE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
-                             purpose text, OUT arns text[], OUT next text)
+                             OUT arns text[], OUT next text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     filter text := left(md5(coalesce(table_arn, '')), 16);
-    after text;
+    after integer;
     after_arn text;
     ids integer[];
 BEGIN
     IF next_token IS NOT NULL THEN
-        after := ddb.open_token(purpose, next_token);
-        IF after IS NOT NULL AND after ~ '^[0-9]{1,9}:[0-9a-f]{16}$' AND split_part(after, ':', 2) = filter THEN
-            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j
-                          WHERE j.kind = job_page.kind AND j.id = split_part(after, ':', 1)::integer);
+        after := ddb.open_job_page_token(kind, next_token, filter);
+        IF after IS NOT NULL THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j WHERE j.kind = job_page.kind AND j.id = after);
         END IF;
         IF after_arn IS NULL THEN
             PERFORM ddb.validation_error('The provided NextToken is not valid');
@@ -4585,7 +4646,7 @@ BEGIN
         ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
     IF cardinality(arns) > page_size THEN
         arns := arns[1:page_size];
-        next := ddb.seal_token(purpose, ids[page_size] || ':' || filter);
+        next := ddb.seal_job_page_token(kind, ids[page_size], filter);
     END IF;
 END $$;
 
@@ -4663,6 +4724,8 @@ BEGIN
         'S3SseAlgorithm', request->'S3SseAlgorithm', 'S3SseKmsKeyId', request->'S3SseKmsKeyId',
         'ClientToken', request->'ClientToken'))
         || jsonb_build_object('Request', request);
+    -- the export's directory: its role's, or no other role's yet (src/exports/s3_claims.c)
+    PERFORM ddb.claim_s3_prefix(t.table_name, request->>'S3Bucket', coalesce(request->>'S3Prefix', ''));
     job := ddb.start_job('export', spec);
     RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(job)));
 END $$;
@@ -5152,10 +5215,19 @@ BEGIN
         spec->>'TableName', (spec->>'ItemsFunction')::regprocedure, spec->'ItemsArgument'));
 END $$;
 
--- Writes a table's row of ddb.continuous_backups (row: its columns as JSON;
--- NULL deletes it) as the catalog's owner, for the table's owner.
-CREATE OR REPLACE FUNCTION ddb.write_continuous_backups(table_name text, "row" jsonb) RETURNS void
+-- Writes a table's row of ddb.continuous_backups as the catalog's owner,
+-- for the table's owner, computing what it can (src/table/table_access.c):
+-- a new row's history relation is the table's own (which must be there)
+-- and its enabled_at now, returned (the time of the first versions); a row
+-- already there takes the recovery period alone; a NULL period deletes it.
+CREATE OR REPLACE FUNCTION ddb.write_continuous_backups(table_name text, recovery_period_days integer) RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'ddb_write_continuous_backups' LANGUAGE C VOLATILE;
+
+-- Records, as the catalog's owner, that ddb.trim_pitr_history collapsed a
+-- table's history to the start of its window as of a moment (no later
+-- than now), which it computes: the table owner's, history_from never goes back.
+CREATE OR REPLACE FUNCTION ddb.trim_continuous_backups(table_name text, as_of timestamptz) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_trim_continuous_backups' LANGUAGE C VOLATILE STRICT;
 
 -- Turns a table's point-in-time recovery on (or sets its recovery period,
 -- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
@@ -5199,8 +5271,7 @@ BEGIN
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
     IF FOUND THEN
-        c.recovery_period_days := recovery_period_days;
-        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        PERFORM ddb.write_continuous_backups(t.table_name, recovery_period_days);
         RETURN;
     END IF;
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
@@ -5214,14 +5285,13 @@ BEGIN
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
                    'Point-in-time recovery history of DynamoDB table ' || t.table_name
                    || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
-    enabled_at := clock_timestamp();
+    -- the catalog's row, now that the history is there: its enabled_at is the first versions' time
+    enabled_at := ddb.write_continuous_backups(t.table_name, recovery_period_days);
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
     PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr');
     PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr_truncate');
-    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
-        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
     PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
@@ -5250,7 +5320,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL::integer);
 END $$;
 
 -- CreateBackup: the table's items as one snapshot sees them, copied into a
@@ -5387,7 +5457,7 @@ BEGIN
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
         IF c.history_from IS NULL OR c.history_from < c.window_start THEN
-            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+            PERFORM ddb.trim_continuous_backups(c.table_name, as_of);
         END IF;
     END LOOP;
     RETURN removed;
@@ -6088,7 +6158,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL::integer);
 END $$;
 
 -- Collapses the history of every table with point-in-time recovery to its
@@ -6128,7 +6198,7 @@ BEGIN
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
         IF c.history_from IS NULL OR c.history_from < c.window_start THEN
-            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+            PERFORM ddb.trim_continuous_backups(c.table_name, as_of);
         END IF;
     END LOOP;
     RETURN removed;
@@ -6353,8 +6423,7 @@ BEGIN
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
     IF FOUND THEN
-        c.recovery_period_days := recovery_period_days;
-        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        PERFORM ddb.write_continuous_backups(t.table_name, recovery_period_days);
         RETURN;
     END IF;
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
@@ -6368,14 +6437,13 @@ BEGIN
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
                    'Point-in-time recovery history of DynamoDB table ' || t.table_name
                    || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
-    enabled_at := clock_timestamp();
+    -- the catalog's row, now that the history is there: its enabled_at is the first versions' time
+    enabled_at := ddb.write_continuous_backups(t.table_name, recovery_period_days);
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
     PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr');
     PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr_truncate');
-    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
-        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
     PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
@@ -6404,7 +6472,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL::integer);
 END $$;
 
 -- ---------------------------------------------------------------------------
@@ -6487,6 +6555,8 @@ BEGIN
     END IF;
     PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
     PERFORM ddb.require_export_root();
+    -- no key under another role's exports (src/exports/s3_claims.c)
+    PERFORM ddb.check_s3_source(source->>'S3Bucket', coalesce(source->>'S3KeyPrefix', ''));
     IF request->>'ClientToken' IS NOT NULL THEN
         earlier := ddb.job_of_client_token('import', request->>'ClientToken');
         IF earlier.spec->'Request' = request THEN
@@ -6539,12 +6609,13 @@ END $$;
 
 -- ---------------------------------------------------------------------------
 -- 0.2: ddb.delete_table deletes a table's catalog rows as the catalog's
--- owner (ddb.forget_table), after its DROP TABLE took the relation's ownership
+-- owner (ddb.forget_table), for the relation's owner, before its DROP TABLE
 -- ---------------------------------------------------------------------------
 
--- The catalog rows of a table whose relation is gone (its stream records,
--- its row and so its indexes'), deleted as the catalog's owner after
--- ddb.delete_table's DROP TABLE took the relation's ownership.
+-- The catalog rows of a table (its stream records, its row and so its
+-- indexes'), deleted as the catalog's owner for the owner of its relation,
+-- which ddb.delete_table drops next (in the same transaction); the rows of
+-- a table whose relation is gone are the catalog owner's to delete.
 CREATE FUNCTION ddb.forget_table(table_name text) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_forget_table' LANGUAGE C VOLATILE STRICT;
 
@@ -6574,8 +6645,9 @@ BEGIN
     -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
     -- docs/pitr.md); a system backup taken here would be made before this line.
     PERFORM ddb.drop_pitr_history(t.table_name);
-    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    -- the catalog rows first, while the caller still owns the relation (ddb.forget_table's check)
     PERFORM ddb.forget_table(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
 END $$;
 
 -- ---------------------------------------------------------------------------

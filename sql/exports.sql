@@ -70,6 +70,33 @@ END $$;
 CREATE FUNCTION ddb.check_s3_prefix(prefix text, member text) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_check_s3_prefix' LANGUAGE C IMMUTABLE STRICT;
 
+-- The key prefixes of the buckets that roles' exports claimed: the first
+-- role that exports to a prefix claims it (its directory, no slash at its
+-- end; '' for the bucket's root), and another role may then neither export
+-- to it, nor above or below it, nor import from any key under it
+-- (src/exports/s3_claims.c, docs/transfer.md).  The extension's code
+-- writes it, as its owner; no role reads it.
+CREATE TABLE ddb.s3_claims (
+    bucket text NOT NULL,
+    prefix text NOT NULL,
+    role_id regrole NOT NULL,       -- by OID, as ddb.jobs' role_id
+    claimed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bucket, prefix)
+);
+COMMENT ON TABLE ddb.s3_claims IS 'Exports'' key prefixes in the server''s buckets, claimed by the first role that exported there';
+SELECT pg_catalog.pg_extension_config_dump('ddb.s3_claims', '');
+REVOKE ALL ON ddb.s3_claims FROM PUBLIC;
+
+-- An export's claim of its directory (bucket, prefix) for the owner of the
+-- table it exports: AccessDeniedException when another role's claim overlaps it.
+CREATE FUNCTION ddb.claim_s3_prefix(table_name text, bucket text, prefix text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_claim_s3_prefix' LANGUAGE C VOLATILE STRICT;
+
+-- An import's check that no key it reads (every key beginning with
+-- key_prefix) is under another role's claim: AccessDeniedException when one is.
+CREATE FUNCTION ddb.check_s3_source(bucket text, key_prefix text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_check_s3_source' LANGUAGE C STABLE STRICT;
+
 -- A job's FailureCode and FailureMessage: its error is "<FailureCode>: <message>"
 -- for the failures that have a code, else UNKNOWN with the whole error.
 CREATE FUNCTION ddb.job_failure(error text) RETURNS jsonb
@@ -260,6 +287,8 @@ BEGIN
         'S3SseAlgorithm', request->'S3SseAlgorithm', 'S3SseKmsKeyId', request->'S3SseKmsKeyId',
         'ClientToken', request->'ClientToken'))
         || jsonb_build_object('Request', request);
+    -- the export's directory: its role's, or no other role's yet (src/exports/s3_claims.c)
+    PERFORM ddb.claim_s3_prefix(t.table_name, request->>'S3Bucket', coalesce(request->>'S3Prefix', ''));
     job := ddb.start_job('export', spec);
     RETURN jsonb_build_object('ExportDescription', ddb.export_description(ddb.jobs_row(job)));
 END $$;
@@ -355,7 +384,7 @@ BEGIN
         || ddb.integer_violations(request->'MaxResults', 'MaxResults', 'maxResults', 1, 25)
         || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken'));
     page := ddb.job_page('export', 'ExportArn', request->>'TableArn', coalesce((request->>'MaxResults')::integer, 25),
-                         request->>'NextToken', 'ListExports');
+                         request->>'NextToken');
     RETURN jsonb_build_object('ExportSummaries', coalesce(
                (SELECT jsonb_agg(jsonb_build_object('ExportArn', d->'ExportArn', 'ExportStatus', d->'ExportStatus',
                                                     'ExportType', d->'ExportType') ORDER BY n)

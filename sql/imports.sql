@@ -102,6 +102,8 @@ BEGIN
     END IF;
     PERFORM ddb.check_table_access(name, 'ImportTable', 'import');
     PERFORM ddb.require_export_root();
+    -- no key under another role's exports (src/exports/s3_claims.c)
+    PERFORM ddb.check_s3_source(source->>'S3Bucket', coalesce(source->>'S3KeyPrefix', ''));
     IF request->>'ClientToken' IS NOT NULL THEN
         earlier := ddb.job_of_client_token('import', request->>'ClientToken');
         IF earlier.spec->'Request' = request THEN
@@ -197,7 +199,7 @@ BEGIN
         || ddb.string_violations(request->'NextToken', 'NextToken', 'nextToken', false, 112, 1024,
                                  '^([0-9a-f]{16})+$', '([0-9a-f]{16})+'));
     page := ddb.job_page('import', 'ImportArn', request->>'TableArn', coalesce((request->>'PageSize')::integer, 25),
-                         ddb.token_of_hex(request->>'NextToken'), 'ListImports');
+                         ddb.token_of_hex(request->>'NextToken'));
     RETURN jsonb_build_object('ImportSummaryList', coalesce(
                (SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                            'ImportArn', d->'ImportArn', 'ImportStatus', d->'ImportStatus', 'TableArn', d->'TableArn',

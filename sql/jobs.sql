@@ -48,10 +48,16 @@ CREATE FUNCTION ddb.start_job(kind text, spec jsonb) RETURNS integer
     AS 'MODULE_PATHNAME', 'ddb_start_job' LANGUAGE C VOLATILE STRICT;
 
 -- A job's status (IN_PROGRESS, COMPLETED, FAILED; NULL when there is no such
--- job).  A job IN_PROGRESS whose worker is gone (the server restarted, the
--- worker was terminated) ends FAILED here, with its failure function run.
+-- job, or it is not the caller's: ddb.jobs' policy).  A job IN_PROGRESS whose
+-- worker is gone (the server restarted, the worker was terminated) ends
+-- FAILED here, with its failure function run.
 CREATE FUNCTION ddb.job_state(job_id integer) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_job_state' LANGUAGE C VOLATILE STRICT;
+
+-- True while a job, whoever started it, is IN_PROGRESS (ending FAILED one
+-- whose worker is gone, as ddb.job_state does): ddb.restore_running's test.
+CREATE FUNCTION ddb.job_running(job_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_job_running' LANGUAGE C VOLATILE STRICT;
 
 -- True when the current transaction started a job (it holds the job's
 -- request lock, src/jobs/jobs.h).
@@ -87,29 +93,37 @@ END $$;
 -- page at a time.
 -- ---------------------------------------------------------------------------
 
+-- The NextToken of a listing of the caller's jobs of a kind (export,
+-- import) after a job of its own, for a table filter (16 hex digits).
+CREATE FUNCTION ddb.seal_job_page_token(kind text, job_id integer, filter text) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_seal_job_page_token' LANGUAGE C STABLE STRICT;
+-- The job a listing's NextToken names, NULL for anything else, or for another filter.
+CREATE FUNCTION ddb.open_job_page_token(kind text, token text, filter text) RETURNS integer
+    AS 'MODULE_PATHNAME', 'ddb_open_job_page_token' LANGUAGE C STABLE STRICT;
+
 -- A page of a listing of jobs of a kind (the caller's: ddb.jobs' policy):
 -- their ARNs (the spec's arn_member) in reverse order, those of table_arn
 -- when given, of the last 90 days, after the job next_token names; the
 -- ARNs and the NextToken of the page after, if any.  A token holds the id
--- of the page's last job and a hash of table_arn, sealed for purpose: it is
--- short whatever the ARNs' lengths (ListImports' must stay within 1024
--- characters as hex) and good for the listing it came from only.
+-- of the page's last job and a hash of table_arn, sealed for the kind's
+-- listing (ddb.seal_job_page_token): it is short whatever the ARNs'
+-- lengths (ListImports' must stay within 1024 characters as hex) and good
+-- for the listing it came from only.
 CREATE FUNCTION ddb.job_page(kind text, arn_member text, table_arn text, page_size integer, next_token text,
-                             purpose text, OUT arns text[], OUT next text)
+                             OUT arns text[], OUT next text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     filter text := left(md5(coalesce(table_arn, '')), 16);
-    after text;
+    after integer;
     after_arn text;
     ids integer[];
 BEGIN
     IF next_token IS NOT NULL THEN
-        after := ddb.open_token(purpose, next_token);
-        IF after IS NOT NULL AND after ~ '^[0-9]{1,9}:[0-9a-f]{16}$' AND split_part(after, ':', 2) = filter THEN
-            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j
-                          WHERE j.kind = job_page.kind AND j.id = split_part(after, ':', 1)::integer);
+        after := ddb.open_job_page_token(kind, next_token, filter);
+        IF after IS NOT NULL THEN
+            after_arn := (SELECT j.spec->>arn_member FROM ddb.jobs j WHERE j.kind = job_page.kind AND j.id = after);
         END IF;
         IF after_arn IS NULL THEN
             PERFORM ddb.validation_error('The provided NextToken is not valid');
@@ -123,7 +137,7 @@ BEGIN
         ORDER BY j.spec->>arn_member COLLATE "C" DESC LIMIT page_size + 1) page;
     IF cardinality(arns) > page_size THEN
         arns := arns[1:page_size];
-        next := ddb.seal_token(purpose, ids[page_size] || ':' || filter);
+        next := ddb.seal_job_page_token(kind, ids[page_size], filter);
     END IF;
 END $$;
 

@@ -96,10 +96,19 @@ BEGIN ATOMIC
     SELECT greatest(c.enabled_at, c.history_from, as_of - make_interval(days => c.recovery_period_days)), as_of;
 END;
 
--- Writes a table's row of ddb.continuous_backups (row: its columns as JSON;
--- NULL deletes it) as the catalog's owner, for the table's owner.
-CREATE FUNCTION ddb.write_continuous_backups(table_name text, "row" jsonb) RETURNS void
+-- Writes a table's row of ddb.continuous_backups as the catalog's owner,
+-- for the table's owner, computing what it can (src/table/table_access.c):
+-- a new row's history relation is the table's own (which must be there)
+-- and its enabled_at now, returned (the time of the first versions); a row
+-- already there takes the recovery period alone; a NULL period deletes it.
+CREATE FUNCTION ddb.write_continuous_backups(table_name text, recovery_period_days integer) RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'ddb_write_continuous_backups' LANGUAGE C VOLATILE;
+
+-- Records, as the catalog's owner, that ddb.trim_pitr_history collapsed a
+-- table's history to the start of its window as of a moment (no later
+-- than now), which it computes: the table owner's, history_from never goes back.
+CREATE FUNCTION ddb.trim_continuous_backups(table_name text, as_of timestamptz) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_trim_continuous_backups' LANGUAGE C VOLATILE STRICT;
 
 -- Turns a table's point-in-time recovery on (or sets its recovery period,
 -- 1 to 35 days, when it is on) or off (dropping its history).  Turning it
@@ -143,8 +152,7 @@ BEGIN
     EXECUTE format('LOCK TABLE %I.%I IN SHARE ROW EXCLUSIVE MODE', t.schema_name, t.relation_name);
     SELECT * INTO c FROM ddb.continuous_backups b WHERE b.table_name = t.table_name;
     IF FOUND THEN
-        c.recovery_period_days := recovery_period_days;
-        PERFORM ddb.write_continuous_backups(t.table_name, to_jsonb(c));
+        PERFORM ddb.write_continuous_backups(t.table_name, recovery_period_days);
         RETURN;
     END IF;
     EXECUTE format('CREATE TABLE %I.%I (pk ddb.ddb_key NOT NULL, %s changed_at timestamptz NOT NULL, '
@@ -158,14 +166,13 @@ BEGIN
     EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.schema_name, history,
                    'Point-in-time recovery history of DynamoDB table ' || t.table_name
                    || ' (ddb_model): its items'' versions, written at commit by the trigger ddb_pitr');
-    enabled_at := clock_timestamp();
+    -- the catalog's row, now that the history is there: its enabled_at is the first versions' time
+    enabled_at := ddb.write_continuous_backups(t.table_name, recovery_period_days);
     EXECUTE format('INSERT INTO %I.%I (%s, changed_at, change_order, item, item_size) SELECT %s, $1, 0, item, item_size FROM %I.%I',
                    t.schema_name, history, key_columns, key_columns, t.schema_name, t.relation_name)
     USING enabled_at;
     PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr');
     PERFORM ddb.attach_trigger(t.table_name, 'ddb_pitr_truncate');
-    PERFORM ddb.write_continuous_backups(t.table_name, jsonb_build_object(
-        'history_relation', history, 'recovery_period_days', recovery_period_days, 'enabled_at', enabled_at));
     -- the table's readers read its history too (sql/security.sql)
     PERFORM ddb.apply_table_grants(t.table_name);
 END $$;
@@ -194,7 +201,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER ddb_pitr ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TRIGGER ddb_pitr_truncate ON %I.%I', t.schema_name, t.relation_name);
     EXECUTE format('DROP TABLE %I.%I', t.schema_name, c.history_relation);
-    PERFORM ddb.write_continuous_backups(t.table_name, NULL);
+    PERFORM ddb.write_continuous_backups(t.table_name, NULL::integer);
 END $$;
 
 -- A table's ContinuousBackupsDescription (DescribeContinuousBackups,
@@ -406,7 +413,7 @@ BEGIN
         GET DIAGNOSTICS n = ROW_COUNT;
         removed := removed + n;
         IF c.history_from IS NULL OR c.history_from < c.window_start THEN
-            PERFORM ddb.write_continuous_backups(c.table_name, to_jsonb(c) || jsonb_build_object('history_from', c.window_start));
+            PERFORM ddb.trim_continuous_backups(c.table_name, as_of);
         END IF;
     END LOOP;
     RETURN removed;

@@ -48,11 +48,11 @@ END $$;
 
 -- True while a table's restore runs.  A restore whose worker is gone (the
 -- server restarted, the worker was terminated) ends FAILED here, and its
--- table is dropped (ddb.job_state, ddb.job_restore_failed).
+-- table is dropped (ddb.job_running, ddb.job_restore_failed).
 CREATE FUNCTION ddb.restore_running(table_name text) RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT ddb.job_state(r.job_id) = 'IN_PROGRESS' FROM ddb.table_restores r
+RETURN coalesce((SELECT ddb.job_running(r.job_id) FROM ddb.table_restores r
                  WHERE r.table_name = restore_running.table_name AND r.in_progress), false);
 
 -- What DescribeTable adds for a restored table: its RestoreSummary, and

@@ -87,13 +87,22 @@ RETURN coalesce((SELECT has_table_privilege(c.oid, privileges)
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                  WHERE n.nspname = table_privilege.schema_name AND c.relname = table_privilege.relation_name), false);
 
+-- True unless the current user's grants limit it to leading keys on a
+-- table and a stream record's partition key (keys, DynamoDB JSON) is none
+-- of them (src/table/table_access.c; asked once per table and statement).
+CREATE FUNCTION ddb.stream_record_visible(table_name text, keys jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ddb_stream_record_visible' LANGUAGE C STABLE STRICT;
+
 -- Stream records: every reader sees the records of the tables it may read
--- (the tables' privileges are asked once per statement, not per record).
+-- (the tables' privileges are asked once per statement, not per record),
+-- and a role limited to leading keys those of its keys only, as it reads
+-- the table's items (docs/security.md).
 GRANT SELECT ON ddb.stream_records TO PUBLIC;
 ALTER TABLE ddb.stream_records ENABLE ROW LEVEL SECURITY;
 CREATE POLICY readers ON ddb.stream_records FOR SELECT TO PUBLIC
     USING (table_name OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.table_name FROM ddb.tables t
-                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT'))));
+                                                     WHERE ddb.table_privilege(t.schema_name, t.relation_name, 'SELECT')))
+           AND ddb.stream_record_visible(table_name, keys));
 
 -- ---------------------------------------------------------------------------
 -- Grants of tables to roles (docs/security.md)

@@ -191,11 +191,17 @@ BEGIN
                 'StartingSequenceNumber', ddb.stream_sequence_text(coalesce(first_sequence, 1)))))));
 END $$;
 
--- A shard iterator: where a reader is in a stream, sealed with the server's secret (src/api/tokens.c).
+-- A shard iterator: where a reader is in a stream, sealed with the server's
+-- secret (src/api/tokens.c), for a caller that may read the table (as
+-- GetShardIterator asks), of the table's latest stream.
 CREATE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
-LANGUAGE sql STABLE STRICT
-SET search_path = pg_catalog, pg_temp
-RETURN ddb.seal_token('ShardIterator', jsonb_build_array(table_name, label, after_sequence)::text);
+    AS 'MODULE_PATHNAME', 'ddb_stream_iterator' LANGUAGE C STABLE STRICT;
+
+-- The table, stream label and sequence number of a shard iterator
+-- ddb.stream_iterator sealed; NULLs for anything else (edited, forged, or
+-- not exactly the object it seals).
+CREATE FUNCTION ddb.open_stream_iterator(token text, OUT table_name text, OUT label text, OUT after_sequence bigint)
+    AS 'MODULE_PATHNAME', 'ddb_open_stream_iterator' LANGUAGE C STABLE STRICT;
 
 -- GetShardIterator: TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER.
 CREATE FUNCTION ddb.api_get_shard_iterator(request jsonb) RETURNS jsonb
@@ -240,7 +246,7 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    position jsonb;
+    position record;
     t ddb.tables;
     page_size integer := ddb.request_limit(request, 1000, 1000);
     records jsonb;
@@ -249,12 +255,12 @@ BEGIN
     IF request->>'ShardIterator' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
     END IF;
-    -- [table, label, sequence] as ddb.stream_iterator sealed it; NULL for anything else
-    position := ddb.open_token('ShardIterator', request->>'ShardIterator')::jsonb;
-    IF position IS NULL THEN
+    -- the table, label and sequence ddb.stream_iterator sealed; NULLs for anything else
+    SELECT * INTO position FROM ddb.open_stream_iterator(request->>'ShardIterator');
+    IF position.table_name IS NULL THEN
         PERFORM ddb.validation_error('Invalid ShardIterator');
     END IF;
-    SELECT * INTO t FROM ddb.tables WHERE table_name = position->>0 AND stream_label = position->>1;
+    SELECT * INTO t FROM ddb.tables WHERE table_name = position.table_name AND stream_label = position.label;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
     END IF;
@@ -280,12 +286,12 @@ BEGIN
     INTO records, last_sequence
     FROM (SELECT * FROM ddb.stream_records r
           WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label
-            AND r.sequence_number > (position->>2)::bigint AND r.created_at > now() - interval '24 hours'
+            AND r.sequence_number > position.after_sequence AND r.created_at > now() - interval '24 hours'
           ORDER BY r.sequence_number LIMIT page_size) r;
     RETURN jsonb_build_object('Records', coalesce(records, '[]'))
         || CASE WHEN t.stream_view_type IS NOT NULL OR records IS NOT NULL
                 THEN jsonb_build_object('NextShardIterator',
-                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, (position->>2)::bigint)))
+                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, position.after_sequence)))
                 ELSE '{}'::jsonb END;
 END $$;
 

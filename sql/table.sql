@@ -289,9 +289,10 @@ BEGIN
     PERFORM pg_catalog.pg_extension_config_dump(format('%I.%I', t.schema_name, t.relation_name)::regclass, '');
 END $$;
 
--- The catalog rows of a table whose relation is gone (its stream records,
--- its row and so its indexes'), deleted as the catalog's owner after
--- ddb.delete_table's DROP TABLE took the relation's ownership.
+-- The catalog rows of a table (its stream records, its row and so its
+-- indexes'), deleted as the catalog's owner for the owner of its relation,
+-- which ddb.delete_table drops next (in the same transaction); the rows of
+-- a table whose relation is gone are the catalog owner's to delete.
 CREATE FUNCTION ddb.forget_table(table_name text) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_forget_table' LANGUAGE C VOLATILE STRICT;
 
@@ -323,8 +324,9 @@ BEGIN
     -- keep a system backup, "<table>$DeletedTableBackup", for 35 days:
     -- docs/pitr.md); a system backup taken here would be made before this line.
     PERFORM ddb.drop_pitr_history(t.table_name);
-    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
+    -- the catalog rows first, while the caller still owns the relation (ddb.forget_table's check)
     PERFORM ddb.forget_table(t.table_name);
+    EXECUTE format('DROP TABLE %I.%I', t.schema_name, t.relation_name);
 END $$;
 
 -- What the nodes of a sharded deployment must agree on about a table

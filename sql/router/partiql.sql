@@ -10,6 +10,17 @@ CREATE FUNCTION ddb_router.statement_route(element jsonb, OUT route integer, OUT
                                            OUT request jsonb)
     AS 'MODULE_PATHNAME', 'ddb_router_statement_route' LANGUAGE C STABLE STRICT;
 
+-- A router's token (a ShardIterator; a NextToken, of a statement): the
+-- place of a node and the node's own token, which the node opens, or none
+-- (the node's first page); sealed with the router's secret (src/api/tokens.c).
+-- It stands for nothing the node's token does not, so any role may seal one.
+CREATE FUNCTION ddb_router.seal_node_token(kind text, statement text, node integer, token text) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_router_seal_node_token' LANGUAGE C STABLE;
+-- The node and the node's token of a router's token; NULLs for anything else
+-- (edited, forged, sealed for another kind or statement, or not the object sealed).
+CREATE FUNCTION ddb_router.open_node_token(kind text, statement text, token text, OUT node integer, OUT token text)
+    AS 'MODULE_PATHNAME', 'ddb_router_open_node_token' LANGUAGE C STABLE;
+
 -- True for the operations that write.
 CREATE FUNCTION ddb_router.writes(operation text) RETURNS boolean
 LANGUAGE sql IMMUTABLE
@@ -26,11 +37,12 @@ AS $$
 DECLARE
     destination record := ddb_router.statement_route(request);
     routes integer[] := ARRAY(SELECT ddb_router.node_routes());
-    purpose text := 'router NextToken ' || (request->>'Statement');
-    position jsonb := '{"node": 1}';
+    position record;
+    node integer := 1;
+    node_token text;
     answer text;
     response jsonb;
-    next jsonb;
+    next text;
 BEGIN
     IF destination.route IS NOT NULL THEN
         IF ddb_router.writes(destination.operation) THEN
@@ -42,20 +54,23 @@ BEGIN
         RETURN ddb_router.raise_invalid(role_name, operation, request);
     END IF;
     IF request ? 'NextToken' THEN
-        position := ddb.open_token(purpose, request->>'NextToken')::jsonb;
-        IF position IS NULL OR (position->>'node')::integer > cardinality(routes) THEN
+        SELECT * INTO position FROM ddb_router.open_node_token('NextToken', request->>'Statement', request->>'NextToken');
+        IF position.node IS NULL OR position.node > cardinality(routes) THEN
             PERFORM ddb_router.raise_error('YD001', 'The provided NextToken is not valid', NULL, NULL);
         END IF;
+        node := position.node;
+        node_token := position.token;
     END IF;
-    answer := ddb_router.call(routes[(position->>'node')::integer], role_name, operation,
-                              (request - 'NextToken') || jsonb_strip_nulls(jsonb_build_object('NextToken', position->'token')));
+    answer := ddb_router.call(routes[node], role_name, operation,
+                              (request - 'NextToken') || jsonb_strip_nulls(jsonb_build_object('NextToken', node_token)));
     response := ddb_router.answer_response(answer);
-    next := CASE WHEN response ? 'NextToken' THEN jsonb_build_object('node', position->'node', 'token', response->'NextToken')
-                 WHEN (position->>'node')::integer < cardinality(routes) THEN jsonb_build_object('node', (position->>'node')::integer + 1)
+    next := CASE WHEN response ? 'NextToken'
+                 THEN ddb_router.seal_node_token('NextToken', request->>'Statement', node, response->>'NextToken')
+                 WHEN node < cardinality(routes)
+                 THEN ddb_router.seal_node_token('NextToken', request->>'Statement', node + 1, NULL)
             END;
     RETURN ddb_router.answer(ddb_router.answer_consumed(answer),
-        (response - 'NextToken')
-        || CASE WHEN next IS NULL THEN '{}' ELSE jsonb_build_object('NextToken', ddb.seal_token(purpose, next::text)) END);
+        (response - 'NextToken') || CASE WHEN next IS NULL THEN '{}' ELSE jsonb_build_object('NextToken', next) END);
 END
 $$;
 

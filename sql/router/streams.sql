@@ -63,7 +63,7 @@ BEGIN
         request || jsonb_build_object('StreamArn', node_arn,
                                       'ShardId', regexp_replace(request->>'ShardId', '^shardId-[0-9]{8}-', 'shardId-00000001-')));
     RETURN ddb_router.answer(ddb_router.answer_consumed(answer), jsonb_build_object('ShardIterator',
-        ddb.seal_token('router ShardIterator', jsonb_build_array(place, ddb_router.answer_response(answer)->>'ShardIterator')::text)));
+        ddb_router.seal_node_token('ShardIterator', NULL, place, ddb_router.answer_response(answer)->>'ShardIterator')));
 END
 $$;
 
@@ -73,21 +73,22 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    position jsonb := ddb.open_token('router ShardIterator', request->>'ShardIterator')::jsonb;
+    position record;
     routes integer[] := ARRAY(SELECT ddb_router.node_routes());
     answer text;
     response jsonb;
 BEGIN
-    IF position IS NULL OR (position->>0)::integer > cardinality(routes) THEN
+    SELECT * INTO position FROM ddb_router.open_node_token('ShardIterator', NULL, request->>'ShardIterator');
+    IF position.node IS NULL OR position.token IS NULL OR position.node > cardinality(routes) THEN
         -- the node words what is wrong with a missing or forged iterator
         RETURN ddb_router.raise_invalid(role_name, operation, request);
     END IF;
-    answer := ddb_router.call(routes[(position->>0)::integer], role_name, operation,
-                              request || jsonb_build_object('ShardIterator', position->>1));
+    answer := ddb_router.call(routes[position.node], role_name, operation,
+                              request || jsonb_build_object('ShardIterator', position.token));
     response := ddb_router.answer_response(answer);
     RETURN ddb_router.answer(ddb_router.answer_consumed(answer),
         response || CASE WHEN response ? 'NextShardIterator' THEN jsonb_build_object('NextShardIterator',
-            ddb.seal_token('router ShardIterator', jsonb_build_array(position->0, response->>'NextShardIterator')::text))
+            ddb_router.seal_node_token('ShardIterator', NULL, position.node, response->>'NextShardIterator'))
             ELSE '{}' END);
 END
 $$;

@@ -160,18 +160,18 @@ next_token_purpose(Jsonb *request)
 }
 
 /*
- * The ExclusiveStartKey a NextToken stands for (the JSON text of a
- * LastEvaluatedKey): a token this server sealed for the request's statement,
- * so its payload is the key it sealed.
+ * The ExclusiveStartKey a NextToken stands for, as JSON text: a token this
+ * server sealed for the request's statement whose payload is a
+ * LastEvaluatedKey (tokens.c checks its shape), written out again here.
  */
 static char *
 next_token_key(Jsonb *request)
 {
-	char	   *key = api_token_open(next_token_purpose(request), api_string(request, "NextToken"));
+	Jsonb	   *key = api_token_open_key(next_token_purpose(request), api_string(request, "NextToken"));
 
 	if (key == NULL)
 		ddb_validation_error("The provided NextToken is not valid");
-	return key;
+	return JsonbToCString(NULL, &key->root, VARSIZE(key));
 }
 
 /*

@@ -21,6 +21,7 @@
 #include "utils/lsyscache.h"
 
 #include "../jobs/jobs.h"
+#include "../table/table_access.h"
 #include "../table/table_def.h"
 #include "api.h"
 
@@ -82,6 +83,55 @@ ddb_end_restore(PG_FUNCTION_ARGS)
 }
 
 /*
+ * True when job (the caller's: ddb.jobs' policy) restores or imports the
+ * table, and a summary's SourceHistory, if any, is the OID (a number, or
+ * its text, as jsonb_build_object writes an oid) of a
+ * point-in-time recovery history relation (ddb.continuous_backups) the
+ * caller may read, as its job will (SPI connected).
+ */
+static bool
+restore_summary_valid(Datum table_name, int32 job, Datum summary)
+{
+	Oid			argtypes[3] = {TEXTOID, INT4OID, JSONBOID};
+	Datum		args[3] = {table_name, Int32GetDatum(job), summary};
+	OwnerContext saved;
+	bool		isnull;
+	bool		valid;
+	Datum		history;
+
+	if (SPI_execute_with_args("SELECT j.kind OPERATOR(pg_catalog.=) ANY ('{restore,import}') "
+							  "AND j.spec OPERATOR(pg_catalog.->>) 'TableName' OPERATOR(pg_catalog.=) $1 "
+							  "AND pg_catalog.jsonb_typeof($3) OPERATOR(pg_catalog.=) 'object', "
+							  "CASE WHEN ($3 OPERATOR(pg_catalog.->>) 'SourceHistory') OPERATOR(pg_catalog.~) '^[0-9]{1,10}$' "
+							  "THEN ($3 OPERATOR(pg_catalog.->>) 'SourceHistory')::pg_catalog.int8 END, "
+							  "$3 OPERATOR(pg_catalog.?) 'SourceHistory' "
+							  "FROM ddb.jobs j WHERE j.id OPERATOR(pg_catalog.=) $2",
+							  3, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read a restore's job");
+	if (SPI_processed != 1)
+		return false;
+	valid = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || !valid)
+		return false;
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)))
+		return true;			/* no SourceHistory: nothing more to check */
+	history = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (isnull || DatumGetInt64(history) > PG_UINT32_MAX
+		|| pg_class_aclcheck((Oid) DatumGetInt64(history), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		return false;
+	/* the histories are the catalog's to list */
+	args[0] = ObjectIdGetDatum((Oid) DatumGetInt64(history));
+	argtypes[0] = OIDOID;
+	owner_context_enter(ddb_relation_oid("continuous_backups"), &saved);
+	if (SPI_execute_with_args("SELECT FROM ddb.continuous_backups c JOIN ddb.tables t USING (table_name) "
+							  "WHERE pg_catalog.to_regclass(pg_catalog.format('%I.%I', t.schema_name, c.history_relation))::pg_catalog.oid "
+							  "OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read the point-in-time recovery catalog");
+	owner_context_exit(&saved);
+	return SPI_processed == 1;
+}
+
+/*
  * ddb.record_restore(table_name, job_id, restore_summary): the row of
  * ddb.table_restores of a restore just started (ddb.start_restore), for
  * the new table's owner whose transaction started the job.
@@ -100,6 +150,11 @@ ddb_record_restore(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("a restore of %s is recorded by the owner of the table, with the job its transaction started", name)));
 	SPI_connect();
+	if (!restore_summary_valid(PG_GETARG_DATUM(0), job, PG_GETARG_DATUM(2)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a restore of %s is recorded with the caller's job restoring it, and a SourceHistory that is a "
+						"point-in-time recovery history the caller may read", name)));
 	write_restores("INSERT INTO ddb.table_restores (table_name, job_id, source_backup_arn, source_table_arn, restore_date_time, "
 				   "source_history) "
 				   "VALUES ($1, $2, $3 OPERATOR(pg_catalog.->>) 'SourceBackupArn', $3 OPERATOR(pg_catalog.->>) 'SourceTableArn', "

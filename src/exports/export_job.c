@@ -17,6 +17,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
+#include "../ddb_errors.h"
 #include "../api/api.h"
 #include "../jobs/jobs.h"
 #include "../table/table_access.h"
@@ -244,6 +245,14 @@ export_job_step(const Job *job)
 	/* as ExportTableToPointInTime checks it: the job may have been started otherwise (ddb.start_job) */
 	table_access_check_operation(api_required_string(job->spec, "TableName", "tableName"),
 								 "ExportTableToPointInTime", "own");
+	/* and its directory is its role's (src/exports/s3_claims.c), as the request claimed it */
+	if (!s3_claim_prefix(api_required_string(job->spec, "S3Bucket", "s3Bucket"),
+						 api_string(job->spec, "S3Prefix") ? api_string(job->spec, "S3Prefix") : ""))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_ACCESS_DENIED),
+				 errmsg("S3AccessDenied: Access denied to s3://%s/%s: another role's exports are there (docs/transfer.md)",
+						api_required_string(job->spec, "S3Bucket", "s3Bucket"),
+						api_string(job->spec, "S3Prefix") ? api_string(job->spec, "S3Prefix") : "")));
 	SPI_connect();
 	/* the paths are checked before the rows are read */
 	dir = export_dir(job->spec);

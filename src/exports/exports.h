@@ -32,6 +32,16 @@ extern char *s3_bucket_dir(const char *bucket);
 /* A message of ddb-transfer's with the root's path written as s3:// (a client reads it; the server's paths are not its business). */
 extern char *s3_client_message(const char *message);
 
+/*
+ * Claims an export's directory in a bucket (prefix: S3Prefix, trailing
+ * slashes dropped) for the current role; false, claiming nothing, when
+ * another role's claim overlaps it (s3_claims.c).
+ */
+extern bool s3_claim_prefix(const char *bucket, const char *prefix);
+
+/* True when no key an import reads (every key beginning with key_prefix) is under another role's claim. */
+extern bool s3_source_readable(const char *bucket, const char *key_prefix);
+
 /* The ddb-transfer program: ddb.transfer_program, or where `make install` put it. */
 extern const char *transfer_program(void);
 

@@ -287,6 +287,12 @@ write_items(char *table, Jsonb *source, char *import_arn)
 	initStringInfo(&import->log);
 	argv[7] = api_string(source, "S3KeyPrefix") ? api_string(source, "S3KeyPrefix") : "";
 	s3_check_prefix(argv[7], "s3BucketSource.s3KeyPrefix");
+	/* as ImportTable checks it: the job may have been started otherwise (src/exports/s3_claims.c) */
+	if (!s3_source_readable(import->bucket, argv[7]))
+		ereport(ERROR,
+				(errcode(ERRCODE_DDB_ACCESS_DENIED),
+				 errmsg("S3AccessDenied: Access denied to s3://%s/%s: another role's exports are there (docs/transfer.md)",
+						import->bucket, argv[7])));
 	argv[5] = s3_bucket_dir(import->bucket);
 	argv[6] = "--key-prefix";
 	import->batch_plan = keep_plan(BATCH_SQL);

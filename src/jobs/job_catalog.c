@@ -29,6 +29,7 @@
 
 PG_FUNCTION_INFO_V1(ddb_start_job);
 PG_FUNCTION_INFO_V1(ddb_job_state);
+PG_FUNCTION_INFO_V1(ddb_job_running);
 PG_FUNCTION_INFO_V1(ddb_job_started_here);
 
 /* How long ddb.start_job waits for its worker to start, in milliseconds. */
@@ -419,27 +420,53 @@ worker_alive(int32 id)
 }
 
 /*
- * ddb.job_state(job_id): the job's status, NULL when there is none; a job
- * IN_PROGRESS whose worker is gone ends FAILED (not in a read-only
- * transaction, which reports what it reads).
+ * A job's status, NULL when there is none; a job IN_PROGRESS whose worker
+ * is gone ends FAILED (not in a read-only transaction, which reports what
+ * it reads).
  */
-Datum
-ddb_job_state(PG_FUNCTION_ARGS)
+static char *
+job_status(int32 id, Oid *role)
 {
-	int32		id = PG_GETARG_INT32(0);
 	Job			job;
 
 	if (!job_read(id, &job))
-		PG_RETURN_NULL();
+		return NULL;
+	*role = job.role;
 	if (strcmp(job.status, "IN_PROGRESS") == 0 && !XactReadOnly && !RecoveryInProgress() && !worker_alive(id))
 	{
 		ereport(LOG, (errmsg("ddb_model: job %d (%s) lost its background worker: it failed", id, job.kind)));
 		if (job_fail(&job, JOB_WORKER_GONE))
-			job.status = "FAILED";
-		else if (!job_read(id, &job))	/* it ended meanwhile */
-			PG_RETURN_NULL();
+			return "FAILED";
+		if (!job_read(id, &job))	/* it ended meanwhile */
+			return NULL;
 	}
-	PG_RETURN_TEXT_P(cstring_to_text(job.status));
+	return job.status;
+}
+
+/*
+ * ddb.job_state(job_id): the job's status, NULL when there is none or it is
+ * not the caller's (ddb.jobs' policy: a job of a role whose privileges the
+ * caller has).
+ */
+Datum
+ddb_job_state(PG_FUNCTION_ARGS)
+{
+	Oid			role = InvalidOid;
+	char	   *status = job_status(PG_GETARG_INT32(0), &role);
+
+	if (status == NULL || !has_privs_of_role(GetUserId(), role))
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(status));
+}
+
+/* ddb.job_running(job_id): true while a job, whoever's, is IN_PROGRESS with its worker (ddb.restore_running). */
+Datum
+ddb_job_running(PG_FUNCTION_ARGS)
+{
+	Oid			role = InvalidOid;
+	char	   *status = job_status(PG_GETARG_INT32(0), &role);
+
+	PG_RETURN_BOOL(status != NULL && strcmp(status, "IN_PROGRESS") == 0);
 }
 
 /* ddb.job_started_here(job_id): true when this transaction holds the job's request lock (it started the job). */

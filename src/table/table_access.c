@@ -21,6 +21,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
@@ -94,18 +95,14 @@ table_access_check(TableDef *def, IndexDef *index, TableAccess access)
 		access_denied(def->name, index ? index->name : NULL);
 }
 
-/* True when a partition key is one of leading keys (text[]; a string ending in * is a prefix): S keys only. */
+/* True when a string partition key (len bytes) is one of leading keys (text[]; a string ending in * is a prefix). */
 static bool
-leading_key_matches(struct varlena *key, ArrayType *leading_keys)
+leading_string_matches(const char *payload, size_t len, ArrayType *leading_keys)
 {
-	const uint8_t *payload = DDB_KEY_DATA(key) + 1;
-	size_t		len = DDB_KEY_LEN(key) - 1;
 	Datum	   *values;
 	bool	   *nulls;
 	int			n;
 
-	if (DDB_KEY_LEN(key) < 1 || DDB_KEY_TAG(key) != KEY_TAG_S)
-		return false;
 	deconstruct_array(leading_keys, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &n);
 	for (int i = 0; i < n; i++)
 	{
@@ -121,6 +118,15 @@ leading_key_matches(struct varlena *key, ArrayType *leading_keys)
 			return true;
 	}
 	return false;
+}
+
+/* True when a partition key is one of leading keys (text[]; a string ending in * is a prefix): S keys only. */
+static bool
+leading_key_matches(struct varlena *key, ArrayType *leading_keys)
+{
+	if (DDB_KEY_LEN(key) < 1 || DDB_KEY_TAG(key) != KEY_TAG_S)
+		return false;
+	return leading_string_matches((const char *) DDB_KEY_DATA(key) + 1, DDB_KEY_LEN(key) - 1, leading_keys);
 }
 
 /*
@@ -179,6 +185,80 @@ table_access_check_key(TableDef *def, Datum pk)
 	keys = leading_keys_of(def);
 	if (keys && !leading_key_matches(PG_DETOAST_DATUM_PACKED(pk), keys))
 		access_denied(def->name, NULL);
+}
+
+PG_FUNCTION_INFO_V1(ddb_stream_record_visible);
+
+/* What ddb.stream_record_visible found for a table, kept for the rest of the statement. */
+typedef struct StreamVisibility
+{
+	Oid			user;
+	char	   *table_name;
+	bool		any_key;		/* no leading keys apply */
+	char	   *hash_key;
+	ArrayType  *leading_keys;
+} StreamVisibility;
+
+/*
+ * ddb.stream_record_visible(table_name, keys): the policy of
+ * ddb.stream_records for leading keys: true unless the current user's
+ * grants limit it to leading keys on the table (row-level security applies
+ * to it there) and the record's partition key (keys: DynamoDB JSON) is
+ * none of them.  Whether the user may read the table at all is the
+ * policy's other test.
+ */
+Datum
+ddb_stream_record_visible(PG_FUNCTION_ARGS)
+{
+	StreamVisibility *v = fcinfo->flinfo->fn_extra;
+	text	   *name = PG_GETARG_TEXT_PP(0);
+	Jsonb	   *keys;
+	JsonbValue *attribute;
+	JsonbValue *string;
+
+	/* the same table as the last record's, for the same user: what was found holds */
+	if (v == NULL || v->user != GetUserId() || strlen(v->table_name) != VARSIZE_ANY_EXHDR(name)
+		|| memcmp(v->table_name, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name)) != 0)
+	{
+		MemoryContext caller = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		TableDef   *def;
+
+		if (v == NULL)
+			v = fcinfo->flinfo->fn_extra = palloc0(sizeof(StreamVisibility));
+		v->user = GetUserId();
+		v->table_name = text_to_cstring(name);
+		MemoryContextSwitchTo(caller);
+		def = table_def_find(v->table_name);
+		v->any_key = def == NULL ? false : check_enable_rls(def->relid, InvalidOid, true) != RLS_ENABLED;
+		v->leading_keys = NULL;
+		if (def != NULL && !v->any_key)
+		{
+			ArrayType  *found = leading_keys_of(def);
+
+			v->any_key = found == NULL;
+			if (found)
+			{
+				v->leading_keys = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, VARSIZE(found));
+				memcpy(v->leading_keys, found, VARSIZE(found));
+				v->hash_key = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, def->keys.hash_key);
+			}
+		}
+		if (def == NULL)
+			PG_RETURN_BOOL(false);
+	}
+	if (v->any_key)
+		PG_RETURN_BOOL(true);
+	if (v->leading_keys == NULL)
+		PG_RETURN_BOOL(false);
+	keys = PG_GETARG_JSONB_P(1);
+	if (!JB_ROOT_IS_OBJECT(keys) || JB_ROOT_IS_SCALAR(keys))
+		PG_RETURN_BOOL(false);
+	attribute = getKeyJsonValueFromContainer(&keys->root, v->hash_key, strlen(v->hash_key), NULL);
+	if (attribute == NULL || attribute->type != jbvBinary || !JsonContainerIsObject(attribute->val.binary.data))
+		PG_RETURN_BOOL(false);
+	string = getKeyJsonValueFromContainer(attribute->val.binary.data, "S", 1, NULL);
+	PG_RETURN_BOOL(string != NULL && string->type == jbvString &&
+				   leading_string_matches(string->val.string.val, string->val.string.len, v->leading_keys));
 }
 
 PG_FUNCTION_INFO_V1(ddb_leading_key_matches);
@@ -317,10 +397,11 @@ write_catalog_as_owner(const char *sql, Datum table_name)
 }
 
 /*
- * ddb.forget_table(table_name): the catalog rows of a table whose relation
- * is gone (ddb.delete_table drops it first, which takes its ownership),
- * deleted as the catalog's owner, so that a table's owner needs no DELETE
- * on the catalog.  A table whose relation is still there is refused.
+ * ddb.forget_table(table_name): the catalog rows of a table, deleted as the
+ * catalog's owner for the owner of its relation (ddb.delete_table drops the
+ * relation next), so that a table's owner needs no DELETE on the catalog.
+ * The rows of a table whose relation is gone are the catalog owner's alone
+ * to delete: no role can prove it owned it.
  */
 Datum
 ddb_forget_table(PG_FUNCTION_ARGS)
@@ -338,13 +419,15 @@ ddb_forget_table(PG_FUNCTION_ARGS)
 		char	   *schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 		char	   *relation = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 		Oid			namespace = get_namespace_oid(schema, true);
+		Oid			relid = OidIsValid(namespace) ? get_relname_relid(relation, namespace) : InvalidOid;
 
-		if (OidIsValid(namespace) && OidIsValid(get_relname_relid(relation, namespace)))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_IN_USE),
-					 errmsg("table %s still has its relation %s",
-							TextDatumGetCString(name), quote_qualified_identifier(schema, relation)),
-					 errhint("ddb.delete_table drops a table.")));
+		if (!pg_class_ownercheck(OidIsValid(relid) ? relid : ddb_relation_oid("tables"), GetUserId()))
+		{
+			const char *outer = set_check_action("DeleteTable");
+
+			access_denied(TextDatumGetCString(name), NULL);
+			table_access_set_action(outer);
+		}
 		write_catalog_as_owner("DELETE FROM ddb.stream_records WHERE table_name OPERATOR(pg_catalog.=) $1", name);
 		write_catalog_as_owner("DELETE FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", name);
 	}
@@ -382,45 +465,147 @@ ddb_check_backup_access(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(ddb_write_continuous_backups);
+PG_FUNCTION_INFO_V1(ddb_trim_continuous_backups);
+
+/* The owner of a relation. */
+static Oid
+rel_owner(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "ddb_model: relation %u is gone", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/* The table's relation by the catalog, refused (AccessDeniedException) unless the current user owns it (SPI connected). */
+static Oid
+owned_table_relation(Datum table_name, const char *action)
+{
+	const char *outer = set_check_action(action);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {table_name};
+	bool		isnull = true;
+	Oid			relid = InvalidOid;
+
+	/* from the catalog, not the table's definition: DeleteTable has dropped its indexes by now */
+	if (SPI_execute_with_args("SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', schema_name, relation_name))::pg_catalog.oid "
+							  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, true, 1)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not look up a table");
+	if (SPI_processed == 1)
+		relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || !pg_class_ownercheck(relid, GetUserId()))
+		access_denied(TextDatumGetCString(table_name), NULL);
+	table_access_set_action(outer);
+	return relid;
+}
+
+/* Runs a statement on ddb.continuous_backups as its owner with nargs arguments; its first value, or isnull (SPI connected). */
+static Datum
+write_backups_as_owner(const char *sql, int nargs, Oid *argtypes, Datum *args, bool *isnull)
+{
+	OwnerContext saved;
+	int			rc;
+
+	owner_context_enter(ddb_relation_oid("continuous_backups"), &saved);
+	rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
+	owner_context_exit(&saved);
+	if (rc < 0)
+		elog(ERROR, "ddb_model: could not write the point-in-time recovery of a table");
+	*isnull = true;
+	if (SPI_processed != 1 || SPI_tuptable == NULL)
+		return (Datum) 0;
+	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
+}
 
 /*
- * ddb.write_continuous_backups(table_name, row): UpdateContinuousBackups'
- * (and DeleteTable's, and ddb.trim_pitr_history's) write of the catalog
+ * ddb.write_continuous_backups(table_name, recovery_period_days):
+ * UpdateContinuousBackups' (and DeleteTable's) write of the catalog
  * ddb.continuous_backups, which the table's owner may make: the check as
- * the caller, the write as the catalog's owner.  row is the table's row as
- * JSON (its members the columns: inserted, or replacing the one there);
- * NULL deletes it.
+ * the caller, the write as the catalog's owner, of what it computes itself.
+ * A new row's history relation is the table's own (ddb.pitr_history_name,
+ * beside it), which must be there, owned by the table's owner, and its
+ * enabled_at is now (returned: the time of the first versions); a row
+ * already there takes the period alone (returning its enabled_at); a NULL
+ * period deletes the row (returning NULL).
  */
 Datum
 ddb_write_continuous_backups(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[2] = {TEXTOID, JSONBOID};
-	Datum		args[2] = {PG_GETARG_DATUM(0), PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1)};
-	OwnerContext saved;
-	bool		isnull = true;
-	Oid			relid = InvalidOid;
+	Oid			argtypes[3] = {TEXTOID, INT4OID, NAMEOID};
+	Datum		args[3];
+	Oid			relid;
+	Oid			history;
+	char	   *history_name;
+	Datum		enabled_at;
+	bool		isnull;
 
-	/* the table's relation from the catalog (not its definition: DeleteTable has dropped its indexes by now) */
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the table of ddb.write_continuous_backups must not be null")));
+	args[0] = PG_GETARG_DATUM(0);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', schema_name, relation_name))::pg_catalog.oid "
-							  "FROM ddb.tables WHERE table_name OPERATOR(pg_catalog.=) $1", 1, argtypes, args, NULL, true, 1)
-		!= SPI_OK_SELECT)
-		elog(ERROR, "ddb_model: could not look up table %s", name);
-	if (SPI_processed == 1)
-		relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || !pg_class_ownercheck(relid, GetUserId()))
-		access_denied(name, NULL);
-	owner_context_enter(ddb_relation_oid("continuous_backups"), &saved);
-	if (SPI_execute_with_args(PG_ARGISNULL(1)
-							  ? "DELETE FROM ddb.continuous_backups WHERE table_name OPERATOR(pg_catalog.=) $1"
-							  : "INSERT INTO ddb.continuous_backups SELECT * FROM pg_catalog.jsonb_populate_record("
-							  "NULL::ddb.continuous_backups, $2 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('table_name', $1)) "
-							  "ON CONFLICT (table_name) DO UPDATE SET (history_relation, recovery_period_days, enabled_at, history_from) = "
-							  "(EXCLUDED.history_relation, EXCLUDED.recovery_period_days, EXCLUDED.enabled_at, EXCLUDED.history_from)",
-							  PG_ARGISNULL(1) ? 1 : 2, argtypes, args, NULL, false, 0) < 0)
-		elog(ERROR, "ddb_model: could not write the point-in-time recovery of table %s", name);
+	relid = owned_table_relation(args[0], "UpdateContinuousBackups");
+	if (PG_ARGISNULL(1))
+	{
+		write_backups_as_owner("DELETE FROM ddb.continuous_backups WHERE table_name OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, args, &isnull);
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+	args[1] = PG_GETARG_DATUM(1);
+	/* the history relation: the table's own, as ddb.set_continuous_backups made it */
+	args[2] = DirectFunctionCall1(namein, CStringGetDatum(get_rel_name(relid)));
+	if (SPI_execute_with_args("SELECT ddb.pitr_history_name($1)", 1, &argtypes[2], &args[2], NULL, true, 1) != SPI_OK_SELECT
+		|| SPI_processed != 1)
+		elog(ERROR, "ddb_model: could not name a history relation");
+	history_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	history = get_relname_relid(history_name, get_rel_namespace(relid));
+	if (!OidIsValid(history) || get_rel_relkind(history) != RELKIND_RELATION || rel_owner(history) != rel_owner(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the point-in-time recovery history of table %s must be the table's own relation %s",
+						TextDatumGetCString(args[0]),
+						quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), history_name))));
+	args[2] = DirectFunctionCall1(namein, CStringGetDatum(history_name));
+	/* the period's bounds are the catalog's CHECK */
+	enabled_at = write_backups_as_owner("INSERT INTO ddb.continuous_backups AS c (table_name, recovery_period_days, history_relation, enabled_at) "
+										"VALUES ($1, $2, $3, pg_catalog.clock_timestamp()) "
+										"ON CONFLICT (table_name) DO UPDATE SET recovery_period_days = EXCLUDED.recovery_period_days "
+										"RETURNING c.enabled_at",
+										3, argtypes, args, &isnull);
 	SPI_finish();
-	owner_context_exit(&saved);
+	if (isnull)
+		elog(ERROR, "ddb_model: could not write the point-in-time recovery of a table");
+	PG_RETURN_DATUM(enabled_at);
+}
+
+/*
+ * ddb.trim_continuous_backups(table_name, as_of): ddb.trim_pitr_history's
+ * record of how far it collapsed a table's history: to the start of its
+ * window as of a moment no later than now (ddb.pitr_window), which it
+ * computes, for the table's owner; history_from never goes back.
+ */
+Datum
+ddb_trim_continuous_backups(PG_FUNCTION_ARGS)
+{
+	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
+	Datum		args[2] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)};
+	bool		isnull;
+
+	SPI_connect();
+	owned_table_relation(args[0], "UpdateContinuousBackups");
+	write_backups_as_owner("UPDATE ddb.continuous_backups c SET history_from = w.earliest "
+						   "FROM ddb.pitr_window((SELECT b FROM ddb.continuous_backups b WHERE b.table_name OPERATOR(pg_catalog.=) $1), "
+						   "LEAST($2, pg_catalog.clock_timestamp())) w "
+						   "WHERE c.table_name OPERATOR(pg_catalog.=) $1 "
+						   "AND (c.history_from IS NULL OR c.history_from OPERATOR(pg_catalog.<) w.earliest)",
+						   2, argtypes, args, &isnull);
+	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -112,8 +112,8 @@ SELECT pg_temp.try('ListExports', '{"NextToken": "forged"}');
 -- a token is for the listing it came from
 SELECT pg_temp.try('ListExports', jsonb_build_object('MaxResults', 1,
   'NextToken', ddb.execute('ListExports', jsonb_build_object('TableArn', :'arn', 'MaxResults', 1)) ->> 'NextToken'));
--- and short whatever the ARNs' lengths: the id of the page's last export, a hash of the filter, the seal
-SELECT length(ddb.execute('ListExports', jsonb_build_object('TableArn', :'arn', 'MaxResults', 1)) ->> 'NextToken') < 120 AS short_token;
+-- and short whatever the ARNs' lengths: the id of the page's last export and a hash of the filter (a JSON object), the seal
+SELECT length(ddb.execute('ListExports', jsonb_build_object('TableArn', :'arn', 'MaxResults', 1)) ->> 'NextToken') < 160 AS short_token;
 
 -- ---- the export's step checks where the files go again, from the job's spec: an ExportId or S3Prefix that climbs out fails it ----
 BEGIN;
@@ -204,11 +204,12 @@ GRANT SELECT ON ddb.table_grants TO ddb_exports_reader;
 SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
 GRANT pg_read_server_files TO ddb_exports_reader;
-SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
+-- (from a bucket no other role exported to: docs/transfer.md)
+SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b2"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "Music"}'));
 -- with those privileges (and CREATE on the schema) a role imports: the catalog of restores is written for it
 GRANT CREATE ON SCHEMA public TO ddb_exports_reader;
-SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b1"}'::jsonb,
+SELECT pg_temp.try_as('ddb_exports_reader', 'ImportTable', jsonb_build_object('S3BucketSource', '{"S3Bucket": "b2"}'::jsonb,
   'InputFormat', 'DYNAMODB_JSON', 'TableCreationParameters', (:'creation'::jsonb) || '{"TableName": "ReaderImport"}'));
 SELECT ddb.wait_for_job(pg_temp.last_job());
 SELECT kind, status, role_id, (SELECT count(*) FROM ddb.tables WHERE table_name = 'ReaderImport') AS table_left

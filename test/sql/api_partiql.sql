@@ -10,10 +10,10 @@ CREATE FUNCTION pq(statement text, params jsonb DEFAULT NULL, extra jsonb DEFAUL
 LANGUAGE sql AS $$
   SELECT ddb.execute('ExecuteStatement', jsonb_strip_nulls(jsonb_build_object('Statement', statement, 'Parameters', params)) || extra)
 $$;
--- a response with its NextToken opened: the token is the LastEvaluatedKey sealed for its statement (docs/security.md)
+-- a response with its NextToken's payload shown: the token is the LastEvaluatedKey sealed for its statement (docs/security.md)
 CREATE FUNCTION opened(response jsonb, statement text) RETURNS jsonb
 LANGUAGE sql AS $$
-  SELECT response || jsonb_build_object('NextToken', ddb.open_token('NextToken ' || statement, response ->> 'NextToken'))
+  SELECT response || jsonb_build_object('NextToken', convert_from(decode(split_part(response ->> 'NextToken', '.', 1), 'base64'), 'UTF8'))
 $$;
 
 -- INSERT: every PartiQL value; INSERT is no upsert

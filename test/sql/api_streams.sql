@@ -108,7 +108,12 @@ SELECT ddb.execute('GetShardIterator', jsonb_build_object('StreamArn', stream_ar
 SELECT ddb.execute('GetRecords', '{"ShardIterator": "not an iterator"}');
 -- an iterator of 0.1 (plain base64), and one sealed for a stream that is gone
 SELECT ddb.execute('GetRecords', '{"ShardIterator": "WyJOb3BlIiwgIngiLCAwXQ=="}');
-SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', ddb.stream_iterator('Nope', 'x', 0)));
+SELECT create_stream_table('GoneStream', 'KEYS_ONLY') IS NOT NULL AS created;
+SELECT iterator('GoneStream') AS gone_iterator \gset
+SELECT ddb.execute('DeleteTable', '{"TableName": "GoneStream"}') IS NOT NULL AS deleted;
+SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', :'gone_iterator'));
+-- no iterator is sealed for a table that is not there (src/api/tokens.c)
+SELECT ddb.stream_iterator('Nope', 'x', 0);
 SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', iterator('Feed'), 'Limit', 0));
 SELECT ddb.execute('ListStreams', '{"TableName": "Nope"}');
 SELECT ddb.execute('ListStreams', '{"Limit": "2"}');
