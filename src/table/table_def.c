@@ -24,6 +24,7 @@
 #include "utils/snapmgr.h"
 
 #include "../ddb_errors.h"
+#include "table_access.h"
 #include "table_def.h"
 
 PG_FUNCTION_INFO_V1(ddb_catalog_changed);
@@ -541,6 +542,13 @@ ddb_catalog_changed(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "ddb_model: ddb.catalog_changed must be called as a trigger");
+	/* its rows are read by column name: on any other relation it could read what is not there */
+	if (RelationGetRelid(td->tg_relation) != ddb_relation_oid("tables") &&
+		RelationGetRelid(td->tg_relation) != ddb_relation_oid("indexes"))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("ddb.catalog_changed runs only on ddb.tables and ddb.indexes, not on \"%s\"",
+						RelationGetRelationName(td->tg_relation))));
 	if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
 		CacheInvalidateRelcacheAll();
 	else
