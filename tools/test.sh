@@ -100,6 +100,8 @@ run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
     "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
+# hostile roles against a victim's tables (issue 29, docs/security.md "Threat model")
+run_checks "hostile roles" hostile "$ROOT/test/hostile.sh"
 run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
 
