@@ -16,7 +16,8 @@ WERROR=-Werror
 # (test/docs_gateway.sh); a nodejs from elsewhere may bring its own npm
 npm_package=()
 command -v npm >/dev/null || npm_package=(npm)
-install_packages awscli python3-boto3 nodejs "${npm_package[@]}"
+# sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh)
+install_packages awscli python3-boto3 nodejs sqlsmith "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -101,7 +102,7 @@ run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/r
     "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
 # hostile roles against a victim's tables (issue 29, docs/security.md "Threat model")
-run_checks "hostile roles" hostile "$ROOT/test/hostile.sh"
+run_checks "hostile roles" hostile "$ROOT/test/hostile.sh" "$ROOT/test/sqlsmith.sh"
 run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
 
