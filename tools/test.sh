@@ -3,7 +3,7 @@
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
 # the dump/restore, upgrade and concurrency checks, the gateway's, the
 # backups' (which restart the cluster once), the sharding checks (ddb_router, and a deployment of tools/scale-out.sh) and
-# ddb-transfer's, a cluster from a checkout at a long path, the examples of
+# ddb-transfer's, the hostile roles' suite and SQLsmith's short run, a cluster from a checkout at a long path, the examples of
 # docs/ and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
 # assertions + the checks + docs pages + replay).
