@@ -9,8 +9,9 @@
 # (ddb.table_grants) and an access key.  The attackers:
 #   plain  a login role with nothing but PUBLIC's default privileges (TEMP);
 #   owner  a table owner: CreateTable's documented privileges (INSERT and
-#          UPDATE on ddb.tables, SELECT on ddb.table_grants, CREATE on a
-#          schema of its own) and a table of its own.
+#          UPDATE on ddb.tables, SELECT on ddb.table_grants, CREATE on
+#          schema public, where the victim's tables are too) and a table of
+#          its own.
 # Each calls EVERY function of schemas ddb and ddb_router it may execute,
 # read from the catalog (so a function added later is called too), with
 # hostile arguments: NULLs, the victim's names, role, job and relation,
@@ -18,9 +19,12 @@
 # negative id, an ARN for a name).  Each call is its own transaction;
 # errors are expected.  Then each attaches every trigger function of both
 # schemas, with the victim's table as argument, to TEMP tables (and the
-# owner to tables of its own) of the wrong shape and of a ddb table's shape,
-# as a row trigger and as a deferred constraint trigger, and inserts,
-# updates and deletes rows.
+# owner to tables of its own, its ddb table among them) of the wrong shape,
+# of a ddb table's column names with the wrong types, and of a ddb table's
+# shape, as a row, statement and deferred constraint trigger, and inserts,
+# updates, deletes and truncates rows.  (ddb_router's functions need USAGE
+# on its schema, which PUBLIC lacks: their calls are refused unless it is
+# granted.)
 #
 # It asserts that no server process crashed (the server log,
 # $DDB_SERVER_LOG, from where this suite began) and that the victim's items,
@@ -30,7 +34,8 @@
 #
 # Runs against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set);
 # prints "<check> ... ok|FAILED" per check.  Each call has a statement
-# timeout of 1 s (HOSTILE_TIMEOUT) and each attacker's session 30 s at most.
+# timeout of 1 s (HOSTILE_TIMEOUT) and each session 60 s at most; the whole
+# suite takes about 45 s.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK="$ROOT/build/hostile"

@@ -268,12 +268,12 @@ INSERT INTO reviewed (function, may_execute, why) VALUES
     ('ddb_router.add_node(text,text)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do: writing ddb_router.nodes/partitions and ALTER SERVER need the administrator''s privileges'),
     ('ddb_router.create_partitions(integer)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do: writing ddb_router.nodes/partitions and ALTER SERVER need the administrator''s privileges'),
     ('ddb_router.node_routes()', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
-    ('ddb_router.call(integer,name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected): calls the non-PUBLIC PL/Proxy node functions directly; a NULL role skips router_check_role and acts on the node as the node connection''s user (the user= of a node''s connstr, or the caller)'),
-    ('ddb_router.call_rolled_back(integer,name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected): reaches the node''s ddb.execute_rolled_back, which docs/security.md keeps from PUBLIC (throttling neither admits nor charges it), through the non-PUBLIC node_execute_rolled_back; a NULL role also skips router_check_role'),
-    ('ddb_router.call_for_merge(integer,name,text,jsonb,integer)', 'PUBLIC', 'UNSAFE (suspected): calls the non-PUBLIC PL/Proxy node functions directly; a NULL role skips router_check_role and acts on the node as the node connection''s user (the user= of a node''s connstr, or the caller)'),
-    ('ddb_router.raise_invalid(name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected): runs the request rolled back on node 0 through the non-PUBLIC node_execute_rolled_back, as ddb_router.call with a NULL role; ends in an error'),
+    ('ddb_router.call(integer,name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected; reachable only with USAGE on schema ddb_router, which PUBLIC lacks): calls the non-PUBLIC PL/Proxy node functions directly; a NULL role skips router_check_role and acts on the node as the node connection''s user (the user= of a node''s connstr, or the caller)'),
+    ('ddb_router.call_rolled_back(integer,name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected; reachable only with USAGE on schema ddb_router, which PUBLIC lacks): reaches the node''s ddb.execute_rolled_back, which docs/security.md keeps from PUBLIC (throttling neither admits nor charges it), through the non-PUBLIC node_execute_rolled_back; a NULL role also skips router_check_role'),
+    ('ddb_router.call_for_merge(integer,name,text,jsonb,integer)', 'PUBLIC', 'UNSAFE (suspected; reachable only with USAGE on schema ddb_router, which PUBLIC lacks): calls the non-PUBLIC PL/Proxy node functions directly; a NULL role skips router_check_role and acts on the node as the node connection''s user (the user= of a node''s connstr, or the caller)'),
+    ('ddb_router.raise_invalid(name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected; reachable only with USAGE on schema ddb_router, which PUBLIC lacks): runs the request rolled back on node 0 through the non-PUBLIC node_execute_rolled_back, as ddb_router.call with a NULL role; ends in an error'),
     ('ddb_router.route_of(text,jsonb)', 'PUBLIC', 'computes a route or claim from its arguments and the router''s public map: reads no item'),
-    ('ddb_router.write_guard(integer)', 'PUBLIC', 'UNSAFE (issue 29 §5): holds a partition''s writer lock (advisory, field 2: SQL can take it) shared to the end of the transaction; a caller stalls a move'),
+    ('ddb_router.write_guard(integer)', 'PUBLIC', 'UNSAFE (issue 29 §5; reachable only with USAGE on schema ddb_router, which PUBLIC lacks): holds a partition''s writer lock (advisory, field 2: SQL can take it) shared to the end of the transaction; a caller stalls a move'),
     ('ddb_router.key_of(jsonb)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.answer_consumed(text)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.answer_response(text)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
@@ -338,7 +338,7 @@ INSERT INTO reviewed (function, may_execute, why) VALUES
     ('ddb_router.lock_class()', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.move_lock_key(integer)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.move_runner(integer)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
-    ('ddb_router.release_partition_locks(integer,boolean)', 'PUBLIC', 'UNSAFE (issue 29 §5): takes and releases the router''s advisory locks of a partition, keys any role can take'),
+    ('ddb_router.release_partition_locks(integer,boolean)', 'PUBLIC', 'UNSAFE (issue 29 §5; reachable only with USAGE on schema ddb_router, which PUBLIC lacks): takes and releases the router''s advisory locks of a partition, keys any role can take'),
     ('ddb_router.dblink_schema()', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.node_disconnect(text)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do: dblink connects as the caller, with dblink''s own rules'),
     ('ddb_router.node_connect(text,text)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do: dblink connects as the caller, with dblink''s own rules'),
@@ -355,7 +355,7 @@ INSERT INTO reviewed (function, may_execute, why) VALUES
     ('ddb_router.wait_for_transactions(timestamp with time zone,interval)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.move_begin(integer,text)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.move_copy(integer)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
-    ('ddb_router.execute_metered(name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected): as ddb_router.call: a NULL role acts on the nodes as the node connection''s user'),
+    ('ddb_router.execute_metered(name,text,jsonb)', 'PUBLIC', 'UNSAFE (suspected; reachable only with USAGE on schema ddb_router, which PUBLIC lacks): as ddb_router.call: a NULL role acts on the nodes as the node connection''s user'),
     ('ddb_router.move_cancel(integer,boolean)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.move_switch(integer)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
     ('ddb_router.move_open(integer)', 'PUBLIC', 'runs as the caller (SECURITY INVOKER): what the caller''s own SQL could do'),
@@ -378,6 +378,16 @@ JOIN pg_namespace n ON n.oid = p.pronamespace
 LEFT JOIN LATERAL aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a ON a.privilege_type = 'EXECUTE'
 WHERE n.nspname IN ('ddb', 'ddb_router')
 GROUP BY p.oid, p.proowner, p.prosecdef;
+
+-- who may use each schema: PUBLIC uses ddb, and no one but its owner ddb_router, so
+-- a function of ddb_router open to PUBLIC is reachable only by a role given USAGE on it
+SELECT n.nspname AS schema,
+       coalesce(string_agg(CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END, ', ')
+                FILTER (WHERE a.grantee <> n.nspowner), 'owner') AS may_use
+FROM pg_namespace n
+LEFT JOIN LATERAL aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a ON a.privilege_type = 'USAGE'
+WHERE n.nspname IN ('ddb', 'ddb_router')
+GROUP BY n.nspname ORDER BY 1;
 
 -- what differs from the review: no row when the list is up to date
 SELECT coalesce(i.function, r.function) AS function,
