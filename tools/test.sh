@@ -3,7 +3,7 @@
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
 # the dump/restore, upgrade and concurrency checks, the gateway's, the
 # backups' (which restart the cluster once), the sharding checks (ddb_router, and a deployment of tools/scale-out.sh) and
-# ddb-transfer's, a cluster from a checkout at a long path, the examples of
+# ddb-transfer's, the hostile roles' suite and SQLsmith's short run, a cluster from a checkout at a long path, the examples of
 # docs/ and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
 # assertions + the checks + docs pages + replay).
@@ -16,7 +16,8 @@ WERROR=-Werror
 # (test/docs_gateway.sh); a nodejs from elsewhere may bring its own npm
 npm_package=()
 command -v npm >/dev/null || npm_package=(npm)
-install_packages awscli python3-boto3 nodejs "${npm_package[@]}"
+# sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh)
+install_packages awscli python3-boto3 nodejs sqlsmith "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -100,6 +101,8 @@ run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
     "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
 run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
+# hostile roles against a victim's tables (issue 29, docs/security.md "Threat model")
+run_checks "hostile roles" hostile "$ROOT/test/hostile.sh" "$ROOT/test/sqlsmith.sh"
 run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
 
