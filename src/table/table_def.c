@@ -532,7 +532,7 @@ row_relation(Relation catalog, HeapTuple row)
 }
 
 /*
- * Trigger on ddb.tables and ddb.indexes: every backend reloads the
+ * Trigger on ddb.tables, ddb.indexes and ddb.table_restores: every backend reloads the
  * definition of the table a changed row is about (all of them on TRUNCATE).
  */
 Datum
@@ -544,10 +544,11 @@ ddb_catalog_changed(PG_FUNCTION_ARGS)
 		elog(ERROR, "ddb_model: ddb.catalog_changed must be called as a trigger");
 	/* its rows are read by column name: on any other relation it could read what is not there */
 	if (RelationGetRelid(td->tg_relation) != ddb_relation_oid("tables") &&
-		RelationGetRelid(td->tg_relation) != ddb_relation_oid("indexes"))
+		RelationGetRelid(td->tg_relation) != ddb_relation_oid("indexes") &&
+		RelationGetRelid(td->tg_relation) != ddb_relation_oid("table_restores"))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("ddb.catalog_changed runs only on ddb.tables and ddb.indexes, not on \"%s\"",
+				 errmsg("ddb.catalog_changed runs only on the catalog (ddb.tables, ddb.indexes, ddb.table_restores), not on \"%s\"",
 						RelationGetRelationName(td->tg_relation))));
 	if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
 		CacheInvalidateRelcacheAll();
