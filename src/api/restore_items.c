@@ -82,6 +82,41 @@ ddb_end_restore(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Raises unless a restore summary's SourceHistory, when it has one, is the
+ * point-in-time recovery history of a table (ddb.continuous_backups) that
+ * the caller may read (SPI connected): a history a restore in progress
+ * reads is kept from DeleteTable, UpdateContinuousBackups and
+ * ddb.trim_pitr_history (ddb.history_in_use), so that one named at will
+ * would be kept from them for as long as the caller's restore ran.
+ */
+static void
+check_source_history(const char *name, Datum summary)
+{
+	Oid			argtypes[1] = {JSONBOID};
+	Datum		args[1] = {summary};
+	bool		isnull;
+	Oid			history;
+
+	if (SPI_execute_with_args("SELECT c.oid, EXISTS (SELECT FROM ddb.continuous_backups b JOIN ddb.tables t USING (table_name) "
+							  "JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) t.schema_name "
+							  "WHERE n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+							  "AND b.history_relation OPERATOR(pg_catalog.=) c.relname) "
+							  "FROM (SELECT ($1 OPERATOR(pg_catalog.->>) 'SourceHistory')::pg_catalog.oid AS history) s "
+							  "LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.history "
+							  "WHERE s.history IS NOT NULL", 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_model: could not read the restore summary of %s", name);
+	if (SPI_processed == 0)
+		return;
+	history = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || !DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) ||
+		pg_class_aclcheck(history, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a restore of %s reads no point-in-time recovery history its caller may not read", name),
+				 errhint("SourceHistory names the history relation of a table with point-in-time recovery that the restoring role may read.")));
+}
+
+/*
  * ddb.record_restore(table_name, job_id, restore_summary): the row of
  * ddb.table_restores of a restore just started (ddb.start_restore), for
  * the new table's owner whose transaction started the job.
@@ -100,6 +135,7 @@ ddb_record_restore(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("a restore of %s is recorded by the owner of the table, with the job its transaction started", name)));
 	SPI_connect();
+	check_source_history(name, PG_GETARG_DATUM(2));
 	write_restores("INSERT INTO ddb.table_restores (table_name, job_id, source_backup_arn, source_table_arn, restore_date_time, "
 				   "source_history) "
 				   "VALUES ($1, $2, $3 OPERATOR(pg_catalog.->>) 'SourceBackupArn', $3 OPERATOR(pg_catalog.->>) 'SourceTableArn', "

@@ -142,9 +142,9 @@ unsupported(const char *operation)
 			 errdetail_internal("%s", ddb_error_body(ddb_error_type(DDB_ERROR_VALIDATION), message, NULL, NULL))));
 }
 
-/* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed. */
-Datum
-ddb_router_execute_metered(PG_FUNCTION_ARGS)
+/* ddb.execute_metered of arguments role, operation, request, routed (ddb_router.execute_metered). */
+static Datum
+execute_routed(FunctionCallInfo fcinfo)
 {
 	Datum		role = PG_GETARG_DATUM(0);
 	bool		role_null = PG_ARGISNULL(0);
@@ -214,4 +214,23 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	}
 	/* an operation ddb_model does not know: its UnknownOperationException */
 	PG_RETURN_TEXT_P(run_sql("ddb.execute_metered", role, role_null, operation, request));
+}
+
+/* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed; the writer locks it takes are its own (write_guard.c). */
+Datum
+ddb_router_execute_metered(PG_FUNCTION_ARGS)
+{
+	Datum		answer;
+
+	router_requests_serving++;
+	PG_TRY();
+	{
+		answer = execute_routed(fcinfo);
+	}
+	PG_FINALLY();
+	{
+		router_requests_serving--;
+	}
+	PG_END_TRY();
+	return answer;
 }
