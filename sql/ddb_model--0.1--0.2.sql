@@ -5150,7 +5150,9 @@ CREATE OR REPLACE FUNCTION ddb.restore_items(target_table text, items_function r
 -- Records a restore just started in ddb.table_restores, as its owner: for
 -- the new table's owner, whose transaction started the job
 -- (restore_summary as ddb.start_restore takes it, and SourceHistory, the
--- OID of the history relation a restore to a moment reads).
+-- OID of the history relation a restore to a moment reads, a table's with
+-- point-in-time recovery that the caller may read: one that is in use is
+-- kept from DeleteTable and trimming, src/api/restore_items.c).
 CREATE OR REPLACE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
 

@@ -171,6 +171,19 @@ check "16 buckets, all spent: a 17th table's request is refused with ServiceUnav
               BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL;
                     RAISE NOTICE '%|%|%', s, substring(m FROM 'ddb[.]throttling_max_buckets'), split_part(d::jsonb->>'__type', '#', 2); END; END \$d\$" 2>&1 |
         sed 's/^NOTICE:  //')|$(np -c "SELECT count(*) FROM ddb.throttling_buckets()")"
+# those 16 are one owner's: another owner's table is not refused for them (one of the 16,
+# the nearest full, makes room), while a 17th of the owner holding them all still is
+np -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_throttle_other" -c "CREATE ROLE ddb_throttle_other" \
+   -c "SELECT ddb.execute('CreateTable', jsonb_build_object('TableName', 'other1',
+           'KeySchema', '[{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}]'::jsonb,
+           'AttributeDefinitions', '[{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}]'::jsonb,
+           'ProvisionedThroughput', '{\"ReadCapacityUnits\": 1, \"WriteCapacityUnits\": 1}'::jsonb))" \
+   -c "ALTER TABLE public.other1 OWNER TO ddb_throttle_other" >/dev/null
+check "one owner's spent buckets keep no other owner's table out: it is served, in the room of one of them" "t|16|t|15" \
+    "$(np -c "SELECT ddb.execute('GetItem', '{\"TableName\": \"other1\", \"Key\": {\"pk\": {\"S\": \"a\"}}}') = '{}'")|$(np -c "SELECT count(*) FROM ddb.throttling_buckets()")|$(np -c "SELECT count(*) = 1 FROM ddb.throttling_buckets() b JOIN pg_class c ON c.oid = b.relation WHERE c.relowner = 'ddb_throttle_other'::regrole")|$(np -c "SELECT count(*) FROM ddb.throttling_buckets() b JOIN pg_class c ON c.oid = b.relation WHERE c.relowner <> 'ddb_throttle_other'::regrole")"
+check "and the owner holding the rest still gets ServiceUnavailable for a 17th" "YD013" \
+    "$(np -c "DO \$d\$ BEGIN PERFORM ddb.execute('GetItem', '{\"TableName\": \"tbl17\", \"Key\": {\"pk\": {\"S\": \"a\"}}}');
+              EXCEPTION WHEN OTHERS THEN RAISE NOTICE '%', SQLSTATE; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
 np -c "SELECT ddb.throttling_advance(100)" >/dev/null
 check "once they have refilled, a full one makes room: the 17th is served" "t|16" \
     "$(np -c "SELECT ddb.execute('GetItem', '{\"TableName\": \"tbl17\", \"Key\": {\"pk\": {\"S\": \"a\"}}}') = '{}'")|$(np -c "SELECT count(*) FROM ddb.throttling_buckets()")"

@@ -371,8 +371,31 @@ check "ddb_router.claim_unique refuses a role that may not write the table" \
 SUPER=$(q -c "SELECT current_user")
 check "and a role the caller may not act as" "42501: permission denied to act as role \"$SUPER\"" \
     "$(fails "SET ROLE ddb_move_hostile; SELECT ddb_router.claim_unique('$SUPER', 'Orders', 'email')")"
-q -c "REVOKE USAGE ON SCHEMA ddb_router FROM ddb_move_hostile"
+# a partition's writer lock is held by the writes the router serves, not by whoever calls
+# ddb_router.write_guard: a client of the router (which reads its partition map) holding it
+# in an open transaction made every move of the partition wait for it and fail (and refused
+# its writes meanwhile)
+q -c "GRANT SELECT ON ddb_router.partitions TO ddb_move_hostile"
+check "ddb_router.write_guard is refused outside a request the router serves, and holds no lock" \
+    "42501: ddb_router.write_guard takes a partition's writer lock only for a request the router serves|0" \
+    "$(fails "SET ROLE ddb_move_hostile; SELECT ddb_router.write_guard($P)")|$(q -c "SET ROLE ddb_move_hostile;
+        DO \$d\$ BEGIN PERFORM ddb_router.write_guard($P); EXCEPTION WHEN insufficient_privilege THEN NULL; END \$d\$;
+        SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 3 AND pid = pg_backend_pid()")"
+q -c "REVOKE USAGE ON SCHEMA ddb_router FROM ddb_move_hostile" -c "REVOKE SELECT ON ddb_router.partitions FROM ddb_move_hostile"
+# nor does a role that may write a table send a write to a node of its choosing with
+# ddb_router.call (past the writer lock, the unique values the router claims, and the
+# routing: the item went to a node that does not hold its partition, acknowledged, and no
+# read through the router found it)
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_move_writer" -c "CREATE ROLE ddb_move_writer LOGIN"
+q -c "GRANT USAGE ON SCHEMA ddb_router TO ddb_move_writer" -c "SELECT ddb_router.grant_tables('ddb_move_writer', 'Orders')" >/dev/null
+ITEM=$(put_request misplaced m1 1)
+OTHER=$(q -c "SELECT min(p.partition) FROM ddb_router.partitions p
+              WHERE p.node_name <> ddb_router.node_of(ddb_router.route_of('Orders', '$ITEM'::jsonb->'Item'))")
+check "ddb_router.call is refused outside a request the router serves, and writes nothing" \
+    "42501: ddb_router.call calls a node only for a request the router serves|0+0+0" \
+    "$(PGUSER=ddb_move_writer fails "SELECT ddb_router.call($OTHER, NULL, 'PutItem', '$ITEM')")|$(for db in "${NODES[@]}"; do node "$db" -c "SELECT count(*) FROM public.\"Orders\" WHERE item->>'customer' = 'misplaced'"; done | paste -sd+)"
+q -c "SELECT ddb_router.revoke_tables('ddb_move_writer', 'Orders')" -c "REVOKE USAGE ON SCHEMA ddb_router FROM ddb_move_writer" >/dev/null
 
 for db in "$ROUTER" "${NODES[@]}" "$PLAIN"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
-psql -X -q -d postgres -c "DROP ROLE IF EXISTS ddb_move_hostile" >/dev/null
+psql -X -q -d postgres -c "DROP ROLE IF EXISTS ddb_move_hostile" -c "DROP ROLE IF EXISTS ddb_move_writer" >/dev/null
 exit $status

@@ -30,7 +30,10 @@ LANGUAGE plproxy AS $$
 $$;
 
 -- ---------------------------------------------------------------------------
--- C helpers of the fan-out operations below (src/router/).
+-- C helpers of the fan-out operations below (src/router/): the node calls and
+-- the writer lock take effect only within a request ddb_router.execute_metered
+-- serves (42501 otherwise), so that no role sends a write past the router's
+-- routing, writer locks and unique claims, nor holds a lock without writing.
 -- ---------------------------------------------------------------------------
 
 -- ddb.execute_metered on the node of a route, its error as the node raised it.

@@ -176,6 +176,30 @@ privilege_refusal(const char *operation, Jsonb *request)
 }
 
 /*
+ * The end of a request that failed with sqlerrcode: what it read and wrote
+ * charged when the error is DynamoDB's (unless it was charged already),
+ * then its capacity and admissions forgotten, whatever the charge does.
+ */
+static pg_noinline void
+end_failed_request(int sqlerrcode, bool charged)
+{
+	PG_TRY();
+	{
+		if (!charged && ddb_error_type_of_errcode(sqlerrcode) != NULL)
+			api_throttle_charge();
+	}
+	PG_CATCH();
+	{
+		api_capacity_stop();
+		api_throttle_stop();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	api_capacity_stop();
+	api_throttle_stop();
+}
+
+/*
  * Runs the operation of argument n on the request of argument n + 1 as the
  * current user: ddb.execute, ddb.execute_as, ddb.execute_metered and
  * ddb.execute_for_merge (for_merge: the caller checked that it is a Query or Scan).
@@ -192,6 +216,7 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage, bool for_merge)
 	MemoryContext work;
 	bool		shared = !execute_context_busy;
 	const char *outer_action;
+	volatile bool charged = false;
 
 	if (PG_ARGISNULL(n))
 		ereport(ERROR,
@@ -223,6 +248,8 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage, bool for_merge)
 					(errcode(ERRCODE_DDB_SERIALIZATION),
 					 errmsg("The request body must be a JSON object")));
 		response = dispatch(operation, request, usage != NULL, for_merge);
+		/* charged once: a charge that fails is not charged again below */
+		charged = true;
 		if (shared)
 			api_throttle_charge();
 		MemoryContextSwitchTo(cxt);
@@ -238,13 +265,18 @@ execute_request(FunctionCallInfo fcinfo, int n, Jsonb **usage, bool for_merge)
 
 		MemoryContextSwitchTo(cxt);
 		table_access_set_action(outer_action);
+		edata = CopyErrorData();
 		if (shared)
 		{
 			execute_context_busy = false;
-			api_capacity_stop();
-			api_throttle_stop();
+			/*
+			 * what a request that failed with DynamoDB's error read or wrote
+			 * is charged, as DynamoDB charges a failed conditional write:
+			 * else such requests (which return the item with
+			 * ReturnValuesOnConditionCheckFailure) passed the capacity
+			 */
+			end_failed_request(edata->sqlerrcode, charged);
 		}
-		edata = CopyErrorData();
 		if (edata->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
 		{
 			edata->sqlerrcode = ERRCODE_DDB_ACCESS_DENIED;

@@ -64,6 +64,18 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 						 rv && strcmp(rv, "ALL_OLD") == 0, current);
 }
 
+/*
+ * A conditional write whose condition failed: its write units recorded (the
+ * item's, DynamoDB charges them, and throttling charges them: execute.c),
+ * then report_condition_failed.
+ */
+static void
+write_condition_failed(TableDef *def, Jsonb *request, Jsonb *current, Jsonb *item)
+{
+	api_capacity_write_item(def->name, current, item);
+	report_condition_failed(request, current);
+}
+
 /* Checks ReturnValuesOnConditionCheckFailure: NONE or ALL_OLD. */
 static void
 check_return_on_failure(Jsonb *request)
@@ -118,7 +130,7 @@ api_put_item(Jsonb *request)
 	cond = write_condition(&request, &ph);
 	api_throttle_admit(def, NULL, THROTTLE_WRITE, true);
 	if (!store_put(def, natural, cond, (all_old || cond) ? &old : NULL))
-		report_condition_failed(request, old);
+		write_condition_failed(def, request, old, natural);
 	api_capacity_write_item(def->name, natural, NULL);
 	if (!metrics)
 		return item_response("Attributes", all_old ? old : NULL, false);
@@ -172,7 +184,7 @@ api_delete_item(Jsonb *request)
 	api_table_key(def, api_object(request, "Key"), &pk, &sk);
 	api_throttle_admit(def, NULL, THROTTLE_WRITE, true);
 	if (!store_delete(def, pk, sk, cond, &old))
-		report_condition_failed(request, old);
+		write_condition_failed(def, request, old, NULL);
 	api_capacity_write_item(def->name, old, NULL);
 	response = all_old ? item_response("Attributes", old, false) : ddb_empty_object();
 	return metrics ? api_with_collection_metrics(def, pk, response) : response;
@@ -249,7 +261,7 @@ api_update_item(Jsonb *request)
 
 	api_throttle_admit(def, NULL, THROTTLE_WRITE, true);
 	if (!itemexpr_store_update(def, pk, sk, update, &ph, cond, &old, &written))
-		report_condition_failed(request, old);
+		write_condition_failed(def, request, old, NULL);
 	api_capacity_write_item(def->name, old, written);
 	response = strcmp(rv, "NONE") == 0 ? ddb_empty_object()
 		: item_response("Attributes", itemexpr_update_returned(rv, paths, old, written), true);

@@ -17,9 +17,12 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "../ddb_errors.h"
 #include "../table/table_access.h"
@@ -39,6 +42,7 @@ typedef struct Admission
 	char	   *table;
 	char	   *index;			/* a global index's name, or NULL for the table's own capacity */
 	Oid			relid;
+	Oid			owner;			/* the table's owner (throttle_bucket_take) */
 	ThrottleSide side;
 	double		rate;			/* provisioned units a second */
 	double		start;			/* the units the bucket held when the request first met it */
@@ -110,9 +114,24 @@ api_throttle_start(void)
 	return true;
 }
 
-/* The admission of the current request to a bucket, made when first met. */
+/* The owner of a relation (InvalidOid when it is gone). */
+static Oid
+relation_owner(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner = InvalidOid;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+		ReleaseSysCache(tuple);
+	}
+	return owner;
+}
+
+/* The admission of the current request to a bucket (of table table_relid), made when first met. */
 static Admission *
-admission_of(const char *table, IndexDef *index, Oid relid, ThrottleSide side, double rate)
+admission_of(const char *table, Oid table_relid, IndexDef *index, Oid relid, ThrottleSide side, double rate)
 {
 	ListCell   *lc;
 	Admission  *a;
@@ -129,9 +148,10 @@ admission_of(const char *table, IndexDef *index, Oid relid, ThrottleSide side, d
 	a->table = pstrdup(table);
 	a->index = index ? pstrdup(index->name) : NULL;
 	a->relid = relid;
+	a->owner = relation_owner(table_relid);
 	a->side = side;
 	a->rate = rate;
-	a->start = throttle_bucket_take(relid, side, rate, 0);
+	a->start = throttle_bucket_take(relid, a->owner, side, rate, 0);
 	admissions = lappend(admissions, a);
 	MemoryContextSwitchTo(old);
 	return a;
@@ -147,7 +167,7 @@ bucket_holds(TableDef *def, IndexDef *index, ThrottleSide side, List **exhausted
 
 	if (rate <= 0)
 		return true;
-	a = admission_of(def->name, index, index ? index->relid : def->relid, side, rate);
+	a = admission_of(def->name, def->relid, index, index ? index->relid : def->relid, side, rate);
 	if (a->start - api_capacity_recorded(def->name, a->index, side == THROTTLE_WRITE) > 0)
 		return true;
 	*exhausted = lappend(*exhausted, a);
@@ -245,7 +265,7 @@ api_throttle_charge(void)
 		double		units = api_capacity_recorded(a->table, a->index, a->side == THROTTLE_WRITE);
 
 		if (units > 0)
-			throttle_bucket_take(a->relid, a->side, a->rate, units);
+			throttle_bucket_take(a->relid, a->owner, a->side, a->rate, units);
 	}
 }
 

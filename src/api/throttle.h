@@ -67,7 +67,8 @@ extern void throttle_buckets_init(void);
  * The units a bucket of this database holds now (refilled at rate units a
  * second, kept up to THROTTLE_BURST_SECONDS of them), after charging it
  * units; a bucket met for the first time, or whose rate was raised, is full.
+ * owner is the table's owner, whose share of the buckets it counts in.
  */
-extern double throttle_bucket_take(Oid relid, ThrottleSide side, double rate, double units);
+extern double throttle_bucket_take(Oid relid, Oid owner, ThrottleSide side, double rate, double units);
 
 #endif							/* DDB_THROTTLE_H */

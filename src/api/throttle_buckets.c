@@ -9,8 +9,10 @@
  * only when shared_preload_libraries names ddb_model; its size is
  * ddb.throttling_max_buckets entries.  When all are taken, an entry whose
  * sides are full is replaced (a new one is full: replacing it loses
- * nothing); when none is, the request is refused with ServiceUnavailable
- * rather than forget what a table has spent.  A relation dropped takes its
+ * nothing); when none is, the owner holding the most entries gives up its
+ * entry nearest full to an owner holding fewer (evict_hoarded), and else the
+ * request is refused with ServiceUnavailable rather than forget what a
+ * table has spent.  A relation dropped takes its
  * entry with it when its transaction commits (a new relation that reuses
  * the OID starts full, not with what the dropped one spent).
  */
@@ -56,8 +58,16 @@ typedef struct BucketSide
 typedef struct Bucket
 {
 	BucketKey	key;
+	Oid			owner;			/* the table's owner: whose share of the entries it is */
 	BucketSide	sides[2];		/* by ThrottleSide */
 } Bucket;
+
+/* How many entries an owner holds (evict_hoarded). */
+typedef struct OwnerCount
+{
+	Oid			owner;
+	long		n;
+} OwnerCount;
 
 /* What the server knows of its buckets beside them (under buckets_lock). */
 typedef struct BucketsState
@@ -263,6 +273,67 @@ evict_full(TimestampTz now)
 	return false;
 }
 
+/*
+ * Makes room for a new entry of owner's when none is full (the lock held
+ * exclusively): removes the entry nearest full of the owner holding the
+ * most entries, when owner, with the new one, would still hold fewer; false
+ * otherwise.  So one owner's tables, kept spent, take no other owner's
+ * room: the owner that holds the most waits for its own to refill.
+ */
+static bool
+evict_hoarded(Oid owner, TimestampTz now)
+{
+	HASHCTL		ctl;
+	HTAB	   *counts;
+	HASH_SEQ_STATUS status;
+	Bucket	   *b;
+	OwnerCount *c;
+	Oid			most = InvalidOid;
+	long		most_n = 0;
+	long		own_n;
+	BucketKey	victim;
+	TimestampTz victim_at = PG_INT64_MAX;
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(OwnerCount);
+	ctl.hcxt = CurrentMemoryContext;
+	counts = hash_create("ddb_model throttling owners", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	hash_seq_init(&status, buckets);
+	while ((b = hash_seq_search(&status)) != NULL)
+	{
+		bool		found;
+
+		c = hash_search(counts, &b->owner, HASH_ENTER, &found);
+		c->n = found ? c->n + 1 : 1;
+		if (c->n > most_n)
+		{
+			most_n = c->n;
+			most = b->owner;
+		}
+	}
+	c = hash_search(counts, &owner, HASH_FIND, NULL);
+	own_n = c ? c->n : 0;
+	hash_destroy(counts);
+	if (own_n + 1 >= most_n)
+		return false;
+	hash_seq_init(&status, buckets);
+	while ((b = hash_seq_search(&status)) != NULL)
+	{
+		TimestampTz at;
+
+		if (b->owner != most)
+			continue;
+		at = full_at(b, now);
+		if (at < victim_at)
+		{
+			victim_at = at;
+			victim = b->key;
+		}
+	}
+	hash_search(buckets, &victim, HASH_REMOVE, NULL);
+	return true;
+}
+
 /* Raises ServiceUnavailable (which the SDKs retry): no entry is free for a new bucket. */
 static pg_attribute_noreturn() void
 raise_buckets_taken(void)
@@ -286,7 +357,7 @@ raise_buckets_taken(void)
  * time, and refused (ServiceUnavailable) when no entry is free for it.
  */
 double
-throttle_bucket_take(Oid relid, ThrottleSide side, double rate, double units)
+throttle_bucket_take(Oid relid, Oid owner, ThrottleSide side, double rate, double units)
 {
 	BucketKey	key = {MyDatabaseId, relid};
 	TimestampTz now = GetCurrentTimestamp();
@@ -297,12 +368,13 @@ throttle_bucket_take(Oid relid, ThrottleSide side, double rate, double units)
 	b = hash_search(buckets, &key, HASH_FIND, NULL);
 	if (b == NULL)
 	{
-		if (hash_get_num_entries(buckets) >= max_buckets && !evict_full(now))
+		if (hash_get_num_entries(buckets) >= max_buckets && !evict_full(now) && !evict_hoarded(owner, now))
 		{
 			LWLockRelease(buckets_lock);
 			raise_buckets_taken();
 		}
 		b = hash_search(buckets, &key, HASH_ENTER, NULL);
+		b->owner = owner;
 		memset(b->sides, 0, sizeof(b->sides));
 	}
 	refill(&b->sides[side], rate, now);

@@ -175,10 +175,20 @@ router_check_role(Datum role, bool role_null)
 				 errhint("ddb_router.execute_metered takes a role the caller may SET ROLE to.")));
 }
 
-/* A node function called from SQL (ddb_router.call_rolled_back, ddb_router.call_for_merge). */
+/*
+ * A node function called from SQL (ddb_router.call, call_rolled_back,
+ * call_for_merge): only within a request ddb_router.execute_metered serves,
+ * whose SQL routes it; a role calling one itself would send a write to a
+ * node of its choosing, past the partition's writer lock (a move would lose
+ * it), the unique values the router claims, and the routing (an item on a
+ * node that does not hold its partition, which no read through the router finds).
+ */
 static Datum
 call_from_sql(FunctionCallInfo fcinfo, NodeFunction function)
 {
+	router_require_serving(function == NODE_EXECUTE ? "ddb_router.call" :
+						   function == NODE_EXECUTE_ROLLED_BACK ? "ddb_router.call_rolled_back" :
+						   "ddb_router.call_for_merge", "calls a node");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -233,6 +243,7 @@ ddb_router_raise_invalid(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the operation and request of ddb_router.raise_invalid must not be null")));
+	router_require_serving("ddb_router.raise_invalid", "calls a node");
 	router_check_role(PG_GETARG_DATUM(0), PG_ARGISNULL(0));
 	node_raise_invalid(PG_GETARG_DATUM(0), PG_ARGISNULL(0), PG_GETARG_TEXT_PP(1), PG_GETARG_JSONB_P(2));
 	PG_RETURN_NULL();

@@ -22,6 +22,12 @@ extern int	router_partition_count(void);
 /* Refuses (503, retryable) a write to a moving partition; holds the partition's writer lock until the transaction ends. */
 extern void router_write_guard(uint32 hash);
 
+/* How deep this backend is in requests ddb_router.execute_metered serves (write_guard.c). */
+extern int	router_requests_serving;
+
+/* Refuses (42501) a call of function, one of the router's own, outside a request ddb_router.execute_metered serves. */
+extern void router_require_serving(const char *function, const char *what);
+
 /* The routing hash of a table's partition key attribute's DynamoDB value in map; false when it is no valid key of type. */
 extern bool route_key_value(const char *table_name, JsonbContainer *map, const char *attribute, char type, uint32 *hash);
 

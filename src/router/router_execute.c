@@ -16,6 +16,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -142,9 +143,9 @@ unsupported(const char *operation)
 			 errdetail_internal("%s", ddb_error_body(ddb_error_type(DDB_ERROR_VALIDATION), message, NULL, NULL))));
 }
 
-/* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed. */
-Datum
-ddb_router_execute_metered(PG_FUNCTION_ARGS)
+/* ddb.execute_metered of arguments role, operation, request, routed (ddb_router.execute_metered). */
+static Datum
+execute_routed(FunctionCallInfo fcinfo)
 {
 	Datum		role = PG_GETARG_DATUM(0);
 	bool		role_null = PG_ARGISNULL(0);
@@ -155,6 +156,16 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	bool		global = false;
 	bool		routed = false;
 
+	/*
+	 * No role: the caller's own, as ddb.execute_metered acts on one node.
+	 * Passed on as NULL, the nodes would act as the router's connection
+	 * user (a superuser, in practice); only a superuser's request goes so.
+	 */
+	if (role_null && !superuser())
+	{
+		role = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+		role_null = false;
+	}
 	router_check_role(role, role_null);
 	/* a request that is no object, or no operation: the router's ddb.execute_metered raises DynamoDB's error */
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || !JsonContainerIsObject(&PG_GETARG_JSONB_P(2)->root))
@@ -214,4 +225,23 @@ ddb_router_execute_metered(PG_FUNCTION_ARGS)
 	}
 	/* an operation ddb_model does not know: its UnknownOperationException */
 	PG_RETURN_TEXT_P(run_sql("ddb.execute_metered", role, role_null, operation, request));
+}
+
+/* ddb_router.execute_metered(role, operation, request): ddb.execute_metered, routed; the writer locks it takes are its own (write_guard.c). */
+Datum
+ddb_router_execute_metered(PG_FUNCTION_ARGS)
+{
+	Datum		answer;
+
+	router_requests_serving++;
+	PG_TRY();
+	{
+		answer = execute_routed(fcinfo);
+	}
+	PG_FINALLY();
+	{
+		router_requests_serving--;
+	}
+	PG_END_TRY();
+	return answer;
 }

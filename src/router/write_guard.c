@@ -23,6 +23,8 @@
 
 PG_FUNCTION_INFO_V1(ddb_router_write_guard);
 
+int			router_requests_serving = 0;
+
 static int64 cached_version = -1;
 static int	cached_partition_count = 0;
 static SPIPlanPtr count_plan = NULL;
@@ -121,6 +123,18 @@ partition_moving(int partition)
 	return moving;
 }
 
+/* Refuses a call of the router's own function outside a request it serves; see router.h. */
+void
+router_require_serving(const char *function, const char *what)
+{
+	if (router_requests_serving == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s %s only for a request the router serves", function, what),
+				 errhint("Send the request through ddb_router.execute_metered, which routes it, takes its partitions' "
+						 "writer locks and claims its unique values.")));
+}
+
 /* Refuses a write to a moving partition; the partition's writer lock is held until the transaction ends. */
 void
 router_write_guard(uint32 hash)
@@ -143,10 +157,17 @@ router_write_guard(uint32 hash)
 	}
 }
 
-/* ddb_router.write_guard(route): router_write_guard for the fan-out operations' SQL. */
+/*
+ * ddb_router.write_guard(route): router_write_guard for the fan-out
+ * operations' SQL, only within a request ddb_router.execute_metered serves:
+ * a role calling it otherwise would hold the partition's writer lock for as
+ * long as its transaction stays open, and every move of the partition would
+ * wait for it and fail, refusing the partition's writes meanwhile.
+ */
 Datum
 ddb_router_write_guard(PG_FUNCTION_ARGS)
 {
+	router_require_serving("ddb_router.write_guard", "takes a partition's writer lock");
 	router_write_guard((uint32) PG_GETARG_INT32(0));
 	PG_RETURN_VOID();
 }
