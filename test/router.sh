@@ -272,6 +272,10 @@ q -c "GRANT USAGE ON SCHEMA ddb_router TO ddb_router_other"
 check "a caller who may not act as a role cannot have the router act as it" "42501" \
     "$(q -c "SET ROLE ddb_router_other" -c "DO \$d\$ BEGIN PERFORM ddb_router.execute_metered('ddb_router_reader', 'Scan', '{\"TableName\": \"Music\"}');
           EXCEPTION WHEN OTHERS THEN DECLARE s text; BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE; RAISE NOTICE '%', s; END; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
+check "without a role it acts on the nodes as itself, not as the router's node user: refused a table it was not given" "refused" \
+    "$(q -c "SET ROLE ddb_router_other" -c "DO \$d\$ BEGIN PERFORM ddb_router.execute_metered(NULL, 'Scan', '{\"TableName\": \"Music\"}');
+          RAISE NOTICE 'served';
+          EXCEPTION WHEN insufficient_privilege OR SQLSTATE 'YD010' THEN RAISE NOTICE 'refused'; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
 check "nor call the router's way to the nodes itself" "42501" \
     "$(q -c "SET ROLE ddb_router_other" -c "DO \$d\$ BEGIN PERFORM ddb_router.node_execute(0, 'ddb_router_reader', 'Scan', '{\"TableName\": \"Music\"}');
           EXCEPTION WHEN OTHERS THEN DECLARE s text; BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE; RAISE NOTICE '%', s; END; END \$d\$" 2>&1 | sed 's/^NOTICE:  //')"
