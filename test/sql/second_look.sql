@@ -21,9 +21,9 @@ SELECT ddb.describe_table('SecondVictim') AS victim_description \gset
 -- not read is refused, rather than kept from DeleteTable and trimming for
 -- as long as the tenant's restore runs
 SET ROLE ddb_second_owner;
-CREATE FUNCTION public.slow_items(argument jsonb) RETURNS SETOF jsonb LANGUAGE sql
+CREATE FUNCTION public.second_look_slow_items(argument jsonb) RETURNS SETOF jsonb LANGUAGE sql
     AS $$ SELECT NULL::jsonb FROM pg_sleep(3) WHERE false $$;
-SELECT ddb.start_restore('SecondPinned', :'victim_description', '{}', 'public.slow_items(jsonb)', '{}',
+SELECT ddb.start_restore('SecondPinned', :'victim_description', '{}', 'public.second_look_slow_items(jsonb)', '{}',
     jsonb_build_object('SourceTableArn', 'x', 'RestoreDateTime', 0, 'SourceHistory', :victim_history)) ->> 'TableStatus';
 RESET ROLE;
 SELECT ddb.execute('DeleteTable', '{"TableName": "SecondVictim"}') #>> '{TableDescription,TableStatus}';
