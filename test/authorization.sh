@@ -19,9 +19,7 @@ PORT=${AUTHORIZATION_TEST_PORT:-55484}
 URL="http://127.0.0.1:$PORT/"
 ARN=arn:aws:dynamodb:ddb-model:000000000000:table
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 ROLES="ddb_authz_none ddb_authz_reader ddb_authz_tenant ddb_authz_orders ddb_authz_gone"
 drop_roles() {

@@ -15,9 +15,7 @@ DB=ddb_contention
 SECONDS_PER_RUN=${CONTENTION_SECONDS:-4}
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 q -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Counters', 'pk')" \

@@ -9,9 +9,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 status=0
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 for db in ddb_dump_src ddb_dump_dst; do
     q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"

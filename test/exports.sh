@@ -23,9 +23,7 @@ BUCKETS="$WORK/buckets"
 ARN=arn:aws:dynamodb:ddb-model:000000000000:table
 gateway_pid=
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 # the server's setting, for this run only
 set_root() { psql -X -q -d postgres -c "LOAD 'ddb_model'" -c "ALTER SYSTEM $1" -c "SELECT pg_reload_conf()" >/dev/null; }

@@ -12,9 +12,7 @@ DB=ddb_gateway
 PORT=${GATEWAY_TEST_PORT:-55480}
 URL="http://127.0.0.1:$PORT/"
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # call ACTION BODY: the response body in $WORK/body, headers in $WORK/headers; prints the status
 call() {
     curl -s -o "$WORK/body" -D "$WORK/headers" -w '%{http_code}' -X POST "$URL" \

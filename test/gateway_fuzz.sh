@@ -11,9 +11,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_PORT=${FUZZ_PORT:-55484} \
     bash "$ROOT/bench/gateway_fuzz.sh" --running-cluster >"$REPORT" 2>&1
 run_status=$?
 status=0
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 sent=$(sed -n 's/^sent \([0-9]*\) .*/\1/p' "$REPORT")
 check "the fuzzer sent over 1000 signed requests ($(grep '^sent' "$REPORT"))" "yes" "$([ "${sent:-0}" -gt 1000 ] && echo yes || echo no)"
 check "no 5xx among them" "5xx 0" "$(grep '^5xx' "$REPORT")"

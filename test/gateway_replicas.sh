@@ -17,9 +17,7 @@ URL="http://127.0.0.1:$PORT"
 PGBIN=/usr/lib/postgresql/15/bin
 status=0
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 # call OPERATION BODY: the gateway's status and body
 call() {

@@ -19,9 +19,7 @@ pids=()
 NOSOCKET=
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; [ -z "$NOSOCKET" ] || rm -rf "$NOSOCKET"' EXIT
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # start NAME ARGS...: starts a gateway (stderr in $WORK/NAME.log), its pid in $started
 start() {
     local name=$1; shift

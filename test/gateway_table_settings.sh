@@ -25,9 +25,7 @@ ENDPOINT="http://127.0.0.1:$PORT"
 gateway_pid=
 trap '[ -z "$gateway_pid" ] || { kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; }' EXIT
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 # start ARGS...: a gateway on $PORT, waited for until /health answers
 start() {

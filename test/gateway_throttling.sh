@@ -20,9 +20,7 @@ PORT=${THROTTLING_TEST_PORT:-55487}
 NOPRELOAD_PORT=${THROTTLING_TEST_PGPORT:-55447}
 ENDPOINT="http://127.0.0.1:$PORT"
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 
 psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" \

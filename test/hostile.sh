@@ -51,9 +51,7 @@ LOG=${DDB_SERVER_LOG:-}
 log_start=0
 [ -n "$LOG" ] && [ -f "$LOG" ] && log_start=$(wc -c <"$LOG")
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 # waits until the server accepts connections again (after a crash it restarts every backend)
 server_ready() {

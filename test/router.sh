@@ -11,9 +11,7 @@ NODES=(ddb_router_n0 ddb_router_n1)
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
 node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # call OPERATION REQUEST [EXPRESSION]: EXPRESSION (default r, the response) of the router's answer r
 call() { q -c "SELECT ${3:-r} FROM ddb_router.answer_response(ddb_router.execute_metered(NULL, '$1', \$r\$$2\$r\$)) r"; }
 # sum "A+B+...": the sum of the numbers

@@ -14,9 +14,7 @@ ROUTER=ddb_router_models_r
 NODES=(ddb_router_models_n0 ddb_router_models_n1)
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # on_nodes SQL: the sum of the nodes' answers
 on_nodes() { echo $(( $(psql -X -At -d "${NODES[0]}" -c "$1") + $(psql -X -At -d "${NODES[1]}" -c "$1") )); }
 # error OPERATION REQUEST: "SQLSTATE|__type of the DETAIL" of the router's error, or "ok"

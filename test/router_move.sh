@@ -21,9 +21,7 @@ PLAIN=ddb_move_plain
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
 node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # fails SQL: "SQLSTATE: message" of the error SQL raises on the router, or "no error"
 fails() {
     local out

@@ -21,9 +21,7 @@ export PGOPTIONS="-c client_min_messages=warning"
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
 node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # call OPERATION REQUEST [EXPRESSION]: EXPRESSION of r, the router's outcome: {"ok": response} or
 # {"sqlstate", "message", "body"} (public.try below)
 call() { q -c "SELECT ${3:-r} FROM public.try('$1', \$r\$$2\$r\$) r"; }

@@ -25,9 +25,7 @@ export DDB_SCALE_OUT_GATEWAY_PORT=${DDB_SCALE_OUT_TEST_GATEWAY_PORT:-55555}
 ROLE=ddb_scale_out_app
 status=0
 
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scale_out() { bash "$ROOT/tools/scale-out.sh" "$@"; }
 
 # a deployment an interrupted run left goes first

@@ -14,9 +14,7 @@ DB=ddb_server_locks
 PLAIN=ddb_locks_plain
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # the SQLSTATE of a statement's error, or "no error"
 fails() {
     local out

@@ -15,9 +15,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 PORT=${DDB_SOCKET_TEST_PORT:-55441}
 GATEWAY_PORT=${DDB_SOCKET_TEST_GATEWAY_PORT:-55542}
 status=0
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TMP=$(mktemp -d /tmp/ddb-socket-path.XXXXXX)
 LONG="$TMP/$(printf 'a%.0s' {1..60})/$(printf 'b%.0s' {1..60})/checkout"

@@ -17,9 +17,7 @@ DSN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB"
 TRANSFER="$ROOT/ddb-transfer"
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # run ARGS...: runs ddb-transfer, stdout in $WORK/out, stderr in $WORK/err; prints the exit status
 run() { "$TRANSFER" "$@" >"$WORK/out" 2>"$WORK/err"; echo $?; }
 # digest TABLE: md5 of the items a read of the table sees, in key order

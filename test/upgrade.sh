@@ -12,9 +12,7 @@ status=0
 VERSION=$(sed -n "s/^default_version = '\\(.*\\)'/\\1/p" "$ROOT/ddb_model.control")
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-check() {  # name, expected, actual
-    if [ "$2" = "$3" ]; then echo "$1 ... ok"; else echo "$1 ... FAILED (expected $2, got $3)"; status=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DATABASES="ddb_upgrade_updated ddb_upgrade_fresh ddb_upgrade_data"
 for db in $DATABASES; do
