@@ -162,7 +162,7 @@ extern Jsonb *api_scan_for_merge(Jsonb *request);
 extern Jsonb *api_batch_write_item(Jsonb *request);
 extern Jsonb *api_batch_get_item(Jsonb *request);
 
-/* PartiQL (partiql.c): statements rewritten into the operations above. */
+/* PartiQL (partiql_parse.c, partiql_rewrite.c, partiql_execute.c): statements rewritten into the operations above. */
 extern Jsonb *api_execute_statement(Jsonb *request);
 extern Jsonb *api_batch_execute_statement(Jsonb *request);
 extern Jsonb *api_execute_transaction(Jsonb *request);

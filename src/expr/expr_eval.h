@@ -3,7 +3,7 @@
  * later, ConditionExpression) over an item.
  *
  * Plain C, like the parser: what a value is and how two values compare is
- * the host's business (src/api/expr_host.c knows natural jsonb items); the
+ * the host's business (src/itemexpr/host.c knows natural jsonb items); the
  * evaluator only walks the tree with DynamoDB's logic.
  */
 #ifndef DDB_EXPR_EVAL_H

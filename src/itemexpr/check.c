@@ -1,5 +1,5 @@
 /*
- * expr_check.c — the checks DynamoDB makes on an expression before it reads
+ * check.c — the checks DynamoDB makes on an expression before it reads
  * any item: placeholders resolved (undefined ones fail), operand types,
  * distinct operands, BETWEEN bounds, attribute_type's operand.
  */

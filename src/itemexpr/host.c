@@ -1,5 +1,5 @@
 /*
- * expr_host.c — the evaluator's host over natural jsonb items: document
+ * host.c — the evaluator's host over natural jsonb items: document
  * paths, placeholder values, and DynamoDB's comparisons between values.
  */
 #include "postgres.h"

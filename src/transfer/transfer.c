@@ -6,7 +6,7 @@
  *   ddb-transfer export [--dsn CONNINFO] --table NAME --out DIR [--quiet] [--no-gzip] [--file-items N]
  *
  * and the two commands the server runs for ExportTableToPointInTime and
- * ImportTable (src/api/transfer_jobs.c), which touch files only:
+ * ImportTable (src/exports/transfer_process.c), which touch files only:
  *
  *   ddb-transfer write-export --out DIR --export-id ID --table-arn ARN --table-id ID [export options]
  *   ddb-transfer read-items --bucket-dir DIR [--key-prefix PREFIX] [--max-files N]
