@@ -142,7 +142,15 @@ ddb_check_at_commit(PG_FUNCTION_ARGS)
 	(void) trigger_guard_row(fcinfo, "ddb.check_at_commit", 2, &columns);
 	row = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : td->tg_trigtuple;
 	values[CHECK_RELATION] = ObjectIdGetDatum(RelationGetRelid(td->tg_relation));
-	values[CHECK_FUNCTION] = DirectFunctionCall1(regprocedurein, CStringGetDatum(td->tg_trigger->tgargs[1]));
+	/* the check function, looked up once per statement (the trigger's FmgrInfo lasts that long) */
+	if (fcinfo->flinfo->fn_extra == NULL)
+	{
+		Oid		   *function = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(Oid));
+
+		*function = DatumGetObjectId(DirectFunctionCall1(regprocedurein, CStringGetDatum(td->tg_trigger->tgargs[1])));
+		fcinfo->flinfo->fn_extra = function;
+	}
+	values[CHECK_FUNCTION] = ObjectIdGetDatum(*(Oid *) fcinfo->flinfo->fn_extra);
 	values[CHECK_KEY] = PointerGetDatum(PG_DETOAST_DATUM_COPY(trigger_guard_column(row, RelationGetDescr(td->tg_relation),
 																					 columns->pk)));
 	commit_queue_put(&checks, values, nulls);

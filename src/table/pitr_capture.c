@@ -151,19 +151,30 @@ same_column(HeapTuple a, HeapTuple b, TupleDesc desc, AttrNumber attnum)
 	return datum_image_eq(a_value, b_value, att->attbyval, att->attlen);
 }
 
+/* The name of a table's history relation (ddb.pitr_history_name), computed once per definition. */
+static const char *
+history_name(TableDef *def)
+{
+	Oid			argtypes[1] = {NAMEOID};
+	Oid			fn;
+
+	if (def->pitr_history_name == NULL)
+	{
+		fn = LookupFuncName(list_make2(makeString("ddb"), makeString("pitr_history_name")), 1, argtypes, false);
+		def->pitr_history_name =
+			MemoryContextStrdup(def->cxt,
+								NameStr(*DatumGetName(OidFunctionCall1(fn, DirectFunctionCall1(namein,
+																								CStringGetDatum(def->relation_name))))));
+	}
+	return def->pitr_history_name;
+}
+
 /* The history relation of a table, or InvalidOid when point-in-time recovery was disabled since. */
 static Oid
 history_of(TableDef *def, const char *argument)
 {
-	static Oid	history_name_fn = InvalidOid;
-	Oid			argtypes[1] = {NAMEOID};
-	char	   *name;
+	const char *name = history_name(def);
 
-	if (!OidIsValid(history_name_fn))
-		history_name_fn = LookupFuncName(list_make2(makeString("ddb"), makeString("pitr_history_name")),
-										 1, argtypes, false);
-	name = NameStr(*DatumGetName(OidFunctionCall1(history_name_fn,
-												  DirectFunctionCall1(namein, CStringGetDatum(def->relation_name)))));
 	/* the argument only says which it is: a trigger cannot name another table's history */
 	if (strcmp(name, argument) != 0)
 		ereport(ERROR,

@@ -270,17 +270,26 @@ ddb_leading_key_matches(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(leading_key_matches(PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(0)), PG_GETARG_ARRAYTYPE_P(1)));
 }
 
-/* Acts as the owner of a relation; see table_access.h. */
-void
-owner_context_enter(Oid relid, OwnerContext *saved)
+/* The owner of a relation. */
+static Oid
+rel_owner(Oid relid)
 {
 	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	Oid			owner;
 
 	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "ddb_model: relation %u has gone", relid);
+		elog(ERROR, "ddb_model: relation %u is gone", relid);
 	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
 	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/* Acts as the owner of a relation; see table_access.h. */
+void
+owner_context_enter(Oid relid, OwnerContext *saved)
+{
+	Oid			owner = rel_owner(relid);
+
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
 	SetUserIdAndSecContext(owner, saved->sec_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_NOFORCE_RLS);
 }
@@ -466,20 +475,6 @@ ddb_check_backup_access(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(ddb_write_continuous_backups);
 PG_FUNCTION_INFO_V1(ddb_trim_continuous_backups);
-
-/* The owner of a relation. */
-static Oid
-rel_owner(Oid relid)
-{
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "ddb_model: relation %u is gone", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	return owner;
-}
 
 /* The table's relation by the catalog, refused (AccessDeniedException) unless the current user owns it (SPI connected). */
 static Oid

@@ -88,6 +88,8 @@ typedef struct TableDef
 	bool		valid;			/* false once the catalog or relation changed */
 	/* ItemColumns of the relations its triggers fired on, checked (trigger_guard.c) */
 	List	   *guarded_relations;
+	/* its point-in-time recovery history's name, once pitr_capture.c asked (NULL before) */
+	char	   *pitr_history_name;
 	/* the leading keys of one user, looked up once (table_access.c); a grant changes the relation's policies, so this goes with the definition */
 	Oid			leading_keys_user;	/* InvalidOid: not looked up */
 	ArrayType  *leading_keys;	/* NULL: any partition key */
