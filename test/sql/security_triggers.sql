@@ -68,6 +68,14 @@ SET ROLE ddb_tenant;
 SELECT ddb.execute('PutItem', '{"TableName": "Tenant", "Item": {"pk": {"S": "t1"}}}');
 RESET ROLE;
 DROP TRIGGER t6 ON tenant."Tenant";
+-- ddb.check_at_commit runs only the extension's own functions at commit, whoever attached it
+CREATE FUNCTION public.not_the_extensions(k ddb.ddb_key) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE TRIGGER t7 AFTER INSERT ON tenant."Tenant" FOR EACH ROW
+    EXECUTE FUNCTION ddb.check_at_commit('Tenant', 'public.not_the_extensions(ddb.ddb_key)');
+SELECT ddb.put_item('Tenant', '{"pk": "t0"}');
+SELECT count(*) AS t0_written FROM tenant."Tenant" WHERE pk = 't0';
+DROP TRIGGER t7 ON tenant."Tenant";
+DROP FUNCTION public.not_the_extensions(ddb.ddb_key);
 -- the table's owner may change its columns; the triggers check them
 ALTER TABLE victim."Victim" ALTER COLUMN item_size TYPE bigint;
 SELECT ddb.execute('PutItem', '{"TableName": "Victim", "Item": {"pk": {"S": "v2"}, "g": {"S": "x"}}}');
