@@ -60,27 +60,27 @@ OBJS = \
 	src/itemexpr/condition.o \
 	src/itemexpr/update.o \
 	src/itemexpr/projection.o \
-	src/api/request.o \
-	src/api/subtransaction.o \
-	src/api/capacity.o \
-	src/api/throttle.o \
-	src/api/throttle_buckets.o \
-	src/api/transactions.o \
+	src/request/request.o \
+	src/request/subtransaction.o \
+	src/request/tokens.o \
+	src/metering/capacity.o \
+	src/metering/collection_metrics.o \
+	src/metering/throttle.o \
+	src/metering/throttle_buckets.o \
 	src/api/legacy.o \
-	src/api/partiql_parse.o \
-	src/api/partiql_rewrite.o \
-	src/api/partiql_execute.o \
 	src/api/item_ops.o \
 	src/api/read_keys.o \
 	src/api/query_scan.o \
 	src/api/batch_ops.o \
-	src/api/collection_metrics.o \
+	src/api/transactions.o \
 	src/api/item_sql.o \
-	src/api/tokens.o \
-	src/api/restore_items.o \
-	src/api/execute.o \
+	src/partiql/partiql_parse.o \
+	src/partiql/partiql_rewrite.o \
+	src/partiql/partiql_execute.o \
+	src/execute/execute.o \
 	src/jobs/job_catalog.o \
 	src/jobs/job_worker.o \
+	src/jobs/restore_items.o \
 	src/exports/s3_location.o \
 	src/exports/s3_claims.o \
 	src/exports/transfer_process.o \

@@ -83,7 +83,7 @@ CREATE FUNCTION ddb.restore_items(target_table text, items_function regprocedure
 -- (restore_summary as ddb.start_restore takes it, and SourceHistory, the
 -- OID of the history relation a restore to a moment reads, a table's with
 -- point-in-time recovery that the caller may read: one that is in use is
--- kept from DeleteTable and trimming, src/api/restore_items.c).
+-- kept from DeleteTable and trimming, src/jobs/restore_items.c).
 CREATE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
 

@@ -192,7 +192,7 @@ BEGIN
 END $$;
 
 -- A shard iterator: where a reader is in a stream, sealed with the server's
--- secret (src/api/tokens.c), for a caller that may read the table (as
+-- secret (src/request/tokens.c), for a caller that may read the table (as
 -- GetShardIterator asks), of the table's latest stream.
 CREATE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_stream_iterator' LANGUAGE C STABLE STRICT;

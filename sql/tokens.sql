@@ -1,6 +1,6 @@
 -- ---------------------------------------------------------------------------
 -- Opaque tokens (shard iterators, PartiQL's NextToken, listings' pages):
--- sealed with this secret by src/api/tokens.c, and opened there, each
+-- sealed with this secret by src/request/tokens.c, and opened there, each
 -- kind by functions of its own (ddb.stream_iterator, ...): no SQL function
 -- seals or opens a payload of the caller's.  Only the owner reads it; it
 -- is not dumped, so a restored database makes a new one (and old tokens

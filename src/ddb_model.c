@@ -1,6 +1,6 @@
 /*
  * ddb_model.c — the shared library's module block, and its settings (the
- * router's, src/router/; throttling's, src/api/throttle.c, whose shared
+ * router's, src/router/; throttling's, src/metering/throttle.c, whose shared
  * memory is set up when the library is preloaded; exports' and imports',
  * src/exports/).
  */
@@ -8,9 +8,9 @@
 
 #include "fmgr.h"
 
-#include "api/throttle.h"
 #include "exports/exports.h"
 #include "jobs/jobs.h"
+#include "metering/throttle.h"
 #include "router/router.h"
 
 PG_MODULE_MAGIC;

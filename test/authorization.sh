@@ -6,7 +6,7 @@
 # "<check> ... ok|FAILED" per check.
 #
 # The walk: every operation ddb.execute serves (read from its dispatch
-# tables in src/api/execute.c) is sent by a key whose role may touch no
+# tables in src/execute/execute.c) is sent by a key whose role may touch no
 # table; each must be refused, or list nothing.  An operation added there
 # without a request here fails the walk.
 set -uo pipefail
@@ -154,7 +154,7 @@ expected() {
         *) echo '400 AccessDeniedException' ;;
     esac
 }
-operations=$(sed -n '/item_operations\[\] = {/,/^};/p; /table_operations\[\] = {/,/^};/p' "$ROOT/src/api/execute.c" \
+operations=$(sed -n '/item_operations\[\] = {/,/^};/p; /table_operations\[\] = {/,/^};/p' "$ROOT/src/execute/execute.c" \
              | grep -o '{"[A-Za-z]*"' | tr -d '{"')
 check "the walk knows every operation ddb.execute serves ($(echo "$operations" | wc -l) of them)" "" \
     "$(for op in $operations; do [ -n "${request[$op]:-}" ] || echo -n "$op "; done)"

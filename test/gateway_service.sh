@@ -131,8 +131,8 @@ check "SIGHUP reopens the access log: the next line is in a new file" "1" "$(wc 
 signed "$URL" "$KEY" "$SECRET" DescribeLimits '{}' >/dev/null
 check "metrics: a DescribeLimits is counted as itself" "1" \
     "$(curl -s "$URL/metrics" | grep -c '^ddb_gateway_requests_total{operation="DescribeLimits",status="200"} 1$')"
-check "metrics: src/gateway/metrics.c lists every operation of src/api/execute.c" "" \
-    "$(grep -o '^	{"[A-Z][A-Za-z]*", ' "$ROOT/src/api/execute.c" | tr -d '\t{", ' | sort -u |
+check "metrics: src/gateway/metrics.c lists every operation of src/execute/execute.c" "" \
+    "$(grep -o '^	{"[A-Z][A-Za-z]*", ' "$ROOT/src/execute/execute.c" | tr -d '\t{", ' | sort -u |
        comm -23 - <(grep -o '"[A-Z][A-Za-z]*"' "$ROOT/src/gateway/metrics.c" | tr -d '"' | sort -u) | tr '\n' ' ')"
 
 # --- more than 1,024 client connections (epoll, not select()), all served

@@ -118,7 +118,7 @@ check "docs/api.md marks operations not supported" "true" "$([ "$(echo "$unsuppo
 for op in $unsupported; do
     check "$op, marked not supported, is UnknownOperationException (HTTP 400)" "400 UnknownOperationException" "$(signed "$op" '{}')"
 done
-served=$(sed -n '/item_operations\[\] = {/,/^};/p; /table_operations\[\] = {/,/^};/p' "$ROOT/src/api/execute.c" | grep -o '{"[A-Za-z]*"' | tr -d '{"')
+served=$(sed -n '/item_operations\[\] = {/,/^};/p; /table_operations\[\] = {/,/^};/p' "$ROOT/src/execute/execute.c" | grep -o '{"[A-Za-z]*"' | tr -d '{"')
 check "every operation ddb.execute serves is marked supported in docs/api.md" "" \
     "$(for op in $served; do listed | grep -q "^$op supported" || echo -n "$op "; done)"
 model_operations=$(/usr/bin/python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["operations"]))' \

@@ -1,7 +1,7 @@
 /*
  * batch_ops.c — BatchWriteItem (up to 25 puts and deletes, checked before
  * any is applied) and BatchGetItem (up to 100 keys across tables).  With
- * throttling on (throttle.c), a write or key whose table (or, for a write,
+ * throttling on (src/metering/throttle.c), a write or key whose table (or, for a write,
  * a global index of it) is out of capacity comes back unprocessed
  * (UnprocessedItems, UnprocessedKeys); when none could be served, the
  * request is ProvisionedThroughputExceededException, as DynamoDB answers.
@@ -13,9 +13,11 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
+#include "../metering/metering.h"
+#include "../metering/throttle.h"
+#include "../request/request.h"
 #include "../table/gsi.h"
 #include "api.h"
-#include "throttle.h"
 
 #define BATCH_WRITE_MAX 25
 #define BATCH_GET_MAX 100

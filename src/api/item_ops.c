@@ -12,8 +12,10 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
+#include "../metering/metering.h"
+#include "../metering/throttle.h"
+#include "../request/request.h"
 #include "api.h"
-#include "throttle.h"
 
 /*
  * A response holding one item under key, or {} when item is NULL, or empty
@@ -66,7 +68,7 @@ report_condition_failed(Jsonb *request, Jsonb *current)
 
 /*
  * A conditional write whose condition failed: its write units recorded (the
- * item's, DynamoDB charges them, and throttling charges them: execute.c),
+ * item's, DynamoDB charges them, and throttling charges them: src/execute/execute.c),
  * then report_condition_failed.
  */
 static void

@@ -14,6 +14,7 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
+#include "../request/request.h"
 #include "api.h"
 
 /* The legacy parameters, each with the bit an operation accepts it by. */

@@ -12,9 +12,11 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
+#include "../metering/metering.h"
+#include "../metering/throttle.h"
+#include "../request/request.h"
 #include "../table/gsi.h"
 #include "api.h"
-#include "throttle.h"
 
 /* DynamoDB's page: a Query or Scan stops once it has read 1 MB. */
 #define PAGE_MAX_BYTES (1024 * 1024)

@@ -10,6 +10,7 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
+#include "../request/request.h"
 #include "api.h"
 
 /* The most conditions a KeyConditionExpression may hold: one per key attribute. */

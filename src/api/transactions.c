@@ -18,6 +18,9 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
+#include "../metering/metering.h"
+#include "../request/request.h"
+#include "../request/subtransaction.h"
 #include "../table/table_access.h"
 #include "api.h"
 
@@ -440,7 +443,7 @@ api_transact_write(Jsonb *request, const bool *inserts)
 			codes[i] = "TransactionConflict";
 		else if (edata->sqlerrcode == ERRCODE_DDB_PROVISIONED_THROUGHPUT_EXCEEDED)
 		{
-			/* its table or a global index is out of capacity (throttle.c): DynamoDB's reason, its message */
+			/* its table or a global index is out of capacity (src/metering/throttle.c): DynamoDB's reason, its message */
 			codes[i] = "ProvisionedThroughputExceeded";
 			messages[i] = edata->message;
 		}
@@ -505,7 +508,7 @@ run_gets(void *arg)
  * TransactGetItems: the items of up to 100 Gets, in request order.  A Get
  * with a key DynamoDB refuses cancels the request with a ValidationError
  * reason; two Gets of one item are a validation error.  A Get whose table
- * is out of read capacity (throttle.c) cancels it with a
+ * is out of read capacity (src/metering/throttle.c) cancels it with a
  * ProvisionedThroughputExceeded reason, as DynamoDB does.
  */
 Jsonb *

@@ -18,8 +18,8 @@
 #include "utils/jsonb.h"
 
 #include "../ddb_errors.h"
-#include "../api/api.h"
 #include "../jobs/jobs.h"
+#include "../request/request.h"
 #include "../table/table_access.h"
 #include "exports.h"
 

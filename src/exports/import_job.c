@@ -21,8 +21,9 @@
 #include "utils/jsonb.h"
 
 #include "../ddb_errors.h"
-#include "../api/api.h"
 #include "../jobs/jobs.h"
+#include "../request/request.h"
+#include "../request/subtransaction.h"
 #include "../table/table_access.h"
 #include "../table/table_def.h"
 #include "../transfer/import_sql.h"
@@ -320,7 +321,7 @@ static void
 end_restoring(const Job *job, char *table)
 {
 	SPI_connect();
-	api_restore_done(CStringGetTextDatum(table), job->id);
+	job_restore_done(CStringGetTextDatum(table), job->id);
 	SPI_finish();
 }
 

@@ -3,7 +3,7 @@
  *
  * Plain C with no server calls: memory comes from an arena the caller
  * provides and errors come back as ExprError, so that a fuzzer and unit
- * tests can drive the parser outside PostgreSQL.  src/api/ adapts it.
+ * tests can drive the parser outside PostgreSQL.  src/itemexpr/ adapts it.
  *
  * Grammar (DynamoDB's precedence, loosest first):
  *   condition  := and ('OR' and)*

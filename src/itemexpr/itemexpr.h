@@ -5,8 +5,9 @@
  * under the row lock, filters, updates and projections.
  *
  * The floor between the plain-C language (src/expr/: parser, evaluator) and
- * the request front-ends (src/api/): it reads no request, only the
- * expression texts and placeholder maps it is handed.
+ * what reads requests (src/request/, the item operations of src/api/): it
+ * reads no request, only the expression texts and placeholder maps it is
+ * handed.
  */
 #ifndef DDB_ITEMEXPR_H
 #define DDB_ITEMEXPR_H

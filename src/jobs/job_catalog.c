@@ -23,7 +23,7 @@
 #include "utils/timestamp.h"
 
 #include "../ddb_errors.h"
-#include "../api/api.h"
+#include "../request/subtransaction.h"
 #include "../table/table_def.h"
 #include "jobs.h"
 

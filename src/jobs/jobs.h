@@ -2,7 +2,9 @@
  * jobs.h — background jobs (docs/operations.md, sql/jobs.sql): a job is a
  * row of ddb.jobs run by a dynamic background worker of its own
  * (job_worker.c), started by ddb.start_job in the requesting transaction
- * (job_catalog.c).
+ * (job_catalog.c).  What restores write as the catalog's owner (their
+ * items, their row of ddb.table_restores, their end, an import's too) is
+ * restore_items.c's; exports' and imports' C steps are src/exports/'s.
  *
  * The hand-off: the requesting transaction holds the job's request lock
  * (DDB_LOCK_JOB_REQUEST, one of the server's own locks, src/ddb_locks.h,
@@ -83,5 +85,8 @@ extern void job_define_step(const char *kind, JobStep step);
 
 /* The C step of a kind of job, or NULL when ddb.job_<kind> does it. */
 extern JobStep job_step_of(const char *kind);
+
+/* Marks the restore or import of a table (a text Datum) by job done, as ddb.table_restores' owner (SPI connected): restore_items.c. */
+extern void job_restore_done(Datum table_name, int32 job);
 
 #endif							/* DDB_JOBS_H */

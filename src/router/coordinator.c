@@ -16,8 +16,8 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-#include "../api/api.h"
 #include "../ddb_errors.h"
+#include "../ddb_jsonb.h"
 #include "../table/item_store.h"
 #include "router.h"
 

@@ -19,6 +19,8 @@
 
 #include "../api/api.h"
 #include "../key/ddb_key.h"
+#include "../partiql/partiql.h"
+#include "../request/request.h"
 #include "../table/table_def.h"
 #include "router.h"
 

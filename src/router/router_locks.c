@@ -17,9 +17,10 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "../api/api.h"
 #include "../ddb_errors.h"
 #include "../ddb_locks.h"
+#include "../partiql/partiql.h"
+#include "../request/request.h"
 #include "../table/item_store.h"
 #include "router.h"
 

@@ -5,7 +5,7 @@
  *
  * A deferred constraint trigger would do it, but a request that
  * ddb.execute_as serves is a security-restricted operation, which refuses
- * deferred triggers (src/api/execute.c).  So the trigger is a plain AFTER
+ * deferred triggers (src/execute/execute.c).  So the trigger is a plain AFTER
  * ROW trigger that collects the partition keys written (commit_queue.c),
  * and at commit each check function runs once per key, as the owner of the
  * table, as a foreign key's check does.  It runs only functions of the

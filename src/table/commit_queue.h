@@ -8,7 +8,7 @@
  * rows that survived (not made in a subtransaction rolled back).  Not
  * deferred constraint triggers: a request that ddb.execute_as serves runs
  * as a security-restricted operation, which refuses deferred triggers
- * (src/api/execute.c), and the extension's own deferred work must not
+ * (src/execute/execute.c), and the extension's own deferred work must not
  * need them.
  */
 #ifndef DDB_COMMIT_QUEUE_H

@@ -59,7 +59,7 @@ typedef struct IndexDef
 	int			n_include;		/* INCLUDE's NonKeyAttributes */
 	char	  **include;
 	bool		local;			/* a local secondary index: the table's hash key, reads may be consistent */
-	/* a global index's provisioned read and write units per second; 0 on an on-demand table (throttle.c) */
+	/* a global index's provisioned read and write units per second; 0 on an on-demand table (src/metering/throttle.c) */
 	int			read_capacity;
 	int			write_capacity;
 	SPIPlanPtr	plans[TABLE_MAX_PLANS];
@@ -77,7 +77,7 @@ typedef struct TableDef
 	char	   *ttl_attribute;	/* NULL when TTL is disabled */
 	char	   *stream_view_type;	/* NULL when no stream is enabled */
 	char	   *stream_label;	/* the latest stream's label, or NULL */
-	/* the provisioned read and write units per second; 0 on an on-demand table (throttle.c) */
+	/* the provisioned read and write units per second; 0 on an on-demand table (src/metering/throttle.c) */
 	int			read_capacity;
 	int			write_capacity;
 	bool		creating;		/* being restored (CREATING): item operations are refused */

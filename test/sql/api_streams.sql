@@ -112,7 +112,7 @@ SELECT create_stream_table('GoneStream', 'KEYS_ONLY') IS NOT NULL AS created;
 SELECT iterator('GoneStream') AS gone_iterator \gset
 SELECT ddb.execute('DeleteTable', '{"TableName": "GoneStream"}') IS NOT NULL AS deleted;
 SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', :'gone_iterator'));
--- no iterator is sealed for a table that is not there (src/api/tokens.c)
+-- no iterator is sealed for a table that is not there (src/request/tokens.c)
 SELECT ddb.stream_iterator('Nope', 'x', 0);
 SELECT ddb.execute('GetRecords', jsonb_build_object('ShardIterator', iterator('Feed'), 'Limit', 0));
 SELECT ddb.execute('ListStreams', '{"TableName": "Nope"}');

@@ -104,7 +104,7 @@ SELECT pg_temp.try_sql(format($$SELECT ddb.stream_iterator('IsoA', '%s', 0)$$, :
 SELECT pg_temp.try_sql($$SELECT ddb.stream_iterator('IsoB', 'another stream', 0)$$);
 SELECT pg_temp.try_sql($$SELECT ddb.seal_job_page_token('export', 1, '0123456789abcdef')$$);
 RESET ROLE;
--- what the secret's holder could seal (an HMAC-SHA256 in SQL, as src/api/tokens.c computes it)
+-- what the secret's holder could seal (an HMAC-SHA256 in SQL, as src/request/tokens.c computes it)
 CREATE FUNCTION pg_temp.seal(purpose text, payload text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE

@@ -21,8 +21,9 @@
 
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
+#include "../request/request.h"
 #include "../table/gsi.h"
-#include "api.h"
+#include "metering.h"
 
 /* The units one secondary index used in the current request. */
 typedef struct IndexUnits

@@ -27,8 +27,9 @@
 #include "utils/builtins.h"
 
 #include "../ddb_errors.h"
+#include "../ddb_jsonb.h"
 #include "../table/table_access.h"
-#include "api.h"
+#include "tokens.h"
 
 PG_FUNCTION_INFO_V1(ddb_stream_iterator);
 PG_FUNCTION_INFO_V1(ddb_open_stream_iterator);
@@ -174,7 +175,7 @@ member_type_matches(const JsonbValue *v, enum jbvType type)
 	return v->type == type;
 }
 
-/* The payload of a token sealed for purpose when it is exactly the object members describe; see api.h. */
+/* The payload of a token sealed for purpose when it is exactly the object members describe; see tokens.h. */
 Jsonb *
 api_token_open_object(const char *purpose, const char *token, const TokenMember *members, int n)
 {
@@ -224,7 +225,7 @@ key_attribute_value(const JsonbValue *v)
 /*
  * The payload of a token sealed for purpose when it is a LastEvaluatedKey:
  * an object of 1 to 4 members (a table's key and an index's), each a key's
- * AttributeValue; else NULL.  See api.h.
+ * AttributeValue; else NULL.  See tokens.h.
  */
 Jsonb *
 api_token_open_key(const char *purpose, const char *token)

@@ -1,13 +1,15 @@
 /*
  * execute.c — ddb.execute(operation, request): DynamoDB's JSON protocol.
  *
- * One dispatcher: item operations are C (item_ops.c); table operations are
- * the SQL functions ddb.api_<operation>(request) (sql/), which are no hot
- * path.  Every error of class YD leaves with DynamoDB's error body as its
- * DETAIL, so that a client (or the gateway) can return it unchanged; so
- * does every PostgreSQL error a request can cause (a deadlock, a model's
- * invariant), with the type and message of its row of DDB_SQLSTATE_ERRORS
- * (its SQLSTATE and message stay, which SQL callers catch).
+ * One dispatcher: item operations are C (src/api/; PartiQL's,
+ * src/partiql/); table operations are the SQL functions
+ * ddb.api_<operation>(request) (sql/), which are no hot path.  Each item
+ * operation is metered and admitted around its run (src/metering/).
+ * Every error of class YD leaves with DynamoDB's error body as its DETAIL,
+ * so that a client (or the gateway) can return it unchanged; so does every
+ * PostgreSQL error a request can cause (a deadlock, a model's invariant),
+ * with the type and message of its row of DDB_SQLSTATE_ERRORS (its
+ * SQLSTATE and message stay, which SQL callers catch).
  */
 #include "postgres.h"
 
@@ -22,10 +24,14 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "../api/api.h"
 #include "../ddb_errors.h"
+#include "../metering/metering.h"
+#include "../metering/throttle.h"
+#include "../partiql/partiql.h"
+#include "../request/request.h"
+#include "../request/subtransaction.h"
 #include "../table/table_access.h"
-#include "api.h"
-#include "throttle.h"
 
 PG_FUNCTION_INFO_V1(ddb_execute);
 PG_FUNCTION_INFO_V1(ddb_execute_as);
@@ -144,7 +150,7 @@ dispatch(const char *operation, Jsonb *request, bool metered, bool for_merge)
 			bool		throttled;
 
 			api_check_request_members(request, operation);
-			/* throttling (throttle.c) admits and charges by the units recorded */
+			/* throttling (src/metering/throttle.c) admits and charges by the units recorded */
 			throttled = api_throttle_start();
 			api_capacity_start(request, metered || throttled, transaction);
 			return api_capacity_response(request, run(request), per_table);

@@ -1,7 +1,10 @@
 /*
- * request.c — reading ddb.execute requests: typed fields, expression
- * placeholders (ExpressionAttributeNames/Values), and key maps; the adapter
- * between the plain-C expression parser and the server.
+ * request.c — reading ddb.execute requests (request.h): typed fields,
+ * DynamoDB's first checks of an item operation's members and TableName,
+ * the expression placeholders a request carries (ExpressionAttributeNames/
+ * Values, handed to src/itemexpr/), and key maps; pushing keys into
+ * responses.  The item operations, PartiQL, metering, the export and
+ * import jobs and a router read requests through these.
  */
 #include "postgres.h"
 
@@ -12,7 +15,7 @@
 #include "../ddb_errors.h"
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
-#include "api.h"
+#include "request.h"
 
 /* A request field; false when absent (or JSON null). */
 bool

@@ -5,12 +5,18 @@
  * transaction's EXISTS) into a Statement; partiql_rewrite.c turns it into
  * the operation it stands for, a DynamoDB JSON request whose expressions use
  * placeholders (#pN for names, :vN for values); partiql_execute.c runs the
- * operations, a statement, a batch or a transaction at a time.
+ * operations, a statement, a batch or a transaction at a time.  ddb.execute
+ * (src/execute/) serves the three operations; a router asks which
+ * operation a statement stands for.
  */
 #ifndef DDB_PARTIQL_H
 #define DDB_PARTIQL_H
 
-#include "api.h"
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/jsonb.h"
 
 /* A condition of the WHERE's top-level AND, rendered, with what key splitting needs. */
 typedef struct Conjunct
@@ -64,5 +70,16 @@ extern char *partiql_single_item_key(Statement *st, List **taken);
 
 /* The WHERE's conjuncts other than those taken (as a key), joined with AND; NULL for none. */
 extern char *partiql_remaining_condition(List *conjuncts, List *taken);
+
+/* The operations (partiql_execute.c): ExecuteStatement, BatchExecuteStatement, ExecuteTransaction. */
+extern Jsonb *api_execute_statement(Jsonb *request);
+extern Jsonb *api_batch_execute_statement(Jsonb *request);
+extern Jsonb *api_execute_transaction(Jsonb *request);
+
+/* The operation a statement ({"Statement", "Parameters"}) stands for, and its request (a router's question). */
+extern const char *api_statement_operation(Jsonb *element, Jsonb **request);
+
+/* The Get ({"TableName", "Key"}) a read statement of an ExecuteTransaction stands for (a router's question). */
+extern Jsonb *api_statement_get(Jsonb *element);
 
 #endif							/* DDB_PARTIQL_H */

@@ -25,8 +25,9 @@
 #include "utils/syscache.h"
 
 #include "../ddb_errors.h"
+#include "../ddb_jsonb.h"
 #include "../table/table_access.h"
-#include "api.h"
+#include "metering.h"
 #include "throttle.h"
 
 /* DynamoDB's messages: a table's capacity, or a global index's. */

@@ -20,10 +20,9 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 
-#include "../jobs/jobs.h"
 #include "../table/table_access.h"
 #include "../table/table_def.h"
-#include "api.h"
+#include "jobs.h"
 
 PG_FUNCTION_INFO_V1(ddb_restore_items);
 PG_FUNCTION_INFO_V1(ddb_end_restore);
@@ -54,9 +53,9 @@ write_restores(const char *sql, int nargs, Oid *argtypes, Datum *args)
 	return SPI_processed;
 }
 
-/* Marks the restore or import of a table by job done, its table ACTIVE at commit, as the catalog's owner (SPI connected); see api.h. */
+/* Marks the restore or import of a table by job done, its table ACTIVE at commit, as the catalog's owner (SPI connected); see jobs.h. */
 void
-api_restore_done(Datum table_name, int32 job)
+job_restore_done(Datum table_name, int32 job)
 {
 	Oid			argtypes[2] = {TEXTOID, INT4OID};
 	Datum		args[2] = {table_name, Int32GetDatum(job)};
@@ -66,7 +65,7 @@ api_restore_done(Datum table_name, int32 job)
 				   2, argtypes, args);
 }
 
-/* ddb.end_restore(table_name, job_id): api_restore_done, only in the worker running that job (a failure function's). */
+/* ddb.end_restore(table_name, job_id): job_restore_done, only in the worker running that job (a failure function's). */
 Datum
 ddb_end_restore(PG_FUNCTION_ARGS)
 {
@@ -77,7 +76,7 @@ ddb_end_restore(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("ddb.end_restore ends a restore only in the worker running its job %d", job)));
 	SPI_connect();
-	api_restore_done(PG_GETARG_DATUM(0), job);
+	job_restore_done(PG_GETARG_DATUM(0), job);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -218,7 +217,7 @@ ddb_restore_items(PG_FUNCTION_ARGS)
 			elog(ERROR, "ddb_model: the restore of %s could not read its items", target);
 		items = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		/* every item is in: the table is ACTIVE when this transaction commits */
-		api_restore_done(args[0], job);
+		job_restore_done(args[0], job);
 		SPI_finish();
 	}
 	PG_FINALLY();

@@ -1,7 +1,8 @@
 /*
  * subtransaction.c — running part of a request in a subtransaction of its
  * own, so that its failure can be reported (a transaction's cancellation
- * reason, a batch statement's Error) while the rest goes on.  The caller's
+ * reason, a batch statement's Error, an import's failed batch; a job's
+ * failure function too) while the rest goes on.  The caller's
  * memory context and resource owner are current again whatever happened, as
  * PL/pgSQL's exception blocks leave them.
  */
@@ -11,7 +12,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "api.h"
+#include "subtransaction.h"
 
 /* Starts a subtransaction, staying in the caller's memory context. */
 void

@@ -10,7 +10,11 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 
+#include "../api/api.h"
 #include "../ddb_errors.h"
+#include "../request/request.h"
+#include "../request/subtransaction.h"
+#include "../request/tokens.h"
 #include "partiql.h"
 
 /* DynamoDB's limits on the statements of a batch and of a transaction. */

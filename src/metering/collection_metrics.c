@@ -14,7 +14,8 @@
 
 #include "../item/item_codec.h"
 #include "../key/ddb_key.h"
-#include "api.h"
+#include "../request/request.h"
+#include "metering.h"
 
 /* ReturnItemCollectionMetrics: true for SIZE (the value was checked up front, api_check_request_members). */
 bool

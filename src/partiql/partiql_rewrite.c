@@ -5,13 +5,14 @@
  * UpdateItem and DELETE a DeleteItem of the item the WHERE names by its
  * whole key, the rest of the WHERE their condition; a transaction's EXISTS a
  * ConditionCheck.  The operations serve them with their own checks and
- * errors, as legacy.c does for the legacy parameters.
+ * errors, as src/api/legacy.c does for the legacy parameters.
  */
 #include "postgres.h"
 
 #include "utils/builtins.h"
 #include "utils/json.h"
 
+#include "../api/api.h"
 #include "../ddb_errors.h"
 #include "partiql.h"
 
