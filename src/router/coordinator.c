@@ -16,9 +16,8 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-#include "../api/api.h"
 #include "../ddb_errors.h"
-#include "../table/item_store.h"
+#include "../ddb_jsonb.h"
 #include "router.h"
 
 PG_FUNCTION_INFO_V1(ddb_router_failpoint);
@@ -42,7 +41,7 @@ check_failpoint(char **newval, void **extra, GucSource source)
 	return false;
 }
 
-/* Defines the router's settings (the library's _PG_init). */
+/* Defines the router's settings (the library's _PG_init, ddb_router.c). */
 void
 router_define_settings(void)
 {
