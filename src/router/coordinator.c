@@ -6,7 +6,7 @@
  * them (a remote error comes back through dblink with dblink's context, and
  * is raised again without any), TransactionCanceledException for a whole
  * request.  (The claims a TransactGetItems across nodes holds on each node
- * are ddb.try_claim_items, router_locks.c.)
+ * are ddb_model's ddb.try_claim_items, src/api/transactions.c.)
  */
 #include "postgres.h"
 
