@@ -1,7 +1,8 @@
 # ddb_model — PGXS build.  `make && make install`, then `make installcheck`
 # against a running server; tools/test.sh runs every suite on a throwaway one.
-# `make` builds the extension alone, with nothing but PostgreSQL's server
-# headers; `make tools` builds ddb-gateway and ddb-transfer (libmicrohttpd,
+# `make` builds the extensions alone (ddb_model.so, and ddb_router.so with
+# src/router/Makefile), with nothing but PostgreSQL's server headers;
+# `make tools` builds ddb-gateway and ddb-transfer (libmicrohttpd,
 # jansson, libpq, zlib, OpenSSL), which `make install` then installs into
 # PostgreSQL's bindir (or DDB_BINDIR).  Warnings are errors with
 # WERROR=-Werror, as the test command builds; off by default, so that a newer
@@ -14,7 +15,8 @@ MODULE_big = ddb_model
 # each earlier release (sql/ddb_model--0.1.sql, frozen: a user may have installed it,
 # and upgrades start from it).
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" ddb_model.control)
-DATA_built = ddb_model--$(EXTVERSION).sql ddb_router--$(EXTVERSION).sql
+ROUTER_VERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" ddb_router.control)
+DATA_built = ddb_model--$(EXTVERSION).sql ddb_router--$(ROUTER_VERSION).sql
 # (the script of the current version is the built one, never the frozen copy)
 DATA = $(filter-out sql/ddb_model--$(EXTVERSION).sql,$(wildcard sql/ddb_model--*.sql))
 
@@ -78,6 +80,7 @@ OBJS = \
 	src/partiql/partiql_rewrite.o \
 	src/partiql/partiql_execute.o \
 	src/execute/execute.o \
+	src/execute/item_claims.o \
 	src/jobs/job_catalog.o \
 	src/jobs/job_worker.o \
 	src/jobs/restore_items.o \
@@ -85,15 +88,7 @@ OBJS = \
 	src/exports/s3_claims.o \
 	src/exports/transfer_process.o \
 	src/exports/export_job.o \
-	src/exports/import_job.o \
-	src/router/route.o \
-	src/router/write_guard.o \
-	src/router/table_lists.o \
-	src/router/placements.o \
-	src/router/node_call.o \
-	src/router/coordinator.o \
-	src/router/router_locks.o \
-	src/router/router_execute.o
+	src/exports/import_job.o
 
 WERROR ?=
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(WERROR)
@@ -158,8 +153,23 @@ ddb_model--$(EXTVERSION).sql: $(INSTALL_SQL) ddb_model.control
 	      '\echo Use "CREATE EXTENSION ddb_model" to load this file. \quit' ''; \
 	  cat $(INSTALL_SQL); } > $@
 
-# The router's install script (ddb_router, docs/scale-out.md), built the same way;
-# it has the version of ddb_model, whose library holds its C functions.
+# ddb_router (docs/scale-out.md): its library, ddb_router.so, is a PGXS build of
+# its own (src/router/Makefile: PGXS builds one MODULE_big per Makefile), run
+# with this one's; its install script is built as ddb_model's.
+.PHONY: router-lib router-install router-uninstall router-clean
+all: router-lib
+install: router-install
+uninstall: router-uninstall
+clean: router-clean
+router-lib:
+	$(MAKE) -C src/router all
+router-install:
+	$(MAKE) -C src/router install
+router-uninstall:
+	$(MAKE) -C src/router uninstall
+router-clean:
+	$(MAKE) -C src/router clean
+
 ROUTER_SQL = \
 	sql/router/cluster.sql \
 	sql/router/calls.sql \
@@ -177,8 +187,8 @@ ROUTER_SQL = \
 	sql/router/transfer.sql \
 	sql/router/execute.sql
 
-ddb_router--$(EXTVERSION).sql: $(ROUTER_SQL) ddb_router.control
-	{ printf '%s\n' '-- ddb_router $(EXTVERSION) — install script.' \
+ddb_router--$(ROUTER_VERSION).sql: $(ROUTER_SQL) ddb_router.control
+	{ printf '%s\n' '-- ddb_router $(ROUTER_VERSION) — install script.' \
 	      '\echo Use "CREATE EXTENSION ddb_router" to load this file. \quit' ''; \
 	  cat $(ROUTER_SQL); } > $@
 

@@ -1,8 +1,8 @@
 /*
- * ddb_model.c — the shared library's module block, and its settings (the
- * router's, src/router/; throttling's, src/metering/throttle.c, whose shared
- * memory is set up when the library is preloaded; exports' and imports',
- * src/exports/).
+ * ddb_model.c — the shared library's module block, and its settings
+ * (throttling's, src/metering/throttle.c, whose shared memory is set up when the
+ * library is preloaded; exports' and imports', src/exports/).  The
+ * router's are its own library's (ddb_router.so, src/router/ddb_router.c).
  */
 #include "postgres.h"
 
@@ -11,7 +11,6 @@
 #include "exports/exports.h"
 #include "jobs/jobs.h"
 #include "metering/throttle.h"
-#include "router/router.h"
 
 PG_MODULE_MAGIC;
 
@@ -21,7 +20,6 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	router_define_settings();
 	jobs_define_settings();
 	throttle_init();
 	exports_define_settings();

@@ -298,6 +298,38 @@ check "DescribeEndpoints gives the address its caller (ddb-gateway) set on the r
     "$(q -c "SET ddb.endpoint_address = 'dynamodb.example.com:8443'" -c "SELECT concat_ws(' ', r->'Endpoints'->0->>'Address', r->'Endpoints'->0->>'CachePeriodInMinutes')
         FROM ddb_router.answer_response(ddb_router.execute_metered(NULL, 'DescribeEndpoints', '{}')) r")"
 
+# ddb_router.so is a library of its own (src/router/): ddb_model.so holds
+# none of it, it reaches ddb_model.so's functions only by looking them up
+# when it is loaded (src/router/model_imports.h), and a server that never
+# loads it has none of its settings.
+libdir=$(pg_config --pkglibdir)
+check "ddb_router.so is a library of its own" "yes" "$([ -f "$libdir/ddb_router.so" ] && echo yes)"
+check "ddb_model.so exports no symbol of the router" "0" "$(nm -D --defined-only "$libdir/ddb_model.so" | grep -ci router)"
+check "ddb_router.so binds no symbol of ddb_model.so" "" \
+    "$(comm -12 <(nm -D --undefined-only "$libdir/ddb_router.so" | awk '{print $2}' | sort -u) \
+                <(nm -D --defined-only "$libdir/ddb_model.so" | awk '{print $3}' | sort -u))"
+check "the C functions of ddb_router are in ddb_router.so" '$libdir/ddb_router' "$(q -c "
+    SELECT string_agg(DISTINCT p.probin, ', ') FROM pg_proc p
+    JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+    WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'ddb_router')
+      AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')")"
+check "a server that loaded ddb_model alone has no ddb_router.* settings" "0" \
+    "$(node "${NODES[0]}" -c "LOAD 'ddb_model'" -c "SELECT count(*) FROM pg_settings WHERE name LIKE 'ddb_router.%'")"
+check "the router's library defines them when it is loaded" "2" \
+    "$(q -c "LOAD 'ddb_router'" -c "SELECT count(*) FROM pg_settings WHERE name LIKE 'ddb_router.%'")"
+# The placements are cached per backend in a memory context of their own,
+# read again once a change of them commits (in this backend or another).
+dblink_schema=$(q -c "SELECT ddb_router.dblink_schema()")
+routes_as() { echo "SELECT ddb_router.route_hash('Music', ddb.ddb_key('artist1')) = ddb.ddb_key_route_hash(ddb.ddb_key('$1'))"; }
+check "a placement committed by another backend, then its removal by this one, are seen by the next routing" \
+    "t|ddb_router placements:CacheMemoryContext|t|t|t" "$(q -c "$(routes_as artist1)" \
+    -c "SELECT ident || ':' || parent FROM pg_backend_memory_contexts WHERE name = 'ddb_router cache'" \
+    -c "SELECT \"$dblink_schema\".dblink_exec('host=$socket port=$port dbname=$ROUTER',
+            \$s\$INSERT INTO ddb_router.placements VALUES ('Music', 'artist1', 'artist2')\$s\$) <> ''" \
+    -c "$(routes_as artist2)" \
+    -c "DELETE FROM ddb_router.placements WHERE table_pattern = 'Music'" \
+    -c "$(routes_as artist1)" | paste -sd'|')"
+
 call DeleteTable '{"TableName": "Music"}' >/dev/null
 check "DeleteTable removes the table from the router and every node" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"

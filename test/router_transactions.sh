@@ -195,7 +195,7 @@ check "a CreateTable whose router ended before the decision is nowhere after rec
 check "one whose router ended after it is everywhere after recovery" "1|1+1|0" "$(later after_decision)"
 q -c "CREATE ROLE ddb_2pc_plain"
 check "only a superuser sets ddb_router.failpoint" "1" \
-    "$(psql -X -q -d "$ROUTER" -c "LOAD 'ddb_model'" -c "SET ROLE ddb_2pc_plain" -c "SET ddb_router.failpoint = 'after_prepare'" 2>&1 |
+    "$(psql -X -q -d "$ROUTER" -c "LOAD 'ddb_router'" -c "SET ROLE ddb_2pc_plain" -c "SET ddb_router.failpoint = 'after_prepare'" 2>&1 |
        grep -c 'permission denied to set parameter "ddb_router.failpoint"')"
 
 # --- Races: transactions on the same items of both nodes ------------------

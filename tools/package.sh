@@ -65,9 +65,11 @@ deb_has() {  # deb, path...
 check "postgresql-15-ddb-model holds the extension" deb_has "$EXT_DEB" \
     /usr/lib/postgresql/15/lib/ddb_model.so /usr/share/postgresql/15/extension/ddb_model.control \
     "/usr/share/postgresql/15/extension/ddb_model--${VERSION%-*}.sql" \
+    /usr/lib/postgresql/15/lib/ddb_router.so /usr/share/postgresql/15/extension/ddb_router.control \
+    "/usr/share/postgresql/15/extension/ddb_router--${VERSION%-*}.sql" \
     /usr/share/postgresql/15/extension/ddb_model--0.1.sql \
     /usr/share/postgresql/15/extension/ddb_model--0.1--0.2.sql \
-    '/usr/lib/postgresql/15/lib/bitcode/ddb_model/.*\.bc'
+    '/usr/lib/postgresql/15/lib/bitcode/ddb_model/.*\.bc' '/usr/lib/postgresql/15/lib/bitcode/ddb_router/.*\.bc'
 check "ddb-gateway holds the tools, the unit and the config" deb_has "$GW_DEB" \
     /usr/bin/ddb-gateway /usr/bin/ddb-transfer /lib/systemd/system/ddb-gateway.service \
     /etc/ddb-gateway/ddb-gateway.conf

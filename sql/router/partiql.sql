@@ -12,7 +12,7 @@ CREATE FUNCTION ddb_router.statement_route(element jsonb, OUT route integer, OUT
 
 -- A router's token (a ShardIterator; a NextToken, of a statement): the
 -- place of a node and the node's own token, which the node opens, or none
--- (the node's first page); sealed with the router's secret (src/request/tokens.c).
+-- (the node's first page); sealed with the router's secret by ddb_model (src/router/node_tokens.c).
 -- It stands for nothing the node's token does not, so any role may seal one.
 CREATE FUNCTION ddb_router.seal_node_token(kind text, statement text, node integer, token text) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_router_seal_node_token' LANGUAGE C STABLE;

@@ -1,7 +1,8 @@
 /*
  * tokens.c — the opaque tokens given to clients (a stream's shard
  * iterators, PartiQL's NextToken, the pages of ListExports and
- * ListImports, a router's): the payload, base64, then a dot and an
+ * ListImports, and a router's, whose payload ddb_router.so builds and
+ * reads itself: src/router/node_tokens.c): the payload, base64, then a dot and an
  * HMAC-SHA256 of the token's purpose and payload under the server's secret
  * (ddb.server_secret, readable by the extension's owner alone).  A token
  * that was edited, forged or issued for another purpose does not open.
@@ -35,8 +36,6 @@ PG_FUNCTION_INFO_V1(ddb_stream_iterator);
 PG_FUNCTION_INFO_V1(ddb_open_stream_iterator);
 PG_FUNCTION_INFO_V1(ddb_seal_job_page_token);
 PG_FUNCTION_INFO_V1(ddb_open_job_page_token);
-PG_FUNCTION_INFO_V1(ddb_router_seal_node_token);
-PG_FUNCTION_INFO_V1(ddb_router_open_node_token);
 
 #define TOKEN_MAC_BYTES PG_SHA256_DIGEST_LENGTH
 
@@ -426,72 +425,4 @@ ddb_open_job_page_token(PG_FUNCTION_ARGS)
 	if (strcmp(filter, text_to_cstring(PG_GETARG_TEXT_PP(2))) != 0)
 		PG_RETURN_NULL();
 	PG_RETURN_INT32((int32) job);
-}
-
-/* A router's token: {"node": its place among the nodes, "token": the node's own token, if any}. */
-static const TokenMember node_token_members[] = {{"node", jbvNumeric, false}, {"token", jbvString, true}};
-
-/* The purpose of a router's tokens of a kind (ShardIterator; NextToken, of a statement), or an error for another. */
-static char *
-node_token_purpose(FunctionCallInfo fcinfo)
-{
-	char	   *kind = PG_ARGISNULL(0) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(0));
-
-	if (strcmp(kind, "ShardIterator") == 0)
-		return "router ShardIterator";
-	if (strcmp(kind, "NextToken") == 0 && !PG_ARGISNULL(1))
-		return psprintf("router NextToken %s", text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("a router's token is a ShardIterator, or a NextToken of a statement")));
-	pg_unreachable();
-}
-
-/*
- * ddb_router.seal_node_token(kind, statement, node, token): a router's
- * ShardIterator or NextToken (of a statement): the place of a node and the
- * node's own token, which the node opens, or none (the node's first page).
- * It stands for nothing the node's token does not: any role may seal one.
- */
-Datum
-ddb_router_seal_node_token(PG_FUNCTION_ARGS)
-{
-	char	   *purpose = node_token_purpose(fcinfo);
-	JsonbParseState *state = NULL;
-
-	if (PG_ARGISNULL(2) || PG_GETARG_INT32(2) < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a router's token names a node by its place, from 1")));
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	push_int64(&state, "node", PG_GETARG_INT32(2));
-	if (!PG_ARGISNULL(3))
-		ddb_push_string(&state, "token", text_to_cstring(PG_GETARG_TEXT_PP(3)));
-	PG_RETURN_TEXT_P(seal_object(purpose, &state));
-}
-
-/* ddb_router.open_node_token(kind, statement, token): the node and node's token of a router's token; NULLs for anything else. */
-Datum
-ddb_router_open_node_token(PG_FUNCTION_ARGS)
-{
-	char	   *purpose = node_token_purpose(fcinfo);
-	Jsonb	   *payload = PG_ARGISNULL(2) ? NULL :
-		api_token_open_object(purpose, text_to_cstring(PG_GETARG_TEXT_PP(2)), node_token_members, lengthof(node_token_members));
-	Datum		values[2] = {0};
-	bool		nulls[2] = {true, true};
-	int64		node;
-
-	if (payload && api_token_int64(payload, "node", 1, PG_INT32_MAX, &node))
-	{
-		char	   *token = api_token_string(payload, "token");
-
-		values[0] = Int32GetDatum((int32) node);
-		nulls[0] = false;
-		if (token)
-		{
-			values[1] = CStringGetTextDatum(token);
-			nulls[1] = false;
-		}
-	}
-	PG_RETURN_DATUM(result_record(fcinfo, values, nulls));
 }

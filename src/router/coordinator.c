@@ -6,7 +6,7 @@
  * them (a remote error comes back through dblink with dblink's context, and
  * is raised again without any), TransactionCanceledException for a whole
  * request.  (The claims a TransactGetItems across nodes holds on each node
- * are ddb.try_claim_items, router_locks.c.)
+ * are ddb_model's ddb.try_claim_items, src/api/transactions.c.)
  */
 #include "postgres.h"
 
@@ -18,7 +18,6 @@
 
 #include "../ddb_errors.h"
 #include "../ddb_jsonb.h"
-#include "../table/item_store.h"
 #include "router.h"
 
 PG_FUNCTION_INFO_V1(ddb_router_failpoint);
@@ -42,7 +41,7 @@ check_failpoint(char **newval, void **extra, GucSource source)
 	return false;
 }
 
-/* Defines the router's settings (the library's _PG_init). */
+/* Defines the router's settings (the library's _PG_init, ddb_router.c). */
 void
 router_define_settings(void)
 {

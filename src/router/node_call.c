@@ -27,21 +27,24 @@ PG_FUNCTION_INFO_V1(ddb_router_call_rolled_back);
 PG_FUNCTION_INFO_V1(ddb_router_call_for_merge);
 PG_FUNCTION_INFO_V1(ddb_router_raise_invalid);
 
-/* The node functions by signature, looked up once per backend (again after a change of pg_proc). */
+/* The node functions by signature, looked up once per backend (again after a change of one of them in pg_proc). */
 static const char *const node_function_signatures[NODE_FUNCTION_COUNT] = {
 	"ddb_router.node_execute(integer,name,text,jsonb)",
 	"ddb_router.node_execute_rolled_back(integer,name,text,jsonb)",
 	"ddb_router.node_execute_for_merge(integer,name,text,jsonb,integer)",
 };
 static FmgrInfo node_functions[NODE_FUNCTION_COUNT];
+static uint32 node_function_hashes[NODE_FUNCTION_COUNT];	/* their pg_proc syscache hash values */
 static bool node_functions_valid = false;
 static bool node_functions_callback = false;
 
-/* Forgets the looked-up functions when pg_proc changes (an extension update). */
+/* Forgets the looked-up functions when one of them changes in pg_proc (an extension update), or all did (0). */
 static void
 node_functions_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 {
-	node_functions_valid = false;
+	for (int i = 0; i < NODE_FUNCTION_COUNT; i++)
+		if (hashvalue == 0 || hashvalue == node_function_hashes[i])
+			node_functions_valid = false;
 }
 
 /* The FmgrInfo of a node function, looked up when needed. */
@@ -66,6 +69,7 @@ node_function(NodeFunction function)
 						 errmsg("function %s does not exist", node_function_signatures[i]),
 						 errhint("The router needs the extension ddb_router of its version: ALTER EXTENSION ddb_router UPDATE.")));
 			fmgr_info_cxt(oid, &node_functions[i], TopMemoryContext);
+			node_function_hashes[i] = GetSysCacheHashValue1(PROCOID, ObjectIdGetDatum(oid));
 		}
 		node_functions_valid = true;
 	}

@@ -4,8 +4,9 @@
  * item of another (underwriting's W17: every change of a RULEBOOK item
  * writes a RULEBOOKCONFIGUPDATE audit item in the same transaction) keeps
  * both on one node when the second routes as the first
- * (ddb_router.placements).  Cached per backend until a relcache
- * invalidation (the table's triggers, a change of the placements).
+ * (ddb_router.placements).  Cached per backend until the placements
+ * change (their trigger sends a relcache invalidation of the table: the
+ * cache listens to that table's alone, router_cache.c).
  */
 #include "postgres.h"
 
@@ -13,10 +14,10 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "../key/ddb_key.h"
+#include "../key/key_codec.h"
+#include "model_imports.h"
 #include "router.h"
 
 PG_FUNCTION_INFO_V1(ddb_router_tables_changed);
@@ -31,38 +32,17 @@ typedef struct Placement
 	uint32		hash;			/* the routing hash of placed_with */
 } Placement;
 
+/* The placements (in the cache's memory context), valid until ddb_router.placements changes. */
+static RouterCache placements_cache = {.name = "ddb_router placements", .table = "placements"};
 static List *placements = NIL;
-static bool placements_valid = false;
-static bool placements_callback = false;
-
-/* Forgets the placements (a relcache invalidation: one may have changed). */
-static void
-placements_invalidate(Datum arg, Oid relid)
-{
-	placements_valid = false;
-}
-
-/* The encoding of an S key in TopMemoryContext; NULL for an invalid one. */
-static uint8_t *
-encoded_string(const char *s, size_t *len)
-{
-	uint8_t		enc[KEY_MAX_ENCODED];
-
-	if (key_encode_string(s, strlen(s), enc, len) != KEY_OK)
-		return NULL;
-	return memcpy(MemoryContextAlloc(TopMemoryContext, *len), enc, *len);
-}
 
 /* Reads ddb_router.placements. */
 static void
 load_placements(void)
 {
-	if (!placements_callback)
-	{
-		CacheRegisterRelcacheCallback(placements_invalidate, (Datum) 0);
-		placements_callback = true;
-	}
-	placements = NIL;			/* what it held stays in TopMemoryContext: a few bytes per change */
+	MemoryContext cxt = router_cache_begin_read(&placements_cache);
+
+	placements = NIL;
 	SPI_connect();
 	if (SPI_execute("SELECT table_pattern, partition_key, placed_with FROM ddb_router.placements", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "ddb_router: reading ddb_router.placements failed");
@@ -70,24 +50,30 @@ load_placements(void)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-		Placement  *p = palloc0(sizeof(Placement));
+		char	   *pattern = SPI_getvalue(row, desc, 1);
+		char	   *key = SPI_getvalue(row, desc, 2);
+		char	   *with = SPI_getvalue(row, desc, 3);
+		uint8_t		key_enc[KEY_MAX_ENCODED];
+		uint8_t		with_enc[KEY_MAX_ENCODED];
+		size_t		key_len;
 		size_t		with_len;
-		uint8_t    *with;
+		Placement  *p;
+		MemoryContext old;
 
-		p->pattern = SPI_getvalue(row, desc, 1);
-		p->key = encoded_string(SPI_getvalue(row, desc, 2), &p->key_len);
-		with = encoded_string(SPI_getvalue(row, desc, 3), &with_len);
-		MemoryContextSwitchTo(old);
-		if (p->key == NULL || with == NULL)
+		if (key_encode_string(key, strlen(key), key_enc, &key_len) != KEY_OK ||
+			key_encode_string(with, strlen(with), with_enc, &with_len) != KEY_OK)
 			continue;			/* the table's CHECK keeps them valid S keys */
-		p->hash = ddb_key_route_hash_encoded(with, with_len);
-		old = MemoryContextSwitchTo(TopMemoryContext);
+		old = MemoryContextSwitchTo(cxt);
+		p = palloc(sizeof(Placement));
+		p->pattern = pstrdup(pattern);
+		p->key = memcpy(palloc(key_len), key_enc, key_len);
+		p->key_len = key_len;
+		p->hash = ddb_model.ddb_key_route_hash_encoded(with_enc, with_len);
 		placements = lappend(placements, p);
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
-	placements_valid = true;
+	router_cache_end_read(&placements_cache);
 }
 
 /* True when a table name matches a pattern in which * stands for any characters. */
@@ -107,7 +93,7 @@ router_route_hash(const char *table_name, const uint8_t *enc, size_t len)
 {
 	ListCell   *lc;
 
-	if (!placements_valid)
+	if (!placements_cache.valid)
 		load_placements();
 	foreach(lc, placements)
 	{
@@ -116,7 +102,7 @@ router_route_hash(const char *table_name, const uint8_t *enc, size_t len)
 		if (p->key_len == len && memcmp(p->key, enc, len) == 0 && pattern_matches(p->pattern, table_name))
 			return p->hash;
 	}
-	return ddb_key_route_hash_encoded(enc, len);
+	return ddb_model.ddb_key_route_hash_encoded(enc, len);
 }
 
 /* The trigger on ddb_router.placements and reference_tables: every backend's caches are read again once the change commits. */

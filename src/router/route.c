@@ -17,11 +17,8 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "../api/api.h"
-#include "../key/ddb_key.h"
-#include "../partiql/partiql.h"
-#include "../request/request.h"
-#include "../table/table_def.h"
+#include "../key/key_codec.h"
+#include "model_imports.h"
 #include "router.h"
 
 PG_FUNCTION_INFO_V1(ddb_router_route_of);
@@ -85,28 +82,38 @@ route_key_value(const char *table_name, JsonbContainer *map, const char *attribu
 	return true;
 }
 
+/* A member of a request (an object) that is not JSON null, or NULL. */
+static JsonbValue *
+request_member(Jsonb *request, const char *name)
+{
+	JsonbValue *v = getKeyJsonValueFromContainer(&request->root, name, (int) strlen(name), NULL);
+
+	return v != NULL && v->type != jbvNull ? v : NULL;
+}
+
 /* The table a request names, or NULL when it names none that exists. */
 static TableDef *
 request_table(Jsonb *request)
 {
-	JsonbValue	name;
+	JsonbValue *name = request_member(request, "TableName");
 
-	if (!api_field(request, "TableName", &name) || name.type != jbvString)
+	if (name == NULL || name->type != jbvString)
 		return NULL;
-	return table_def_find(pnstrdup(name.val.string.val, name.val.string.len));
+	return ddb_model.table_def_find(pnstrdup(name->val.string.val, name->val.string.len));
 }
 
 /* The routing hash of an item operation by the partition key in its member ("Key", "Item"); false when the request is invalid. */
 bool
 route_item(Jsonb *request, const char *member, uint32 *hash)
 {
-	TableDef   *def = request_table(request);
-	JsonbValue	map;
+	TableDef   *def;
+	JsonbValue *map;
 
-	if (def == NULL || !api_field(request, member, &map) || map.type != jbvBinary ||
-		!JsonContainerIsObject(map.val.binary.data))
+	if (!JsonContainerIsObject(&request->root) || (def = request_table(request)) == NULL ||
+		(map = request_member(request, member)) == NULL || map->type != jbvBinary ||
+		!JsonContainerIsObject(map->val.binary.data))
 		return false;
-	return route_key_value(def->name, map.val.binary.data, def->keys.hash_key, def->keys.hash_type, hash);
+	return route_key_value(def->name, map->val.binary.data, def->keys.hash_key, def->keys.hash_type, hash);
 }
 
 /* Where a read request goes: the result of one of the routing questions below. */
@@ -121,14 +128,16 @@ typedef enum Destination
 static Destination
 query_destination(Jsonb *request, uint32 *hash)
 {
-	Datum		pk = api_query_partition_key(request);
+	Datum		pk = ddb_model.api_query_partition_key(request);
 	struct varlena *key;
+	JsonbValue *name;
 
 	if (pk == (Datum) 0)
 		return DESTINATION_EVERY_NODE;
 	key = PG_DETOAST_DATUM_PACKED(pk);
 	/* the Query was read: its TableName names a table */
-	*hash = router_route_hash(api_string(request, "TableName"), DDB_KEY_DATA(key), DDB_KEY_LEN(key));
+	name = request_member(request, "TableName");
+	*hash = router_route_hash(pnstrdup(name->val.string.val, name->val.string.len), DDB_KEY_DATA(key), DDB_KEY_LEN(key));
 	return DESTINATION_NODE;
 }
 
@@ -141,7 +150,7 @@ static Destination
 statement_destination(Jsonb *element, uint32 *hash)
 {
 	Jsonb	   *request;
-	const char *operation = api_statement_operation(element, &request);
+	const char *operation = ddb_model.api_statement_operation(element, &request);
 
 	statement_operation = operation;
 	statement_request = request;
@@ -239,7 +248,7 @@ ddb_router_statement_route(PG_FUNCTION_ARGS)
 Datum
 ddb_router_route_of(PG_FUNCTION_ARGS)
 {
-	TableDef   *def = table_def_find(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	TableDef   *def = ddb_model.table_def_find(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	Jsonb	   *key = PG_GETARG_JSONB_P(1);
 	uint32		hash;
 

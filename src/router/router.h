@@ -1,6 +1,7 @@
 /*
  * router.h — the router of a sharded deployment (docs/scale-out.md): the
- * ddb_router extension's C side, in ddb_model's library.  Requests are
+ * ddb_router extension's C side, its own library ddb_router.so, which calls
+ * a few functions of ddb_model.so (model_imports.h).  Requests are
  * routed to shard nodes with PL/Proxy by the routing hash of their partition
  * key (ddb.ddb_key_route_hash); the fan-out operations are the SQL functions
  * of sql/ddb_router--*.sql, which call back into route.c and node_call.c.
@@ -77,7 +78,30 @@ extern bool router_request_names_listed(RouterTableList list, Jsonb *request);
 /* Has a node raise the error of a request the router found invalid (never returns). */
 extern void node_raise_invalid(Datum role, bool role_null, text *operation, Jsonb *request) pg_attribute_noreturn();
 
-/* Defines the settings ddb_router.* (coordinator.c), from the library's _PG_init. */
+/* Defines the settings ddb_router.* (coordinator.c), from the library's _PG_init (ddb_router.c). */
 extern void router_define_settings(void);
+
+/*
+ * A cache of what a backend read from the router's own tables, in a memory
+ * context of its own (router_cache.c): read again once its table changed
+ * (a relcache invalidation of the table: its trigger sends one), or, for
+ * a cache of the tables' unique indexes, once an index came or went.
+ */
+typedef struct RouterCache
+{
+	const char *name;			/* its memory context's identifier */
+	const char *table;			/* the table it reads, ddb_router.<table>; NULL: every table's indexes */
+	Oid			relid;			/* the table's OID when last read */
+	MemoryContext context;		/* what it holds: a child of CacheMemoryContext, emptied at each read */
+	uint64		invalidations;	/* the changes seen since the backend started */
+	uint64		invalidations_at_read;	/* and when it was last read */
+	bool		valid;			/* read, and not changed since */
+} RouterCache;
+
+/* Empties a cache to read it again (its table's OID looked up anew): the memory context to read it into. */
+extern MemoryContext router_cache_begin_read(RouterCache *cache);
+
+/* Marks a cache read: valid until its table changes, unless it changed while it was read. */
+extern void router_cache_end_read(RouterCache *cache);
 
 #endif							/* DDB_ROUTER_H */

@@ -1,17 +1,16 @@
 /*
- * table_lists.c — the tables the router treats apart, cached per backend
- * until a relcache invalidation (an index or a table came or went, or a
- * list changed: their triggers send one): the tables with an attribute kept
- * unique across the nodes (ddb_router.unique_attributes, sql/router/unique.sql)
- * and the reference tables, whose items every node holds
- * (ddb_router.reference_tables, sql/router/reference.sql).
+ * table_lists.c — the tables the router treats apart, each list cached per
+ * backend (router_cache.c): the tables with an attribute kept unique across
+ * the nodes (ddb_router.unique_attributes, sql/router/unique.sql: a view of
+ * the tables' unique indexes, read again once an index came or went) and
+ * the reference tables, whose items every node holds
+ * (ddb_router.reference_tables, sql/router/reference.sql: read again once
+ * its trigger says it changed).
  */
 #include "postgres.h"
 
 #include "executor/spi.h"
 #include "utils/builtins.h"
-#include "utils/inval.h"
-#include "utils/memutils.h"
 
 #include "router.h"
 
@@ -21,43 +20,35 @@ static const char *const list_queries[ROUTER_TABLE_LISTS] = {
 	"SELECT table_name FROM ddb_router.reference_tables",
 };
 
-/* The lists (char *, in TopMemoryContext), valid until a relcache invalidation. */
+/* The cache of each list: what it follows. */
+static RouterCache list_caches[ROUTER_TABLE_LISTS] = {
+	{.name = "ddb_router tables with unique attributes", .table = NULL},
+	{.name = "ddb_router reference tables", .table = "reference_tables"},
+};
+
+/* The lists (char *, in their caches' memory contexts). */
 static List *lists[ROUTER_TABLE_LISTS];
-static bool lists_valid = false;
-static bool lists_callback = false;
 
-/* Forgets the lists. */
+/* Reads a list. */
 static void
-lists_invalidate(Datum arg, Oid relid)
+load_list(RouterTableList list)
 {
-	lists_valid = false;
-}
+	MemoryContext cxt = router_cache_begin_read(&list_caches[list]);
 
-/* Reads every list. */
-static void
-load_lists(void)
-{
-	if (!lists_callback)
-	{
-		CacheRegisterRelcacheCallback(lists_invalidate, (Datum) 0);
-		lists_callback = true;
-	}
+	lists[list] = NIL;
 	SPI_connect();
-	for (int i = 0; i < ROUTER_TABLE_LISTS; i++)
+	if (SPI_execute(list_queries[list], true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "ddb_router: %s failed", list_queries[list]);
+	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		MemoryContext old;
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
 
-		list_free_deep(lists[i]);
-		lists[i] = NIL;
-		if (SPI_execute(list_queries[i], true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "ddb_router: %s failed", list_queries[i]);
-		old = MemoryContextSwitchTo(TopMemoryContext);
-		for (uint64 r = 0; r < SPI_processed; r++)
-			lists[i] = lappend(lists[i], SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1));
+		lists[list] = lappend(lists[list], pstrdup(name));
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
-	lists_valid = true;
+	router_cache_end_read(&list_caches[list]);
 }
 
 /* True when a table is in a list. */
@@ -66,8 +57,8 @@ router_table_listed(RouterTableList list, const char *table_name)
 {
 	ListCell   *lc;
 
-	if (!lists_valid)
-		load_lists();
+	if (!list_caches[list].valid)
+		load_list(list);
 	foreach(lc, lists[list])
 		if (strcmp(table_name, (char *) lfirst(lc)) == 0)
 			return true;
@@ -87,8 +78,8 @@ router_request_names_listed(RouterTableList list, Jsonb *request)
 	ListCell   *lc;
 	JsonbValue *name;
 
-	if (!lists_valid)
-		load_lists();
+	if (!list_caches[list].valid)
+		load_list(list);
 	if (lists[list] == NIL)
 		return false;
 	name = getKeyJsonValueFromContainer(&request->root, "TableName", 9, NULL);
