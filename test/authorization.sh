@@ -3,24 +3,20 @@
 # as a PostgreSQL role, and the role's privileges decide.  Starts the built
 # gateway on a loopback port against the cluster of tools/test.sh
 # (PGHOST/PGPORT/PGUSER set), signs requests as the AWS SDKs do, and prints
-# "<check> ... ok|FAILED" per check.
+# TAP (test/lib.sh).
 #
 # The walk: every operation ddb.execute serves (read from its dispatch
 # tables in src/execute/execute.c) is sent by a key whose role may touch no
 # table; each must be refused, or list nothing.  An operation added there
 # without a request here fails the walk.
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/authorization"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir authorization
 DB=ddb_authorization
 PORT=${AUTHORIZATION_TEST_PORT:-55484}
 URL="http://127.0.0.1:$PORT/"
 ARN=arn:aws:dynamodb:ddb-model:000000000000:table
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 ROLES="ddb_authz_none ddb_authz_reader ddb_authz_tenant ddb_authz_orders ddb_authz_gone"
 drop_roles() {
     for r in $ROLES; do
@@ -28,12 +24,10 @@ drop_roles() {
     done
 }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB"
+fresh_db --extension "$DB"
 drop_roles
-psql -X -q -d postgres -c "CREATE DATABASE $DB"
 for r in ${ROLES% *}; do psql -X -q -d postgres -c "CREATE ROLE $r NOLOGIN"; done
 q >/dev/null <<'SQL'
-CREATE EXTENSION ddb_model;
 SELECT ddb.execute('CreateTable', '{"TableName": "Secret", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
   "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
   "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"}}');
@@ -62,14 +56,7 @@ read -r reader_id reader_secret <<<"$(key ddb_authz_reader)"
 read -r tenant_id tenant_secret <<<"$(key ddb_authz_tenant)"
 read -r orders_id orders_secret <<<"$(key ddb_authz_orders)"
 
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway.log" &
-gateway_pid=$!
-trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "${URL%/}/health" && break
-    sleep 0.1
-done
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2
 
 # as KEY ACTION BODY: a signed request; the body in $WORK/body, prints "status type"
 as() {
@@ -293,9 +280,7 @@ q -c "GRANT UPDATE ON ddb.tables TO ddb_authz_none" -c "GRANT SELECT ON ddb.tabl
 check "with UPDATE on ddb.tables and SELECT on ddb.table_grants too, it creates the table" " 1" \
     "$(sqlstate "$create_mine" ddb_authz_none) $(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Minted'")"
 
-kill "$gateway_pid"
-wait "$gateway_pid" 2>/dev/null
-trap - EXIT
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
+stop_gateway
+drop_db "$DB"
 drop_roles
-exit $status
+done_testing

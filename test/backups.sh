@@ -6,32 +6,19 @@
 # copies, and a backup that is one consistent moment; the background jobs'
 # worker limit and a server restart in the middle of a restore.  Runs
 # against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set), which it
-# restarts once; prints "<check> ... ok|FAILED" per check.
+# restarts once; prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/backups"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir backups
 DB=ddb_backups_test
 PORT=${BACKUPS_TEST_PORT:-55488}
 ENDPOINT="http://127.0.0.1:$PORT"
 ACCOUNTS=${BACKUPS_TEST_ACCOUNTS:-100000}
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-q -c "CREATE EXTENSION ddb_model"
+fresh_db --extension "$DB"
 read -r key_id key_secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway.log" &
-gateway_pid=$!
-trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "$ENDPOINT/health" && break
-    sleep 0.1
-done
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2
 aws() {
     AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$key_secret AWS_DEFAULT_REGION=us-east-1 AWS_PAGER= AWS_CONFIG_FILE=/dev/null \
         /usr/bin/aws --endpoint-url "$ENDPOINT" --output text "$@" 2>&1
@@ -131,7 +118,7 @@ check "when every background worker is taken, a restore is refused as LimitExcee
     "$refused|$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Slow$i'")"
 
 # ---- a server restart in the middle of restores ----
-kill "$gateway_pid"; wait "$gateway_pid" 2>/dev/null; trap - EXIT
+stop_gateway
 data=$(q -c "SHOW data_directory")
 (cd / && runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$data" -m fast -w restart >/dev/null)
 check "after a restart, the restores' jobs are still IN_PROGRESS until looked at" "$((i - 1))" \
@@ -150,5 +137,5 @@ check "ddb.job_state ends the others" "$((i - 3)) 0" \
        q -c "SELECT count(*) FROM ddb.jobs WHERE status = 'IN_PROGRESS'")"
 check "and their tables went with them" "0" "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name LIKE 'Slow%'")"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+drop_db "$DB"
+done_testing

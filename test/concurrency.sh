@@ -1,19 +1,14 @@
 #!/usr/bin/env bash
 # Races between sessions, made deterministic by holding one transaction open
 # while the other session runs.  Runs against the cluster of tools/test.sh
-# (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED" per check.
+# (PGHOST/PGPORT/PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/concurrency"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir concurrency
 DB=ddb_concurrency
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-q -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Race', 'pk', 'S', 'sk', 'S')" >/dev/null
+fresh_db --extension "$DB"
+q -c "SELECT ddb.create_table('Race', 'pk', 'S', 'sk', 'S')" >/dev/null
 put_old='{"TableName": "Race", "Item": {"pk": {"S": "k"}, "sk": {"S": "1"}, "who": {"S": "%s"}}, "ReturnValues": "ALL_OLD"}'
 
 # Session A creates the item and holds its transaction open; session B's
@@ -182,7 +177,7 @@ check "PITR: a prepared transaction's version is seen once it is committed" "0 1
 # exist: a read of the history misses A's version, a read after settling
 # waits for A and has it.
 reset_standby() { psql -X -q -d postgres -c "ALTER SYSTEM RESET synchronous_standby_names" -c "SELECT pg_reload_conf()" >/dev/null; }
-trap reset_standby EXIT
+at_exit reset_standby
 psql -X -q -d postgres -c "ALTER SYSTEM SET synchronous_standby_names = 'ddb_nobody'" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 0.5
 q -c "SET synchronous_commit = on" -c "SELECT ddb.put_item('PitRace', '{\"pk\": \"late\"}')" >/dev/null 2>&1 &
@@ -196,10 +191,9 @@ settle_pid=$!
 sleep 1
 kill -0 "$settle_pid" 2>/dev/null && waiting=waits || waiting="did not wait"
 reset_standby
-trap - EXIT
 wait "$a_pid" "$settle_pid"
 check "PITR: a read before the commit is over misses it; ddb.pitr_settle waits for it, then it is read" "0 waits 1" \
     "$missed $waiting $(tail -1 "$WORK/settled.out")"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+drop_db "$DB"
+done_testing

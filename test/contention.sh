@@ -5,20 +5,15 @@
 # one fails with TransactionConflictException; nothing ever deadlocks.
 # First deterministically (one session holds its transaction open), then 8
 # pgbench clients writing two items in opposite orders for a few seconds.
-# Runs against the cluster of tools/test.sh; prints "<check> ... ok|FAILED".
+# Runs against the cluster of tools/test.sh; prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/contention"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir contention
 DB=ddb_contention
 SECONDS_PER_RUN=${CONTENTION_SECONDS:-4}
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-q -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Counters', 'pk')" \
+fresh_db --extension "$DB"
+q -c "SELECT ddb.create_table('Counters', 'pk')" \
   -c "SELECT ddb.put_item('Counters', '{\"pk\": \"a\", \"n\": 0, \"s\": 0}')" \
   -c "SELECT ddb.put_item('Counters', '{\"pk\": \"b\", \"n\": 0, \"s\": 0}')" >/dev/null
 
@@ -107,5 +102,5 @@ check "a's single writes counted every one that succeeded" "$(q -c "SELECT count
     "$(q -c "SELECT item->>'s' FROM public.\"Counters\" WHERE pk = 'a'")"
 echo "outcomes in $SECONDS_PER_RUN s: $(tr '\n|' ', ' <"$WORK/outcomes.out")"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+drop_db "$DB"
+done_testing

@@ -2,13 +2,11 @@
 # Runs the SQL examples of every docs/*.md and docs/models/*.md page against
 # the running cluster:
 # each page in a fresh database with the extension; a ```sql block must
-# succeed and a ```sql fails block must raise an error.  Prints one line per
-# page ("ok"/"FAILED") and exits non-zero if any page failed.
+# succeed and a ```sql fails block must raise an error.  Prints TAP
+# (test/lib.sh), a check per page, and exits non-zero if any page failed.
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/docs-examples"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir docs-examples
 
 for page in "$ROOT"/docs/*.md "$ROOT"/docs/models/*.md; do
     name=$(basename "$page" .md)
@@ -24,8 +22,7 @@ for page in "$ROOT"/docs/*.md "$ROOT"/docs/models/*.md; do
     ls "$WORK/$name"/*.sql >/dev/null 2>&1 || continue
 
     db="docs_$name"
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS \"$db\"" -c "CREATE DATABASE \"$db\"" >/dev/null
-    psql -X -q -d "$db" -c "CREATE EXTENSION ddb_model" >/dev/null
+    fresh_db --extension "$db" >/dev/null
     page_ok=1
     # One session per page, so that temp tables and settings carry from block to block.
     script="$WORK/$name.session.sql"
@@ -45,13 +42,13 @@ for page in "$ROOT"/docs/*.md "$ROOT"/docs/models/*.md; do
         [ -e "$block" ] || continue
         b=$(basename "$block")
         awk -v b="BLOCK $b" '$0 == b {on = 1; next} /^BLOCK / {on = 0} on && /ERROR:/ {found = 1} END {exit !found}' \
-            "$out" || { echo "docs/$name.md: block $b did not fail"; page_ok=0; }
+            "$out" || { diag "docs/$name.md: block $b did not fail"; page_ok=0; }
     done
     if [ $page_ok = 1 ]; then
-        echo "docs example $name ... ok"
+        ok yes "docs example $name"
     else
-        echo "docs example $name ... FAILED"; tail -20 "$out"; status=1
+        ok no "docs example $name" "$(tail -20 "$out")"
     fi
-    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null
+    drop_db "$db" >/dev/null
 done
-exit $status
+done_testing

@@ -14,17 +14,13 @@
 # with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (a key from
 # ddb.create_access_key()), AWS_DEFAULT_REGION=us-east-1 and ENDPOINT (the
 # gateway's URL) set.  Each must exit 0, and print what the ```text block
-# right after it shows, if there is one ("..." in it stands for any text).  Prints "<check> ... ok|FAILED" per
+# right after it shows, if there is one ("..." in it stands for any text).  Prints TAP (test/lib.sh), a check per
 # block; the gateway listens on 127.0.0.1:$DDB_DOCS_GATEWAY_PORT (55543).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/docs-gateway"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir docs-gateway
 NPM_DIR="$ROOT/build/docs-gateway-npm"
 PORT=${DDB_DOCS_GATEWAY_PORT:-55543}
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
-gateway_pid=
-trap '[ -z "$gateway_pid" ] || { kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; }' EXIT
 
 # npm_packages: installs test/docs_gateway's locked packages into $NPM_DIR
 # unless the same lock's are there
@@ -35,7 +31,7 @@ npm_packages() {
     rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR/run"
     cp "$ROOT/test/docs_gateway/package.json" "$ROOT/test/docs_gateway/package-lock.json" "$NPM_DIR/"
     (cd "$NPM_DIR" && npm ci --no-audit --no-fund --silent) >"$WORK/npm.log" 2>&1 ||
-        { echo "npm ci in $NPM_DIR failed:"; tail -20 "$WORK/npm.log"; rm -rf "$NPM_DIR/node_modules"; return 1; }
+        { diag "npm ci in $NPM_DIR failed:"; tail -20 "$WORK/npm.log" | diag; rm -rf "$NPM_DIR/node_modules"; return 1; }
 }
 
 # prints EXPECTED PRINTED: whether the file PRINTED holds what the file
@@ -85,21 +81,14 @@ for k, (lang, tag, text) in enumerate(blocks):
         open(f"{out}/{n:03d}.expected", "w", encoding="utf-8").write(blocks[k + 1][2])
 PY
     if ls "$dir"/*.mjs >/dev/null 2>&1 && ! npm_packages; then
-        echo "docs client examples of $name: the SDK for JavaScript ... FAILED (npm could not install it)"; status=1; continue
+        ok no "docs client examples of $name: the SDK for JavaScript" "npm could not install it"; continue
     fi
 
     db="docs_gateway_$name"
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS \"$db\"" \
-        -c "CREATE DATABASE \"$db\"" >/dev/null
-    psql -X -q -d "$db" -c "CREATE EXTENSION ddb_model" >/dev/null
-    read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY <<<"$(psql -X -q -At -F ' ' -d "$db" -c "SELECT * FROM ddb.create_access_key()")"
+    fresh_db --extension "$db" >/dev/null
+    read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY <<<"$(q -d "$db" -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
     export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY ENDPOINT="http://127.0.0.1:$PORT"
-    "$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "dbname=$db" --pool 2 --access-log off 2>"$dir/gateway.log" &
-    gateway_pid=$!
-    for _ in $(seq 50); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$ENDPOINT/health")" = 200 ] && break
-        sleep 0.1
-    done
+    start_gateway "$PORT" "$dir/gateway.log" --dsn "dbname=$db" --pool 2 --access-log off
 
     for block in "$dir"/[0-9][0-9][0-9].*; do
         base=${block%.*}
@@ -114,15 +103,15 @@ PY
         code=$?
         check="docs client example $name $(basename "$block") ($lang)"
         if [ "$code" -ne 0 ]; then
-            echo "$check ... FAILED (exit status $code)"; tail -20 "$base.stderr"; status=1
+            ok no "$check" "exit status $code" "$(tail -20 "$base.stderr")"
         elif [ -f "$base.expected" ] && ! prints "$base.expected" "$base.stdout"; then
-            echo "$check ... FAILED (it printed something else than the page shows)"
-            diff <(cat "$base.expected"; echo) <(cat "$base.stdout"; echo); status=1
+            ok no "$check" "it printed something else than the page shows:" \
+                "$(diff <(cat "$base.expected"; echo) <(cat "$base.stdout"; echo))"
         else
-            echo "$check ... ok"
+            ok yes "$check"
         fi
     done
-    kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; gateway_pid=
-    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null
+    stop_gateway
+    drop_db "$db" >/dev/null
 done
-exit $status
+done_testing

@@ -1,19 +1,12 @@
 #!/usr/bin/env bash
 # Nothing lost across pg_dump/pg_restore, and DROP EXTENSION refuses while
 # DynamoDB tables hold items.  Runs against the cluster of tools/test.sh
-# (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED" per check.
+# (PGHOST/PGPORT/PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/dump-restore"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
-
-q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir dump-restore
 
-for db in ddb_dump_src ddb_dump_dst; do
-    q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-done
+fresh_db ddb_dump_src ddb_dump_dst
 q -d ddb_dump_src >/dev/null <<'SQL'
 CREATE EXTENSION ddb_model;
 SELECT ddb.create_table('Plain', 'pk', 'S', 'sk', 'N', schema_name => 'app');
@@ -106,7 +99,5 @@ q -d ddb_dump_dst -c "SELECT count(ddb.delete_item('UserServiceTable', pk, sk)) 
     -c "SELECT count(ddb.delete_item('MailshotEventsTable', pk, sk)) FROM mailshot.\"MailshotEventsTable\"" >/dev/null
 check "DROP EXTENSION once no table holds items" "ok" "$(q -d ddb_dump_dst -c 'DROP EXTENSION ddb_model' >/dev/null 2>&1 && echo ok)"
 
-for db in ddb_dump_src ddb_dump_dst; do
-    q -d postgres -c "DROP DATABASE IF EXISTS $db"
-done
-exit $status
+drop_db ddb_dump_src ddb_dump_dst
+done_testing

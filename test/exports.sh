@@ -6,49 +6,32 @@
 # export imported into a new table and compared (items and GSIs), an import
 # with bad lines, and the failures DynamoDB reports.  Runs against the
 # cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set); sets ddb.export_root
-# for its run (ALTER SYSTEM) and resets it; prints "<check> ... ok|FAILED".
+# for its run (ALTER SYSTEM) and resets it; prints TAP (test/lib.sh).
 #
 # Debian 12's AWS CLI (2.9.19) predates incremental exports (September
 # 2023): the suite gives its model ExportType and IncrementalExportSpecification
 # as AWS's current model has them, through AWS_DATA_PATH.
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/exports"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir exports
 DB=ddb_exports
 PORT=${EXPORTS_TEST_PORT:-55578}
 ENDPOINT="http://127.0.0.1:$PORT"
 BUCKETS="$WORK/buckets"
 ARN=arn:aws:dynamodb:ddb-model:000000000000:table
-gateway_pid=
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 # the server's setting, for this run only
 set_root() { psql -X -q -d postgres -c "LOAD 'ddb_model'" -c "ALTER SYSTEM $1" -c "SELECT pg_reload_conf()" >/dev/null; }
-cleanup() {
-    [ -z "$gateway_pid" ] || { kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; }
-    set_root "RESET ddb.export_root"
-    set_root "RESET ddb.transfer_program"
-}
-trap cleanup EXIT
+at_exit 'set_root "RESET ddb.export_root"; set_root "RESET ddb.transfer_program"'
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-q -c "CREATE EXTENSION ddb_model"
+fresh_db --extension "$DB"
 read -r key secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 # buckets are directories the server's user writes: "exports" and "imports" exist, "missing" does not
 mkdir -p "$BUCKETS/exports" "$BUCKETS/imports"
 chown -R postgres "$BUCKETS"
 set_root "SET ddb.export_root = '$BUCKETS'"
 
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway.log" &
-gateway_pid=$!
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "$ENDPOINT/health" && break
-    sleep 0.1
-done
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2
 
 # the CLI's model, with the incremental export's members where AWS's current model has them
 /usr/bin/python3 - "$WORK/models" <<'PY' || echo "the AWS CLI's model could not be read: the incremental export's checks fail"
@@ -84,16 +67,12 @@ j = json.load(open(sys.argv[1]))
 v = eval(sys.argv[2])
 print(" ".join(map(str, v)) if isinstance(v, list) else v)' "$1" "$2" 2>&1
 }
-# wait_for KIND ARN: polls describe-export or describe-import until the status is not IN_PROGRESS (30 s); prints it
-wait_for() {
-    local status field
-    field=$([ "$1" = export ] && echo ExportDescription.ExportStatus || echo ImportTableDescription.ImportStatus)
-    for _ in $(seq 300); do
-        status=$(aws dynamodb "describe-$1" "--$1-arn" "$2" --query "$field" --output text)
-        [ "$status" != IN_PROGRESS ] && break
-        sleep 0.1
-    done
-    echo "$status"
+# job_status KIND ARN: polls describe-export or describe-import until the status is not IN_PROGRESS (30 s); prints it
+job_status() {
+    local kind=$1 arn=$2 field job
+    field=$([ "$kind" = export ] && echo ExportDescription.ExportStatus || echo ImportTableDescription.ImportStatus)
+    wait_for 30 'job=$(aws dynamodb "describe-$kind" "--$kind-arn" "$arn" --query "$field" --output text); [ "$job" != IN_PROGRESS ]'
+    echo "$job"
 }
 # digest TABLE: md5 of the natural items of a table, in key order
 digest() { q -c "SELECT md5(coalesce(string_agg(item::text, E'\n' ORDER BY pk, sk), '')) FROM public.\"$1\""; }
@@ -142,7 +121,7 @@ check "export-table-to-point-in-time answers at once, IN_PROGRESS" "IN_PROGRESS 
     "$(json "$WORK/export.json" '[j["ExportDescription"][k] for k in ("ExportStatus", "ExportType", "ExportFormat")]')"
 check "its ARN is the table's /export/<id>, as DynamoDB's" "1" \
     "$(echo "$export_arn" | grep -cE "^$ARN/Orders/export/[0-9]{14}-[0-9a-f]{8}$")"
-check "describe-export: COMPLETED" "COMPLETED" "$(wait_for export "$export_arn")"
+check "describe-export: COMPLETED" "COMPLETED" "$(job_status export "$export_arn")"
 aws dynamodb describe-export --export-arn "$export_arn" >"$WORK/described.json"
 dir=$(export_dir "$export_arn")
 check "the files are in the bucket's directory, under the prefix" "$BUCKETS/exports/orders/full/AWSDynamoDB/${export_arn##*/}" "$dir"
@@ -176,7 +155,7 @@ check "list-exports lists it" "$export_arn" \
 aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket exports --s3-prefix orders/earlier \
     --export-time "$earlier" >"$WORK/export-earlier.json"
 earlier_arn=$(json "$WORK/export-earlier.json" 'j["ExportDescription"]["ExportArn"]')
-check "an export at an earlier time: COMPLETED" "COMPLETED" "$(wait_for export "$earlier_arn")"
+check "an export at an earlier time: COMPLETED" "COMPLETED" "$(job_status export "$earlier_arn")"
 earlier_dir=$(export_dir "$earlier_arn")
 check "it sees the items as they were: the overwritten one's old value, the deleted one, not the new one" "1 1 0 $visible" \
     "$(zcat "$earlier_dir"/data/*.json.gz | grep -c '"pk":{"S":"order#1"},"sk":{"N":"1"},"total":{"N":"1.5"}') $(
@@ -198,7 +177,7 @@ aws dynamodb import-table --s3-bucket-source "S3Bucket=exports,S3KeyPrefix=order
 import_arn=$(json "$WORK/import.json" 'j["ImportTableDescription"]["ImportArn"]')
 check "import-table answers at once, IN_PROGRESS, its ARN the new table's /import/<id>" "IN_PROGRESS 1" \
     "$(json "$WORK/import.json" 'j["ImportTableDescription"]["ImportStatus"]') $(echo "$import_arn" | grep -cE "^$ARN/OrdersCopy/import/[0-9]{14}-[0-9a-f]{8}$")"
-check "describe-import: COMPLETED" "COMPLETED" "$(wait_for import "$import_arn")"
+check "describe-import: COMPLETED" "COMPLETED" "$(job_status import "$import_arn")"
 check "its counts: every line processed and imported, no error" "$visible $visible 0" \
     "$(aws dynamodb describe-import --import-arn "$import_arn" \
         --query '[ImportTableDescription.ProcessedItemCount, ImportTableDescription.ImportedItemCount, ImportTableDescription.ErrorCount]' \
@@ -229,7 +208,7 @@ aws dynamodb import-table --s3-bucket-source S3Bucket=imports,S3KeyPrefix=mixed/
         "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}' \
     >"$WORK/mixed.json"
 mixed_arn=$(json "$WORK/mixed.json" 'j["ImportTableDescription"]["ImportArn"]')
-check "an import with bad lines ends FAILED, as DynamoDB's" "FAILED" "$(wait_for import "$mixed_arn")"
+check "an import with bad lines ends FAILED, as DynamoDB's" "FAILED" "$(job_status import "$mixed_arn")"
 aws dynamodb describe-import --import-arn "$mixed_arn" >"$WORK/mixed-described.json"
 check "with ItemValidationError, every line processed, the good ones imported, the bad ones counted" "ItemValidationError 8 3 5" \
     "$(json "$WORK/mixed-described.json" '[j["ImportTableDescription"][k] for k in ("FailureCode", "ProcessedItemCount", "ImportedItemCount", "ErrorCount")]')"
@@ -262,7 +241,7 @@ CREATE TRIGGER trap BEFORE INSERT ON public."Trapped" FOR EACH ROW EXECUTE FUNCT
 COMMIT;
 SQL
 trap_arn=$(q -c "SELECT spec->>'ImportArn' FROM ddb.jobs WHERE spec->>'TableName' = 'Trapped'")
-trap_status=$(wait_for import "$trap_arn")
+trap_status=$(job_status import "$trap_arn")
 aws dynamodb describe-import --import-arn "$trap_arn" >"$WORK/trap.json"
 check "an error that is no item's ends the import: FAILED, UNKNOWN, no item counted bad, the table gone" "FAILED UNKNOWN 0 0" \
     "$trap_status $(json "$WORK/trap.json" '[j["ImportTableDescription"][k] for k in ("FailureCode", "ErrorCount")]') $(
@@ -306,14 +285,14 @@ for line in sys.stdin:
     print(j["Keys"]["pk"]["S"], *(k + "=" + j[k]["v"]["N"] for k in ("NewImage", "OldImage") if k in j),
           "micros" if int(j["Metadata"]["WriteTimestampMicros"]["N"]) > 10**15 else "")' | sort | tr '\n' ';'; }
 both_arn=$(incremental NEW_AND_OLD_IMAGES changes/both)
-check "an incremental export (NEW_AND_OLD_IMAGES): COMPLETED" "COMPLETED" "$(wait_for export "$both_arn")"
+check "an incremental export (NEW_AND_OLD_IMAGES): COMPLETED" "COMPLETED" "$(job_status export "$both_arn")"
 both_dir=$(export_dir "$both_arn")
 check "per item changed, its last change: made (NewImage), updated (both), deleted (OldImage); made and deleted: nothing" \
     "a NewImage=1 OldImage=0 micros;b OldImage=0 micros;c OldImage=0 micros;e NewImage=1 micros;" \
     "$(zcat "$both_dir"/data/*.json.gz | shape)"
 new_arn=$(incremental NEW_IMAGE changes/new)
 check "NEW_IMAGE: no OldImage" "COMPLETED a NewImage=1 micros;b micros;c micros;e NewImage=1 micros;" \
-    "$(wait_for export "$new_arn") $(zcat "$(export_dir "$new_arn")"/data/*.json.gz | shape)"
+    "$(job_status export "$new_arn") $(zcat "$(export_dir "$new_arn")"/data/*.json.gz | shape)"
 check "its manifest-summary.json: an incremental export's members" \
     "2023-08-01 INCREMENTAL_EXPORT NEW_AND_OLD_IMAGES 4 True True" \
     "$(json "$both_dir/manifest-summary.json" '[j["version"], j["exportType"], j["outputView"], j["itemCount"], "exportFromTime" in j, "exportTime" not in j]')"
@@ -330,7 +309,7 @@ check "a period shorter than 15 minutes is ValidationException" "ValidationExcep
 aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket missing >"$WORK/missing.json"
 missing_arn=$(json "$WORK/missing.json" 'j["ExportDescription"]["ExportArn"]')
 check "a bucket that does not exist: the export FAILED with S3NoSuchBucket" "FAILED S3NoSuchBucket" \
-    "$(wait_for export "$missing_arn") $(aws dynamodb describe-export --export-arn "$missing_arn" --query ExportDescription.FailureCode --output text)"
+    "$(job_status export "$missing_arn") $(aws dynamodb describe-export --export-arn "$missing_arn" --query ExportDescription.FailureCode --output text)"
 check "describe-export of an unknown export is ExportNotFoundException" "ExportNotFoundException" \
     "$(aws dynamodb describe-export --export-arn "$ARN/Orders/export/01700000000000-00000000" | grep -o ExportNotFoundException)"
 check "describe-import of an unknown import is ImportNotFoundException" "ImportNotFoundException" \
@@ -358,17 +337,13 @@ chmod 755 "$WORK/hang.sh"
 set_root "SET ddb.transfer_program = '$WORK/hang.sh'"
 hang_arn=$(aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" --s3-bucket exports --s3-prefix hang \
     --query ExportDescription.ExportArn --output text)
-for _ in $(seq 50); do
-    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job' AND wait_event = 'Extension'")" = 1 ] && break
-    sleep 0.1
-done
+workers="SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'"
+waiting="$workers AND wait_event = 'Extension'"
+wait_for 5 '[ "$(q -c "$waiting")" = 1 ]'
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'" >/dev/null
-for _ in $(seq 50); do
-    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'")" = 0 ] && break
-    sleep 0.1
-done
+wait_for 5 '[ "$(q -c "$workers")" = 0 ]'
 check "pg_terminate_backend ends a worker whose ddb-transfer hangs (FAILED), and kills the program" "FAILED 0 0" \
-    "$(wait_for export "$hang_arn") $(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'") $(
+    "$(job_status export "$hang_arn") $(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'") $(
        pgrep -c -f 'sleep 307')"
 
 # ---- a failed export says why: the first line of what ddb-transfer said, not the last ----
@@ -380,11 +355,11 @@ full_arn=$(aws dynamodb export-table-to-point-in-time --table-arn "$ARN/Orders" 
     --query ExportDescription.ExportArn --output text)
 check "a failed export's FailureMessage is the cause" \
     "FAILED UNKNOWN the export's files could not be written: ddb-transfer: x.json.gz: cannot write it: No space left on device" \
-    "$(wait_for export "$full_arn") $(aws dynamodb describe-export --export-arn "$full_arn" \
+    "$(job_status export "$full_arn") $(aws dynamodb describe-export --export-arn "$full_arn" \
         --query '[ExportDescription.FailureCode, ExportDescription.FailureMessage]' --output text | tr '\t' ' ')"
 set_root "RESET ddb.transfer_program"
 check "no worker is left running" "0" \
     "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job'")"
 check "the server logged no crash" "0" "$(grep -c 'terminated by signal' "$DDB_SERVER_LOG")"
 
-exit $status
+done_testing

@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # ddb-gateway speaks DynamoDB's HTTP protocol: starts the built binary on a
 # loopback port against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER
-# set), sends requests with curl, and prints "<check> ... ok|FAILED" per
-# check.  Stops the gateway it started.
+# set), sends requests with curl, and prints TAP (test/lib.sh).  Stops the
+# gateway it started.
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/gateway"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir gateway
 DB=ddb_gateway
 PORT=${GATEWAY_TEST_PORT:-55480}
 URL="http://127.0.0.1:$PORT/"
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # call ACTION BODY: the response body in $WORK/body, headers in $WORK/headers; prints the status
 call() {
     curl -s -o "$WORK/body" -D "$WORK/headers" -w '%{http_code}' -X POST "$URL" \
@@ -20,18 +17,10 @@ call() {
 }
 header() { grep -i "^$1:" "$WORK/headers" | cut -d' ' -f2- | tr -d '\r'; }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-psql -X -q -d "$DB" -c "CREATE EXTENSION ddb_model"
+fresh_db --extension "$DB"
 # the protocol checks run without signatures (--no-auth, loopback only); the
 # signature checks below run against a second gateway that requires them
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    --no-auth 2>"$WORK/gateway.log" &
-gateway_pid=$!
-trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "${URL%/}/health" && break
-    sleep 0.1
-done
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2 --no-auth
 
 check "CreateTable through HTTP" "200 ACTIVE" \
     "$(call CreateTable '{"TableName": "Gateway", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
@@ -130,28 +119,21 @@ check "a client that gives up waiting is cut off" "28" \
 wait "$locker_pid"
 sleep 0.3
 check "no transaction stays open after the client left" "0" \
-    "$(psql -X -q -At -d "$DB" -c "SELECT count(*) FROM pg_stat_activity
+    "$(q -c "SELECT count(*) FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL")"
 check "the item is whole: the put ran to its end" '{"Item": {"n": {"N": "2"}, "pk": {"S": "a"}}}' \
     "$(call GetItem '{"TableName": "Gateway", "Key": {"pk": {"S": "a"}}}' >/dev/null; cat "$WORK/body")"
 check "both pool connections still serve" "200 200" \
     "$(call ListTables '{}') $(call ListTables '{}')"
 
-kill "$gateway_pid"
-wait "$gateway_pid" 2>/dev/null
+stop_gateway
 check "the gateway stops on SIGTERM, cleanly (exit status 0)" "0" "$?"
 
 # SigV4: keys in ddb.access_keys, signed the way the AWS SDKs sign
 AUTH_PORT=$((PORT + 1))
 AUTH_URL="http://127.0.0.1:$AUTH_PORT/"
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$AUTH_PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway-auth.log" &
-gateway_pid=$!
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "${AUTH_URL%/}/health" && break
-    sleep 0.1
-done
-read -r key_id secret <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
+start_gateway "$AUTH_PORT" "$WORK/gateway-auth.log" --dsn "dbname=$DB" --pool 2
+read -r key_id secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 # signed KEY_ID SECRET ACTION BODY [CLOCK_OFFSET]: signs into $WORK/signed, sends; prints "status __type"
 sign() { perl "$ROOT/test/sigv4_headers.pl" "$1" "$2" "127.0.0.1:$AUTH_PORT" "DynamoDB_20120810.$3" "$4" "${5:-0}" >"$WORK/signed"; }
 send() {
@@ -190,7 +172,7 @@ check "a Host left unsigned is refused" "400 InvalidSignatureException" \
 sign "$key_id" "$secret" GetItem "$get"
 check "a signed GetItem sent as a DeleteItem is refused (the target is signed)" "400 InvalidSignatureException" \
     "$(send DeleteItem "$get")"
-check "and the item is still there" "t" "$(psql -X -q -At -d "$DB" -c "SELECT ddb.execute('GetItem', '$get') ? 'Item'")"
+check "and the item is still there" "t" "$(q -c "SELECT ddb.execute('GetItem', '$get') ? 'Item'")"
 sign "$key_id" "$secret" GetItem "$get"
 check "a body changed after signing is refused" "400 InvalidSignatureException" \
     "$(send GetItem '{"TableName": "Gateway", "Key": {"pk": {"S": "b"}}}')"
@@ -198,17 +180,13 @@ check "a body changed after signing is refused" "400 InvalidSignatureException" 
 # keys are cached (src/gateway/keycache.c); a change of ddb.access_keys empties the cache when it commits
 # refused KEY_ID SECRET: the answer once the key is refused (asked every 0.1 s, for 2 s at most)
 refused() {
-    local answer
-    for _ in $(seq 20); do
-        answer=$(signed "$1" "$2" GetItem "$get")
-        [ "$answer" != "200 " ] && break
-        sleep 0.1
-    done
+    local id=$1 secret=$2 answer
+    wait_for 2 'answer=$(signed "$id" "$secret" GetItem "$get"); [ "$answer" != "200 " ]'
     echo "$answer"
 }
 # listeners: the gateway's connections listening for key changes
 listeners() {
-    psql -X -q -At -d "$DB" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND query = 'LISTEN ddb_access_keys'"
+    q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND query = 'LISTEN ddb_access_keys'"
 }
 check "the gateway listens for key changes on a connection of its own" "1" "$(listeners)"
 psql -X -q -d "$DB" -c "BEGIN" -c "LOCK TABLE ddb.access_keys IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(3)" -c "COMMIT" \
@@ -221,7 +199,7 @@ wait "$locker"
 psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key_id')" >/dev/null
 check "a revoked key is UnrecognizedClientException (the cache forgets it)" "400 UnrecognizedClientException" \
     "$(refused "$key_id" "$secret")"
-read -r key2 secret2 <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
+read -r key2 secret2 <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 check "a new key is served" "200 " "$(signed "$key2" "$secret2" GetItem "$get")"
 for _ in 1 2; do  # both of the gateway's threads, each of which keeps the last signing key it derived
     check "another key's secret does not sign for it, in the scope just used" "400 InvalidSignatureException" \
@@ -233,17 +211,15 @@ psql -X -q -d "$DB" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key2')" >/dev/null
 check "a key revoked while the gateway lost its listener is refused (the cache is off)" "400 UnrecognizedClientException" \
     "$(refused "$key2" "$secret2")"
-for _ in $(seq 50); do [ "$(listeners)" = 1 ] && break; sleep 0.1; done
+wait_for 5 '[ "$(listeners)" = 1 ]'
 check "the gateway listens again" "1" "$(listeners)"
-read -r key3 secret3 <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
+read -r key3 secret3 <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 check "a key made since is served" "200 " "$(signed "$key3" "$secret3" GetItem "$get")"
 psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key3')" >/dev/null
 check "and refused once revoked" "400 UnrecognizedClientException" "$(refused "$key3" "$secret3")"
-kill "$gateway_pid"
-wait "$gateway_pid" 2>/dev/null
-trap - EXIT
+stop_gateway
 # (timeout: a gateway that wrongly started would listen, not exit)
 timeout 5 "$ROOT/ddb-gateway" --listen 0.0.0.0:$((PORT + 2)) --no-auth --dsn "dbname=$DB" 2>/dev/null
 check "--no-auth is refused beyond loopback" "2" "$?"
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+drop_db "$DB"
+done_testing

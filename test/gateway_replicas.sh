@@ -5,19 +5,16 @@
 # that lags past --max-replica-lag is skipped, and one that stops costs no
 # failed request.  Runs against the cluster of tools/test.sh
 # (PGHOST/PGPORT/PGUSER set, local replication trusted, as initdb --auth=trust
-# leaves it); prints "<check> ... ok|FAILED" per check.
+# leaves it); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/gateway-replicas"
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir gateway-replicas
 DB=ddb_gateway_replicas
 PORT=${DDB_REPLICA_GATEWAY_PORT:-55545}
 STANDBY_PORT=${DDB_STANDBY_PORT:-55446}
 URL="http://127.0.0.1:$PORT"
 PGBIN=/usr/lib/postgresql/15/bin
-status=0
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 # call OPERATION BODY: the gateway's status and body
 call() {
@@ -28,16 +25,14 @@ call() {
 metric() { curl -s "$URL/metrics" | grep -F "$1 " | awk '{print $2}'; }
 # usable VALUE: waits (10 s at most) until the standby's usable gauge is VALUE; prints it
 usable() {
-    for _ in $(seq 100); do
-        [ "$(metric 'ddb_gateway_replica_usable{replica="1"}')" = "$1" ] && break
-        sleep 0.1
-    done
-    metric 'ddb_gateway_replica_usable{replica="1"}'
+    local value=$1 gauge='ddb_gateway_replica_usable{replica="1"}'
+    wait_for 10 '[ "$(metric "$gauge")" = "$value" ]'
+    metric "$gauge"
 }
 standby_psql() { psql -X -q -At -h "$STANDBY_SOCKET" -p "$STANDBY_PORT" -d "$DB" "$@"; }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-psql -X -q -d "$DB" -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Rep', 'pk')" \
+fresh_db --extension "$DB"
+q -c "SELECT ddb.create_table('Rep', 'pk')" \
     -c "SELECT ddb.put_item('Rep', '{\"pk\": \"a\", \"n\": 0}')" >/dev/null
 
 # the standby: a base backup of the test cluster, streaming from it, its socket in a short directory
@@ -46,20 +41,14 @@ STANDBY_SOCKET=$(mktemp -d /tmp/ddb_standby.XXXXXX)
 mkdir -p "$STANDBY_DIR"
 chown postgres:postgres "$STANDBY_DIR" "$STANDBY_SOCKET"
 chmod 700 "$STANDBY_DIR"
-stop_all() {
-    [ -z "${gateway_pid:-}" ] || kill "$gateway_pid" 2>/dev/null
-    as_postgres "$PGBIN/pg_ctl" -D "$STANDBY_DIR" -m immediate -w stop >/dev/null 2>&1
-    rm -rf "$STANDBY_SOCKET"
-}
-trap stop_all EXIT
+at_exit 'as_postgres "$PGBIN/pg_ctl" -D "$STANDBY_DIR" -m immediate -w stop >/dev/null 2>&1; rm -rf "$STANDBY_SOCKET"'
 as_postgres "$PGBIN/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres -D "$STANDBY_DIR" -R -X stream -c fast
 as_postgres "$PGBIN/pg_ctl" -D "$STANDBY_DIR" -l "$STANDBY_DIR/standby.log" -w start \
     -o "-p $STANDBY_PORT -k $STANDBY_SOCKET -c listen_addresses='' -c hot_standby=on -c max_prepared_transactions=64" >/dev/null
 check "a streaming standby of the test cluster" "t" "$(standby_psql -c 'SELECT pg_is_in_recovery()')"
 
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --no-auth --pool 2 --access-log off --dsn "dbname=$DB" \
-    --replica "host=$STANDBY_SOCKET port=$STANDBY_PORT dbname=$DB" --max-replica-lag 1 2>"$WORK/gateway.log" &
-gateway_pid=$!
+start_gateway "$PORT" "$WORK/gateway.log" --no-auth --pool 2 --access-log off --dsn "dbname=$DB" \
+    --replica "host=$STANDBY_SOCKET port=$STANDBY_PORT dbname=$DB" --max-replica-lag 1
 check "the gateway sees the standby well" "1" "$(usable 1)"
 
 get='{"TableName": "Rep", "Key": {"pk": {"S": "a"}}}'
@@ -102,20 +91,15 @@ done
 check "a stopped standby: 20 eventually consistent reads, 20 served" "20" "$ok"
 check "and it is skipped" "0" "$(usable 0)"
 
-kill "$gateway_pid"
-wait "$gateway_pid"
+stop_gateway
 check "the gateway exits 0" "0" "$?"
-gateway_pid=
 
 # the replica setting is a list: a later source's list replaces an earlier one's, as a single value does
 printf 'replica = host=/nonexistent dbname=a\n' >"$WORK/replicas.conf"
 DDB_GATEWAY_REPLICA="host=/nonexistent dbname=b; host=/nonexistent dbname=c" \
-    "$ROOT/ddb-gateway" --config "$WORK/replicas.conf" --listen "127.0.0.1:$((PORT + 1))" --no-auth --access-log off \
-    --dsn "dbname=$DB" 2>"$WORK/list.log" &
-gateway_pid=$!
-for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$((PORT + 1))/health" && break; sleep 0.1; done
+    start_gateway "$((PORT + 1))" "$WORK/list.log" --config "$WORK/replicas.conf" --no-auth --access-log off --dsn "dbname=$DB"
 check "two standbys from DDB_GATEWAY_REPLICA (';'), in place of the config file's one" "replica1 replica2" \
     "$(curl -s "http://127.0.0.1:$((PORT + 1))/metrics" | grep -o 'reads_total{node="replica[0-9]"' | grep -o 'replica[0-9]' | tr '\n' ' ' | sed 's/ $//')"
-kill "$gateway_pid"; wait "$gateway_pid"; gateway_pid=
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+stop_gateway
+drop_db "$DB"
+done_testing

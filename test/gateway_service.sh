@@ -4,37 +4,28 @@
 # --dsn; GET /health and GET /metrics; the access log; TLS, reloaded on
 # SIGHUP; more than 1,024 client connections; start-up checks that say what
 # to do; SIGTERM that answers the requests in flight.  Runs against the
-# cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set); prints "<check> ...
-# ok|FAILED" per check.
+# cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set); prints TAP
+# (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/gateway-service"
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir gateway-service
 DB=ddb_gateway_service
 PORT=${DDB_SERVICE_PORT:-55530}
 GATEWAY="$ROOT/ddb-gateway"
 VERSION=$(sed -n "s/^default_version = '\\(.*\\)'/\\1/p" "$ROOT/ddb_model.control")
-status=0
-pids=()
-NOSOCKET=
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; [ -z "$NOSOCKET" ] || rm -rf "$NOSOCKET"' EXIT
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# start NAME ARGS...: starts a gateway (stderr in $WORK/NAME.log), its pid in $started
+# start NAME ARGS...: starts a gateway (stderr in $WORK/NAME.log), its pid in
+# $started, without waiting for it (stopped as the suite exits)
 start() {
     local name=$1; shift
     "$GATEWAY" "$@" 2>"$WORK/$name.log" &
     started=$!
-    pids+=("$started")
+    GATEWAY_PIDS+=("$started")
 }
-# healthy URL: waits (5 s at most) until URL/health answers 200; prints the last status
+# healthy URL CURL_ARGS...: waits (5 s at most) until URL/health answers 200; prints the last status
 healthy() {
-    local code
-    for _ in $(seq 50); do
-        code=$(curl -s -o /dev/null -w '%{http_code}' "${@:2}" "$1/health")
-        [ "$code" = 200 ] && break
-        sleep 0.1
-    done
+    local url=$1 curl_args=("${@:2}") code
+    wait_for 5 'code=$(curl -s -o /dev/null -w "%{http_code}" "${curl_args[@]}" "$url/health"); [ "$code" = 200 ]'
     echo "$code"
 }
 # exits NAME ARGS...: runs a gateway that must refuse to start; prints its exit status and last line
@@ -50,11 +41,10 @@ signed() {
         --data-binary "$5" "$1/"
 }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
-    -c "DROP DATABASE IF EXISTS ${DB}_old" -c "CREATE DATABASE $DB" -c "CREATE DATABASE ${DB}_old"
-psql -X -q -d "$DB" -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Svc', 'pk')" >/dev/null
-psql -X -q -d "${DB}_old" -c "CREATE EXTENSION ddb_model VERSION '0.1'"
-read -r KEY SECRET <<<"$(psql -X -q -At -F ' ' -d "$DB" -c "SELECT * FROM ddb.create_access_key()")"
+fresh_db --extension "$DB"
+fresh_db --extension=0.1 "${DB}_old"
+q -c "SELECT ddb.create_table('Svc', 'pk')" >/dev/null
+read -r KEY SECRET <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 
 # --- settings: the file, the environment over it, the command line over both; no --dsn: libpq's defaults
 URL="http://127.0.0.1:$PORT"
@@ -93,10 +83,8 @@ check "metrics: the pool's connections and use" "ddb_gateway_pool_connections 2 
 curl -s -o /dev/null -D "$WORK/unsigned.headers" -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' "$URL/"
 # log_has TEXT: waits (2 s at most) until a line of the access log holds TEXT: a writer thread writes them within 100 ms
 log_has() {
-    for _ in $(seq 20); do
-        grep -qF "$1" "$WORK/access.log" 2>/dev/null && return
-        sleep 0.1
-    done
+    local text=$1
+    wait_for 2 'grep -qF "$text" "$WORK/access.log" 2>/dev/null'
 }
 log_has '"operation":"ListTables"'
 # logged N EXPRESSIONS...: Python expressions over the N-th access-log line of a DynamoDB request (path /), r
@@ -122,7 +110,7 @@ check "the line's request_id is the x-amzn-RequestId its client got; no two line
 # --- SIGHUP: the access log reopened (after a rotation), the key cache emptied
 mv "$WORK/access.log" "$WORK/access.log.1"
 kill -HUP "$MAIN"
-for _ in $(seq 50); do grep -q 'reloaded' "$WORK/main.log" && break; sleep 0.1; done
+wait_for 5 'grep -q reloaded "$WORK/main.log"'
 signed "$URL" "$KEY" "$SECRET" GetItem '{"TableName": "Svc", "Key": {"pk": {"S": "a"}}}' >/dev/null
 log_has '"operation":"GetItem"'
 check "SIGHUP reopens the access log: the next line is in a new file" "1" "$(wc -l <"$WORK/access.log" 2>/dev/null)"
@@ -185,12 +173,12 @@ check "plain HTTP to the HTTPS port gets no DynamoDB answer" "000" \
     "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$((PORT + 1))/health")"
 cp "$WORK/cert2.pem" "$WORK/cert.pem" && cp "$WORK/key2.pem" "$WORK/key.pem"
 kill -HUP "$TLS"
-for _ in $(seq 50); do grep -q 'TLS files read again' "$WORK/tls.log" && break; sleep 0.1; done
+wait_for 5 'grep -q "TLS files read again" "$WORK/tls.log"'
 check "after SIGHUP the new certificate is served" "200" "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$WORK/cert2.pem" "$TLS_URL/health")"
 check "and the old one no more" "000" "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$WORK/cert1.pem" "$TLS_URL/health")"
 echo "not a key" >"$WORK/key.pem"
 kill -HUP "$TLS"
-for _ in $(seq 50); do grep -q 'still serving with the old ones' "$WORK/tls.log" && break; sleep 0.1; done
+wait_for 5 'grep -q "still serving with the old ones" "$WORK/tls.log"'
 check "a bad TLS file on SIGHUP keeps the running ones" "200" \
     "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$WORK/cert2.pem" "$TLS_URL/health")"
 kill -TERM "$TLS"; wait "$TLS"
@@ -198,6 +186,7 @@ kill -TERM "$TLS"; wait "$TLS"
 # --- the database unreachable at start: /health 503 and requests 503 while it retries, then served
 # a directory at a short path (a unix socket's path holds at most 107 bytes, and the checkout's may be long)
 NOSOCKET=$(mktemp -d /tmp/ddb-nosocket.XXXXXX)
+at_exit 'rm -rf "$NOSOCKET"'
 start unreachable --listen "127.0.0.1:$((PORT + 2))" --dsn "host=$NOSOCKET port=$PGPORT dbname=$DB" --no-auth \
     --access-log "$WORK/unreachable-access.log"
 UNREACHABLE=$started
@@ -209,10 +198,7 @@ check "and a request ServiceUnavailable (503), which the SDKs retry" "503 com.am
         "http://127.0.0.1:$((PORT + 2))/") $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["__type"])' "$WORK/body")"
 check "the log says it tries again" "1" "$(grep -c 'trying again in 1 s' "$WORK/unreachable.log")"
 ln -s "$PGHOST/.s.PGSQL.$PGPORT" "$NOSOCKET/.s.PGSQL.$PGPORT"
-for _ in $(seq 100); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((PORT + 2))/health")" = 200 ] && break
-    sleep 0.1
-done
+wait_for 10 '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$((PORT + 2))/health")" = 200 ]'
 check "once the database is reachable, /health answers 200 and requests are served" "200 200" \
     "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((PORT + 2))/health") $(curl -s -o /dev/null -w '%{http_code}' \
         -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' "http://127.0.0.1:$((PORT + 2))/")"
@@ -229,8 +215,8 @@ check "a database with another version of it" "1 ddb-gateway: the database \"${D
 # a port another program listens on (the kernel's choice: a fixed one may be a client's ephemeral port now)
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(5)' \
     >"$WORK/taken.port" &
-pids+=("$!")
-for _ in $(seq 50); do [ -s "$WORK/taken.port" ] && break; sleep 0.1; done
+at_exit "kill $! 2>/dev/null"
+wait_for 5 '[ -s "$WORK/taken.port" ]'
 TAKEN=$(cat "$WORK/taken.port")
 check "a port in use" "1 ddb-gateway: 127.0.0.1:$TAKEN is in use by another program: stop it, or choose another port with --listen HOST:PORT" \
     "$(exits inuse --listen "127.0.0.1:$TAKEN" --dsn "dbname=$DB")"
@@ -252,5 +238,5 @@ check "a bad environment variable names itself" "2 ddb-gateway: DDB_GATEWAY_METR
 check "TLS files that cannot be read" "1 ddb-gateway: --tls-cert: cannot read $WORK/missing.pem: No such file or directory" \
     "$(exits notls --listen "127.0.0.1:$((PORT + 5))" --dsn "dbname=$DB" --tls-cert "$WORK/missing.pem" --tls-key "$WORK/key1.pem")"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP DATABASE IF EXISTS ${DB}_old"
-exit $status
+drop_db "$DB" "${DB}_old"
+done_testing

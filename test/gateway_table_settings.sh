@@ -8,39 +8,23 @@
 # gateway answers: every operation it marks "not supported" is
 # UnknownOperationException, every one ddb.execute serves is marked served.
 # Runs against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set);
-# prints "<check> ... ok|FAILED" per check.
+# prints TAP (test/lib.sh).
 #
 # Debian 12's AWS CLI (2.9.19) predates deletion protection (March 2023):
 # the suite gives its model the member of AWS's current one
 # (DeletionProtectionEnabled of CreateTable, UpdateTable and the table
 # description) through AWS_DATA_PATH; a newer CLI has it already.
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/gateway-table-settings"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir gateway-table-settings
 DB=ddb_gateway_table_settings
 PORT=${TABLE_SETTINGS_TEST_PORT:-55577}
 ENDPOINT="http://127.0.0.1:$PORT"
-gateway_pid=
-trap '[ -z "$gateway_pid" ] || { kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; }' EXIT
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-# start ARGS...: a gateway on $PORT, waited for until /health answers
-start() {
-    "$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-        "$@" 2>>"$WORK/gateway.log" &
-    gateway_pid=$!
-    for _ in $(seq 50); do
-        curl -sf -o /dev/null "$ENDPOINT/health" && break
-        sleep 0.1
-    done
-}
-stop() { kill "$gateway_pid"; wait "$gateway_pid" 2>/dev/null; gateway_pid=; }
+# start ARGS...: a gateway on $PORT, waited for until it answers
+start() { start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2 "$@"; }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-q -c "CREATE EXTENSION ddb_model"
+fresh_db --extension "$DB"
 read -r key secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 
 # the CLI's model, with DeletionProtectionEnabled where AWS's current model has it
@@ -105,7 +89,7 @@ check "aws: describe-limits" "80000 80000 40000 40000" \
     "$(aws dynamodb describe-limits --query '[AccountMaxReadCapacityUnits, AccountMaxWriteCapacityUnits, TableMaxReadCapacityUnits, TableMaxWriteCapacityUnits]' | tr '\t' ' ')"
 check "aws: describe-endpoints gives the gateway's listen address" "127.0.0.1:$PORT 1440" \
     "$(aws dynamodb describe-endpoints --query 'Endpoints[0].[Address, CachePeriodInMinutes]' | tr '\t' ' ')"
-stop
+stop_gateway
 start --endpoint-address "dynamodb.example.com:8443"
 check "aws: describe-endpoints gives --endpoint-address when it is set" "dynamodb.example.com:8443" \
     "$(aws dynamodb describe-endpoints --query 'Endpoints[0].Address')"
@@ -125,6 +109,6 @@ model_operations=$(/usr/bin/python3 -c 'import json, sys; print(" ".join(json.lo
                    "$WORK/models/dynamodb/2012-08-10/service-2.json")
 check "docs/api.md lists every operation of the AWS CLI's model" "" \
     "$(for op in $model_operations; do listed | grep -q "^$op " || echo -n "$op "; done)"
-stop
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+stop_gateway
+drop_db "$DB"
+done_testing

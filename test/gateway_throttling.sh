@@ -9,39 +9,25 @@
 # on a server of its own without ddb_model preloaded, turning throttling on
 # is a clear error; and with it preloaded and room for 16 buckets, a 17th
 # table is refused while every bucket is spent, served once one is full.  Runs against the cluster of tools/test.sh
-# (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED" per check.
+# (PGHOST/PGPORT/PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/gateway_throttling"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir gateway_throttling
 DB=ddb_gateway_throttling
 PORT=${THROTTLING_TEST_PORT:-55487}
 NOPRELOAD_PORT=${THROTTLING_TEST_PGPORT:-55447}
 ENDPOINT="http://127.0.0.1:$PORT"
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" \
-    -c "ALTER DATABASE $DB SET ddb.throttling = on"
+fresh_db "$DB"
+psql -X -q -d postgres -c "ALTER DATABASE $DB SET ddb.throttling = on"
 q -c "CREATE EXTENSION ddb_model"
 read -r key_id key_secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 check "ALTER DATABASE ... SET ddb.throttling = on reaches every connection to it" "on" "$(q -c 'SHOW ddb.throttling')"
 
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway.log" &
-gateway_pid=$!
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2
 nopreload_data="$WORK/nopreload/data"
-cleanup() {
-    kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null
-    [ -f "$nopreload_data/postmaster.pid" ] && (source "$ROOT/tools/cluster.sh" && as_postgres "$PGBIN/pg_ctl" -D "$nopreload_data" -m fast -w stop >/dev/null)
-}
-trap cleanup EXIT
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "$ENDPOINT/health" && break
-    sleep 0.1
-done
+at_exit '[ ! -f "$nopreload_data/postmaster.pid" ] ||
+    (source "$ROOT/tools/cluster.sh" && as_postgres "$PGBIN/pg_ctl" -D "$nopreload_data" -m fast -w stop >/dev/null)'
 
 # ---- the AWS CLI ----
 aws_cli() {  # attempts, aws-arguments...
@@ -185,4 +171,4 @@ check "and the owner holding the rest still gets ServiceUnavailable for a 17th" 
 np -c "SELECT ddb.throttling_advance(100)" >/dev/null
 check "once they have refilled, a full one makes room: the 17th is served" "t|16" \
     "$(np -c "SELECT ddb.execute('GetItem', '{\"TableName\": \"tbl17\", \"Key\": {\"pk\": {\"S\": \"a\"}}}') = '{}'")|$(np -c "SELECT count(*) FROM ddb.throttling_buckets()")"
-exit $status
+done_testing

@@ -33,14 +33,12 @@
 # that ddb.verify_gsi still finds the index and the table consistent.
 #
 # Runs against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set);
-# prints "<check> ... ok|FAILED" per check.  Each call has a statement
+# prints TAP (test/lib.sh).  Each call has a statement
 # timeout of 1 s (HOSTILE_TIMEOUT) and each session 60 s at most; the whole
 # suite takes about 45 s.
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/hostile"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir hostile
 DB=ddb_hostile
 VICTIM=ddb_hostile_victim
 PLAIN=ddb_hostile_plain
@@ -51,29 +49,19 @@ LOG=${DDB_SERVER_LOG:-}
 log_start=0
 [ -n "$LOG" ] && [ -f "$LOG" ] && log_start=$(wc -c <"$LOG")
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 # waits until the server accepts connections again (after a crash it restarts every backend)
-server_ready() {
-    for _ in $(seq 100); do
-        psql -X -q -At -d "$DB" -c "SELECT 1" >/dev/null 2>&1 && return 0
-        sleep 0.2
-    done
-    return 1
-}
+server_ready() { wait_for 20 'q -c "SELECT 1" >/dev/null 2>&1'; }
 drop_roles() {
     for r in $PLAIN $OWNER $READER $VICTIM; do
         psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS $r" 2>/dev/null
     done
 }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB"
+fresh_db --extension "$DB"
 drop_roles
-psql -X -q -d postgres -c "CREATE DATABASE $DB" \
-    -c "CREATE ROLE $VICTIM NOLOGIN" -c "CREATE ROLE $READER NOLOGIN" \
+psql -X -q -d postgres -c "CREATE ROLE $VICTIM NOLOGIN" -c "CREATE ROLE $READER NOLOGIN" \
     -c "CREATE ROLE $PLAIN LOGIN" -c "CREATE ROLE $OWNER LOGIN"
 # ddb_router too, when it can be made here (its functions are called as well)
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_model" >/dev/null
 q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE" >/dev/null 2>&1 || true
 
 # ---- the victim ----
@@ -109,10 +97,8 @@ SELECT ddb.execute('RestoreTableToPointInTime', '{"SourceTableName": "Victim", "
 SQL
 check "the victim's tables, items, grant, key and restore are made" "" "$(head -3 "$WORK/setup.log")"
 # the victim's restore job ends before anything is attacked
-for _ in $(seq 100); do
-    [ "$(q -c "SELECT count(*) FROM ddb.jobs WHERE status = 'IN_PROGRESS'")" = 0 ] && break
-    sleep 0.2
-done
+in_progress="SELECT count(*) FROM ddb.jobs WHERE status = 'IN_PROGRESS'"
+wait_for 20 '[ "$(q -c "$in_progress")" = 0 ]'
 check "the victim's restore job completed" "COMPLETED" \
     "$(q -c "SELECT string_agg(status, ',') FROM ddb.jobs WHERE role_id = '$VICTIM'::regrole")"
 check "the victim has index entries, stream records and history versions" "t" "$(q -c "
@@ -327,6 +313,6 @@ check "every digest was read again" "$(wc -l <"$WORK/before")" "$(wc -l <"$WORK/
 check "ddb.verify_gsi finds the victim's index and table consistent" "" \
     "$(q -c "SELECT string_agg(v::text, ',') FROM ddb.verify_gsi('Victim') v" 2>&1)"
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
+drop_db "$DB" >/dev/null 2>&1
 drop_roles
-exit $status
+done_testing

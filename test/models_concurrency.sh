@@ -9,18 +9,13 @@
 # uds: clients write and delete app data of a few users in an app with a
 # small quota (D7).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/models-concurrency"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir models-concurrency
 DB=ddb_models_concurrency
 CLIENTS=${CONCURRENCY_CLIENTS:-4}
 SECONDS_PER_RUN=${CONCURRENCY_SECONDS:-4}
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+fresh_db "$DB"
 q >/dev/null <<'SQL'
 CREATE EXTENSION ddb_model;
 -- five users, each with three verified addresses
@@ -123,5 +118,5 @@ check "D7: stored usage equals usage recomputed from the data" "0" "$(q -c "SELE
 check "D7: no user went over the quota" "0" \
     "$(q -c "SELECT count(*) FROM (VALUES ('u1'), ('u2'), ('u3')) v(u) WHERE uds.quota_used('conc', u) > 6000")"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+drop_db "$DB"
+done_testing

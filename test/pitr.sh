@@ -6,32 +6,18 @@
 # restorable time and by the source's ARN; DynamoDB's errors as the CLI
 # reports them.  The CLI sends a RestoreDateTime in whole seconds, so the
 # writes here are a second apart.  Runs against the cluster of
-# tools/test.sh (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED"
-# per check.
+# tools/test.sh (PGHOST/PGPORT/PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/pitr"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir pitr
 DB=ddb_pitr_test
 PORT=${PITR_TEST_PORT:-55489}
 ENDPOINT="http://127.0.0.1:$PORT"
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-q -c "CREATE EXTENSION ddb_model"
+fresh_db --extension "$DB"
 read -r key_id key_secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway.log" &
-gateway_pid=$!
-trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "$ENDPOINT/health" && break
-    sleep 0.1
-done
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2
 # The AWS CLI of Debian 12 (2.9.19) predates RecoveryPeriodInDays (2025):
 # it is given the member in a copy of its own model of DynamoDB, which
 # AWS_DATA_PATH puts before the bundled one.
@@ -138,8 +124,6 @@ check "aws: update-continuous-backups turns it off" "DISABLED" \
          --query ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus)"
 check "and the history is gone" "" "$(q -c "SELECT to_regclass('public.\"Books\$pitr\"')")"
 
-kill "$gateway_pid"
-wait "$gateway_pid" 2>/dev/null
-trap - EXIT
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+stop_gateway
+drop_db "$DB"
+done_testing

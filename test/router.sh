@@ -3,15 +3,13 @@
 # router database and two node databases in the test cluster; requests go
 # through ddb_router.execute_metered, and the checks look at the nodes
 # directly.  Runs against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER
-# set); prints "<check> ... ok|FAILED" per check.
+# set); prints TAP (test/lib.sh).
 set -uo pipefail
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ROUTER=ddb_router_r
+DB=$ROUTER
 NODES=(ddb_router_n0 ddb_router_n1)
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
-node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # call OPERATION REQUEST [EXPRESSION]: EXPRESSION (default r, the response) of the router's answer r
 call() { q -c "SELECT ${3:-r} FROM ddb_router.answer_response(ddb_router.execute_metered(NULL, '$1', \$r\$$2\$r\$)) r"; }
 # sum "A+B+...": the sum of the numbers
@@ -26,19 +24,9 @@ error() {
         sed 's/^NOTICE:  //'
 }
 # on_nodes SQL: the answer of each node, joined by "+"
-on_nodes() { echo "$(node "${NODES[0]}" -c "$1")+$(node "${NODES[1]}" -c "$1")"; }
+on_nodes() { echo "$(q -d "${NODES[0]}" -c "$1")+$(q -d "${NODES[1]}" -c "$1")"; }
 
-for db in "$ROUTER" "${NODES[@]}"; do
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-done
-for db in "${NODES[@]}"; do node "$db" -c "CREATE EXTENSION ddb_model"; done
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
-socket=$(psql -X -At -d postgres -c "SHOW unix_socket_directories" | cut -d, -f1)
-port=$(psql -X -At -d postgres -c "SHOW port")
-for i in 0 1; do
-    q -c "SELECT ddb_router.add_node('n$i', 'host=$socket port=$port dbname=${NODES[$i]}')" >/dev/null
-done
-q -c "SELECT ddb_router.create_partitions(16)" >/dev/null
+fresh_router "$ROUTER" "${NODES[@]}"
 
 # The routing hash is the one PostgreSQL's hash partitioning uses: a key of
 # partition hash & 3 satisfies that partition of a table hash-partitioned in 4.
@@ -70,7 +58,7 @@ q -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', jsonb_build_object('Tab
 counts=$(on_nodes "SELECT count(*) FROM ddb.scan('Music')")
 check "PutItem: every item on one node, both nodes hold some" "100 true" \
     "$(( ${counts%+*} + ${counts#*+} )) $([ "${counts%+*}" -gt 20 ] && [ "${counts#*+}" -gt 20 ] && echo true)"
-check "each item is on the node of its partition" "0" "$(sum "$(for i in 0 1; do node "${NODES[$i]}" -c "
+check "each item is on the node of its partition" "0" "$(sum "$(for i in 0 1; do q -d "${NODES[$i]}" -c "
     SELECT count(*) FROM ddb.scan('Music') it WHERE ((ddb.ddb_key_route_hash(ddb.ddb_key(it->>'Artist')) & 15) % 2) <> $i"; done | paste -sd+)")"
 check "GetItem reads from the item's node" '{"S": "song42"}' \
     "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'GetItem',
@@ -314,7 +302,7 @@ check "the C functions of ddb_router are in ddb_router.so" '$libdir/ddb_router' 
     WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'ddb_router')
       AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')")"
 check "a server that loaded ddb_model alone has no ddb_router.* settings" "0" \
-    "$(node "${NODES[0]}" -c "LOAD 'ddb_model'" -c "SELECT count(*) FROM pg_settings WHERE name LIKE 'ddb_router.%'")"
+    "$(q -d "${NODES[0]}" -c "LOAD 'ddb_model'" -c "SELECT count(*) FROM pg_settings WHERE name LIKE 'ddb_router.%'")"
 check "the router's library defines them when it is loaded" "2" \
     "$(q -c "LOAD 'ddb_router'" -c "SELECT count(*) FROM pg_settings WHERE name LIKE 'ddb_router.%'")"
 # The placements are cached per backend in a memory context of their own,
@@ -324,7 +312,7 @@ routes_as() { echo "SELECT ddb_router.route_hash('Music', ddb.ddb_key('artist1')
 check "a placement committed by another backend, then its removal by this one, are seen by the next routing" \
     "t|ddb_router placements:CacheMemoryContext|t|t|t" "$(q -c "$(routes_as artist1)" \
     -c "SELECT ident || ':' || parent FROM pg_backend_memory_contexts WHERE name = 'ddb_router cache'" \
-    -c "SELECT \"$dblink_schema\".dblink_exec('host=$socket port=$port dbname=$ROUTER',
+    -c "SELECT \"$dblink_schema\".dblink_exec('$(node_dsn "$ROUTER")',
             \$s\$INSERT INTO ddb_router.placements VALUES ('Music', 'artist1', 'artist2')\$s\$) <> ''" \
     -c "$(routes_as artist2)" \
     -c "DELETE FROM ddb_router.placements WHERE table_pattern = 'Music'" \
@@ -334,6 +322,6 @@ call DeleteTable '{"TableName": "Music"}' >/dev/null
 check "DeleteTable removes the table from the router and every node" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Music'")"
 
-for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
+drop_db "$ROUTER" "${NODES[@]}"
 psql -X -q -d postgres -c "DROP ROLE ddb_router_reader" -c "DROP ROLE ddb_router_other"
-exit $status
+done_testing

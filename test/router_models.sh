@@ -4,17 +4,14 @@
 # under USER#<id>), so the router keeps it across the nodes; underwriting's
 # W17 audit items are placed with the rulebooks they audit.  A router and
 # two node databases in the test cluster of tools/test.sh (PGHOST/PGPORT/
-# PGUSER set); prints "<check> ... ok|FAILED" per check.
+# PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/router-models"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir router-models
 ROUTER=ddb_router_models_r
+DB=$ROUTER
 NODES=(ddb_router_models_n0 ddb_router_models_n1)
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # on_nodes SQL: the sum of the nodes' answers
 on_nodes() { echo $(( $(psql -X -At -d "${NODES[0]}" -c "$1") + $(psql -X -At -d "${NODES[1]}" -c "$1") )); }
 # error OPERATION REQUEST: "SQLSTATE|__type of the DETAIL" of the router's error, or "ok"
@@ -43,15 +40,7 @@ register() {
         \"isVerified\": {\"BOOL\": true}, \"verifiedAt\": {\"S\": \"$ts\"}, \"createdAt\": {\"S\": \"$ts\"}}}}]}"
 }
 
-for db in "$ROUTER" "${NODES[@]}"; do
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-done
-for db in "${NODES[@]}"; do psql -X -q -d "$db" -c "CREATE EXTENSION ddb_model"; done
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
-socket=$(psql -X -At -d postgres -c "SHOW unix_socket_directories" | cut -d, -f1)
-port=$(psql -X -At -d postgres -c "SHOW port")
-for i in 0 1; do q -c "SELECT ddb_router.add_node('n$i', 'host=$socket port=$port dbname=${NODES[$i]}')" >/dev/null; done
-q -c "SELECT ddb_router.create_partitions(16)" >/dev/null
+fresh_router "$ROUTER" "${NODES[@]}"
 
 check "the attributes the nodes keep unique are found in the catalog" "UserServiceTable.GSI1PK sourcesTable.writeKeyHash" \
     "$(q -c "SELECT string_agg(table_name || '.' || attribute, ' ' ORDER BY table_name) FROM ddb_router.unique_attributes")"
@@ -156,5 +145,5 @@ check "a Scan of a reference table reads one node: each app once" "2" \
 check "a batch write of a reference table is refused, saying how to write it" "YD001|ValidationException" \
     "$(error BatchWriteItem '{"RequestItems": {"apps": [{"PutRequest": {"Item": {"appName": {"S": "x"}}}}]}}')"
 
-for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
-exit $status
+drop_db "$ROUTER" "${NODES[@]}"
+done_testing

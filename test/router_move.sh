@@ -8,20 +8,16 @@
 # the target from the router's catalog.  Also: bad input refused, a move
 # that fails while copying undone, a move whose session ended recovered.
 # Runs against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set);
-# prints "<check> ... ok|FAILED" per check.
+# prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/router-move"
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir router-move
 exec > >(tee "$WORK/test.log") 2>&1
-status=0
 ROUTER=ddb_move_r
+DB=$ROUTER
 NODES=(ddb_move_n0 ddb_move_n1 ddb_move_n2)
 PLAIN=ddb_move_plain
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
-node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # fails SQL: "SQLSTATE: message" of the error SQL raises on the router, or "no error"
 fails() {
     local out
@@ -36,14 +32,10 @@ put_error() {
           BEGIN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, d = PG_EXCEPTION_DETAIL;
                 RAISE NOTICE '%|%', s, split_part(d::jsonb->>'__type', '#', 2); END; END \$d\$" 2>&1 | sed 's/^NOTICE:  //'
 }
-# wait_for SQL EXPECTED: polls SQL on the router (10 s at most) until it answers EXPECTED; prints the last answer
-wait_for() {
-    local answer
-    for _ in $(seq 200); do
-        answer=$(q -c "$1")
-        [ "$answer" = "$2" ] && break
-        sleep 0.05
-    done
+# poll_router SQL EXPECTED: polls SQL on the router (10 s at most) until it answers EXPECTED; prints the last answer
+poll_router() {
+    local sql=$1 expected=$2 answer
+    wait_for 10 'answer=$(q -c "$sql"); [ "$answer" = "$expected" ]'
     echo "$answer"
 }
 # lock_of APPLICATION KIND PARTITION MODE GRANTED: whether that backend has that lock of the router's
@@ -64,16 +56,10 @@ put_request() {  # customer order total: a PutItem request of Orders
     echo "{\"TableName\": \"Orders\", \"Item\": {\"customer\": {\"S\": \"$1\"}, \"orderId\": {\"S\": \"$2\"}, \"status\": {\"S\": \"w\"}, \"total\": {\"N\": \"$3\"}}}"
 }
 
-for db in "$ROUTER" "${NODES[@]}" "$PLAIN"; do
-    psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
-done
-for db in "${NODES[@]}"; do node "$db" -c "CREATE EXTENSION ddb_model"; done
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
-socket=$(psql -X -At -d postgres -c "SHOW unix_socket_directories" | cut -d, -f1)
-port=$(psql -X -At -d postgres -c "SHOW port")
-connstr() { echo "host=$socket port=$port dbname=$1"; }
-for i in 0 1; do q -c "SELECT ddb_router.add_node('n$i', '$(connstr "${NODES[$i]}")')" >/dev/null; done
-q -c "SELECT ddb_router.create_partitions(16)" >/dev/null
+# n2 is added below, to move partitions to
+fresh_router "$ROUTER" "${NODES[0]}" "${NODES[1]}"
+fresh_db --extension "${NODES[2]}"
+fresh_db "$PLAIN"
 
 # Two tables: Orders (sort key, a GSI, an LSI, provisioned, a stream, TTL, a tag) and Accounts.
 route() { q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, '$1', \$r\$$2\$r\$))" >/dev/null; }
@@ -123,11 +109,11 @@ check "an unknown node is refused" "42704: node n9 is not a node of the cluster"
     "$(fails "CALL ddb_router.move_partition($P, 'n9')")"
 check "the partition's own node is refused" "22023: partition $P is already on node n1" \
     "$(fails "CALL ddb_router.move_partition($P, 'n1')")"
-q -c "SELECT ddb_router.add_node('plain', '$(connstr $PLAIN)')" >/dev/null
+q -c "SELECT ddb_router.add_node('plain', '$(node_dsn $PLAIN)')" >/dev/null
 check "a node without ddb_model is refused" "55000: node plain has no extension ddb_model" \
     "$(fails "CALL ddb_router.move_partition($P, 'plain')")"
 # a table defined otherwise on the target: refused when it holds items (made again when empty, below)
-node "$PLAIN" -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Accounts', 'customer', 'N')" \
+q -d "$PLAIN" -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.create_table('Accounts', 'customer', 'N')" \
     -c "SELECT ddb.put_item('Accounts', '{\"customer\": 1}')" >/dev/null
 check "a node whose table is defined otherwise and holds items is refused" \
     "55000: table Accounts on node plain is not defined as the cluster's is, and holds items" \
@@ -142,13 +128,13 @@ check "recover_move refuses a partition without an unfinished move" "55000: part
 
 # The third node: the move makes the tables there (Orders, which it lacks, and Accounts, which it
 # has with another key type and no item).
-node "${NODES[2]}" -c "SELECT ddb.create_table('Accounts', 'customer', 'N')" >/dev/null
-q -c "SELECT ddb_router.add_node('n2', '$(connstr "${NODES[2]}")')" >/dev/null
-P_BASE=$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P)")
-P_TTL=$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P) AND expires_at IS NOT NULL")
-P_GSI_S1=$(node "${NODES[1]}" -c "SELECT count(*) FROM ddb.query('Orders', 's1', index_name => 'ByStatus') i
+q -d "${NODES[2]}" -c "SELECT ddb.create_table('Accounts', 'customer', 'N')" >/dev/null
+q -c "SELECT ddb_router.add_node('n2', '$(node_dsn "${NODES[2]}")')" >/dev/null
+P_BASE=$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P)")
+P_TTL=$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P) AND expires_at IS NOT NULL")
+P_GSI_S1=$(q -d "${NODES[1]}" -c "SELECT count(*) FROM ddb.query('Orders', 's1', index_name => 'ByStatus') i
                                    WHERE ddb.ddb_key_route_hash(ddb.ddb_key(i->>'customer')) & 15 = $P")
-P_ACCOUNTS=$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $P)")
+P_ACCOUNTS=$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $P)")
 
 # The background writer: PutItem of three customers of P and three of other partitions, with
 # increasing totals, each retried on ServiceUnavailable; an acknowledged value is recorded once
@@ -201,7 +187,7 @@ SQL
 probe="{\"TableName\": \"Orders\", \"Key\": {\"customer\": {\"S\": \"${P_KEYS[0]}\"}, \"orderId\": {\"S\": \"o1\"}}}"
 PGAPPNAME=writer q -c "CALL public.writer(string_to_array('$WRITER_KEYS', ' '), '$probe')" >"$WORK/writer.log" 2>&1 &
 writer_pid=$!
-wait_for "SELECT rounds >= 3 FROM public.writer_state" t >/dev/null
+poll_router "SELECT rounds >= 3 FROM public.writer_state" t >/dev/null
 V0=$(q -c "SELECT min(v) FROM public.acks WHERE customer IN ('${P_KEYS[0]}', '${P_KEYS[1]}', '${P_KEYS[2]}')")
 
 # A write in flight: a router transaction that wrote to P and holds P's writer lock 4 s.
@@ -209,7 +195,7 @@ PGAPPNAME=held q -c "BEGIN" -c "SELECT ddb_router.execute_metered(NULL, 'PutItem
     -c "SELECT pg_sleep(4)" -c "COMMIT" >/dev/null 2>&1 &
 held_pid=$!
 check "a write through the router holds its partition's writer lock, shared (the server's own lock: objsubid 3)" "t" \
-    "$(wait_for "$(lock_of held partition $P ShareLock true)" t)"
+    "$(poll_router "$(lock_of held partition $P ShareLock true)" t)"
 check "no SQL takes that lock: pg_advisory_lock(class, partition) is another lock, granted at once" "t" \
     "$(q -c "SELECT pg_try_advisory_xact_lock(ddb_router.lock_class('partition')::integer, $P)")"
 
@@ -217,7 +203,7 @@ started=$(date +%s%3N)
 PGAPPNAME=mover q -c "CALL ddb_router.move_partition($P, 'n2')" >"$WORK/move.log" 2>&1 &
 move_pid=$!
 check "the move marks the partition moving, then waits for that write's transaction, taking no lock writers would queue behind" "t" \
-    "$(wait_for "$(waits_for_transaction mover)" t)"
+    "$(poll_router "$(waits_for_transaction mover)" t)"
 check "meanwhile the partition is marked moving and the move recorded" "t|copying|n1|n2" \
     "$(q -c "SELECT moving FROM ddb_router.partitions WHERE partition = $P")|$(q -c "SELECT concat_ws('|', step, source_node, target_node) FROM ddb_router.moves WHERE partition = $P")"
 check "the moving session holds the move's lock" "t" "$(q -c "$(lock_of mover move $P ExclusiveLock true)")"
@@ -247,39 +233,39 @@ check "the moved partition took writes again after the move" "t" \
     "$(q -c "SELECT min(v) > $V0 + 1 FROM public.acks WHERE customer IN ('${P_KEYS[0]}', '${P_KEYS[1]}', '${P_KEYS[2]}')")"
 check "reads of the moving partition went on: never a missing item" "0" "$(q -c "SELECT misses FROM public.writer_state")"
 check "the write that was in flight is on the target" "1" \
-    "$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE item->>'orderId' = 'held'")"
+    "$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE item->>'orderId' = 'held'")"
 
 check "the target got the tables, defined as in the router's catalog" "t|t" \
     "$(for t in Orders Accounts; do
-         [ "$(q -c "SELECT ddb.table_definition('$t')")" = "$(node "${NODES[2]}" -c "SELECT ddb.table_definition('$t')")" ] && echo t || echo f
+         [ "$(q -c "SELECT ddb.table_definition('$t')")" = "$(q -d "${NODES[2]}" -c "SELECT ddb.table_definition('$t')")" ] && echo t || echo f
        done | paste -sd'|')"
 check "with billing mode and throughput, TTL attribute, stream and tags" "PROVISIONED|5|5|3|3|expires|NEW_IMAGE|{\"team\": \"sales\"}" \
-    "$(node "${NODES[2]}" -c "SELECT concat_ws('|', t.billing_mode, t.read_capacity, t.write_capacity, i.read_capacity, i.write_capacity,
+    "$(q -d "${NODES[2]}" -c "SELECT concat_ws('|', t.billing_mode, t.read_capacity, t.write_capacity, i.read_capacity, i.write_capacity,
                                         t.ttl_attribute, t.stream_view_type, t.tags)
                               FROM ddb.tables t JOIN ddb.indexes i ON i.table_name = t.table_name AND i.index_name = 'ByStatus'
                               WHERE t.table_name = 'Orders'")"
 check "the items of the partition are on the target (the writer's and the one in flight added)" \
     "$((P_BASE + 3 + 1))|$P_ACCOUNTS|$P_TTL" \
-    "$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P)")|$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $P)")|$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P) AND expires_at IS NOT NULL")"
+    "$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P)")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $P)")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P) AND expires_at IS NOT NULL")"
 check "and gone from the source" "0|0" \
-    "$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P)")|$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $P)")"
+    "$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $P)")|$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $P)")"
 check "a GSI query on the target finds the moved items" "$P_GSI_S1|5" \
-    "$(node "${NODES[2]}" -c "SELECT count(*) FROM ddb.query('Orders', 's1', index_name => 'ByStatus') i
-                              WHERE ddb.ddb_key_route_hash(ddb.ddb_key(i->>'customer')) & 15 = $P")|$(node "${NODES[2]}" -c "SELECT count(*) FROM ddb.query('Orders', 'w', index_name => 'ByStatus') i
+    "$(q -d "${NODES[2]}" -c "SELECT count(*) FROM ddb.query('Orders', 's1', index_name => 'ByStatus') i
+                              WHERE ddb.ddb_key_route_hash(ddb.ddb_key(i->>'customer')) & 15 = $P")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM ddb.query('Orders', 'w', index_name => 'ByStatus') i
                               WHERE ddb.ddb_key_route_hash(ddb.ddb_key(i->>'customer')) & 15 = $P")"
 check "every moved item has its GSI and LSI entries on the target, and the source has none of the partition left" \
     "$((P_BASE + 4))|$((P_BASE + 4))|0|0" \
-    "$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders:ByStatus\" WHERE $(in_partition $P)")|$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders:ByTotal\" WHERE $(in_partition $P)")|$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders:ByStatus\" WHERE $(in_partition $P)")|$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders:ByTotal\" WHERE $(in_partition $P)")"
+    "$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders:ByStatus\" WHERE $(in_partition $P)")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders:ByTotal\" WHERE $(in_partition $P)")|$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders:ByStatus\" WHERE $(in_partition $P)")|$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders:ByTotal\" WHERE $(in_partition $P)")"
 check "a Query of the LSI through the router reads the moved items on the target" "5" \
     "$(q -c "SELECT ddb_router.answer_response(ddb_router.execute_metered(NULL, 'Query', '{\"TableName\": \"Orders\", \"IndexName\": \"ByTotal\",
         \"KeyConditionExpression\": \"customer = :c AND #t < :t\", \"ExpressionAttributeNames\": {\"#t\": \"total\"}, \"ExpressionAttributeValues\": {\":c\": {\"S\": \"${P_KEYS[1]}\"}, \":t\": {\"N\": \"100000\"}}}'))->>'Count'")"
 check "the stream records the copy as inserts on the target and the removal on the source" "t|t" \
-    "$(node "${NODES[2]}" -c "SELECT count(*) >= $P_BASE FROM ddb.stream_records WHERE table_name = 'Orders' AND event_name = 'INSERT'")|$(node "${NODES[1]}" -c "SELECT count(*) >= $P_BASE FROM ddb.stream_records WHERE table_name = 'Orders' AND event_name = 'REMOVE'")"
+    "$(q -d "${NODES[2]}" -c "SELECT count(*) >= $P_BASE FROM ddb.stream_records WHERE table_name = 'Orders' AND event_name = 'INSERT'")|$(q -d "${NODES[1]}" -c "SELECT count(*) >= $P_BASE FROM ddb.stream_records WHERE table_name = 'Orders' AND event_name = 'REMOVE'")"
 
 # A move that fails while copying: the target refuses one item of Q (a trigger there).  Accounts,
 # copied before Orders, has its copies removed again.
 Q_KEY=$(keys_of $Q | cut -d' ' -f1)
-node "${NODES[2]}" -c "CREATE FUNCTION public.refuse() RETURNS trigger LANGUAGE plpgsql AS \$\$
+q -d "${NODES[2]}" -c "CREATE FUNCTION public.refuse() RETURNS trigger LANGUAGE plpgsql AS \$\$
     BEGIN IF NEW.item->>'customer' = '$Q_KEY' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END \$\$" \
     -c "CREATE TRIGGER refuse BEFORE INSERT ON public.\"Orders\" FOR EACH ROW EXECUTE FUNCTION public.refuse()"
 check "a move that fails while copying says so: nothing moved, the copies removed" \
@@ -288,9 +274,9 @@ check "a move that fails while copying says so: nothing moved, the copies remove
 check "the map still points at the source, the partition is not moving, no move is recorded" "n1|false|0" \
     "$(q -c "SELECT node_name || '|' || moving FROM ddb_router.partitions WHERE partition = $Q")|$(q -c "SELECT count(*) FROM ddb_router.moves")"
 check "the target holds nothing of the partition (items, GSI entries), the source all of it" "0|0|0|t" \
-    "$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $Q)")|$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $Q)")|$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders:ByStatus\" WHERE $(in_partition $Q)")|$(node "${NODES[1]}" -c "SELECT count(*) > 0 FROM public.\"Accounts\" WHERE $(in_partition $Q)")"
+    "$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Accounts\" WHERE $(in_partition $Q)")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $Q)")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders:ByStatus\" WHERE $(in_partition $Q)")|$(q -d "${NODES[1]}" -c "SELECT count(*) > 0 FROM public.\"Accounts\" WHERE $(in_partition $Q)")"
 check "and its writes go through" "no error" "$(put_error Orders "{\"customer\": {\"S\": \"$Q_KEY\"}, \"orderId\": {\"S\": \"after\"}}")"
-node "${NODES[2]}" -c "DROP TRIGGER refuse ON public.\"Orders\""
+q -d "${NODES[2]}" -c "DROP TRIGGER refuse ON public.\"Orders\""
 
 # A move whose session ends while it waits for a write in flight: the partition stays marked
 # moving, recover_move undoes the move, and the move can then be made.
@@ -298,10 +284,10 @@ R_KEY=$(keys_of $R | cut -d' ' -f1)
 PGAPPNAME=held2 q -c "BEGIN" -c "SELECT ddb_router.execute_metered(NULL, 'PutItem', '$(put_request "$R_KEY" held2 8)')" \
     -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1 &
 held_pid=$!
-wait_for "$(lock_of held2 partition $R ShareLock true)" t >/dev/null
+poll_router "$(lock_of held2 partition $R ShareLock true)" t >/dev/null
 PGAPPNAME=mover2 q -c "CALL ddb_router.move_partition($R, 'n2')" >"$WORK/move2.log" 2>&1 &
 move_pid=$!
-wait_for "$(waits_for_transaction mover2)" t >/dev/null
+poll_router "$(waits_for_transaction mover2)" t >/dev/null
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mover2'" >/dev/null
 wait $move_pid
 wait $held_pid
@@ -315,39 +301,39 @@ check "another move of it says what to do" \
 check "recover_move undoes it: the partition takes writes on its node again" "n1|false|0|no error" \
     "$(q -c "CALL ddb_router.recover_move($R)" 2>/dev/null; q -c "SELECT node_name || '|' || moving FROM ddb_router.partitions WHERE partition = $R")|$(q -c "SELECT count(*) FROM ddb_router.moves")|$(put_error Orders "{\"customer\": {\"S\": \"$R_KEY\"}, \"orderId\": {\"S\": \"x\"}}")"
 check "then the move goes through" "no error|n2|0" \
-    "$(fails "CALL ddb_router.move_partition($R, 'n2')")|$(q -c "SELECT node_name FROM ddb_router.partitions WHERE partition = $R")|$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $R)")"
+    "$(fails "CALL ddb_router.move_partition($R, 'n2')")|$(q -c "SELECT node_name FROM ddb_router.partitions WHERE partition = $R")|$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $R)")"
 
 # A move whose session ends after the switch, while it waits for a router transaction older than
 # the switch: the partition is on the target and takes writes there; recover_move removes its items
 # from the source.
 S=13
 S_KEY=$(keys_of $S | cut -d' ' -f1)
-S_BASE=$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")
+S_BASE=$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")
 PGAPPNAME=old q -c "BEGIN" -c "SELECT 1" -c "SELECT pg_sleep(4)" -c "COMMIT" >/dev/null 2>&1 &
 old_pid=$!
-wait_for "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'old' AND xact_start IS NOT NULL" 1 >/dev/null
+poll_router "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'old' AND xact_start IS NOT NULL" 1 >/dev/null
 PGAPPNAME=mover3 q -c "CALL ddb_router.move_partition($S, 'n2')" >"$WORK/move3.log" 2>&1 &
 move_pid=$!
-wait_for "SELECT step FROM ddb_router.moves WHERE partition = $S AND switched_at IS NOT NULL" switched >/dev/null
+poll_router "SELECT step FROM ddb_router.moves WHERE partition = $S AND switched_at IS NOT NULL" switched >/dev/null
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mover3'" >/dev/null
 wait $move_pid
 check "a move whose session ended after the switch: the partition is on the target and takes writes there" \
     "n2|false|switched|no error|1" \
-    "$(q -c "SELECT node_name || '|' || moving FROM ddb_router.partitions WHERE partition = $S")|$(q -c "SELECT step FROM ddb_router.moves WHERE partition = $S")|$(put_error Orders "{\"customer\": {\"S\": \"$S_KEY\"}, \"orderId\": {\"S\": \"after\"}}")|$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE item->>'customer' = '$S_KEY' AND item->>'orderId' = 'after'")"
+    "$(q -c "SELECT node_name || '|' || moving FROM ddb_router.partitions WHERE partition = $S")|$(q -c "SELECT step FROM ddb_router.moves WHERE partition = $S")|$(put_error Orders "{\"customer\": {\"S\": \"$S_KEY\"}, \"orderId\": {\"S\": \"after\"}}")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE item->>'customer' = '$S_KEY' AND item->>'orderId' = 'after'")"
 check "its items are still on the source too" "$S_BASE" \
-    "$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")"
+    "$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")"
 check "another move of it says what to do" \
     "55000: a move of partition $S from node n1 to node n2 did not finish: it stopped after the switch, before its items were removed from n1" \
     "$(fails "CALL ddb_router.move_partition($S, 'n0')")"
 q -c "CALL ddb_router.recover_move($S)" 2>"$WORK/recover.log"
 wait $old_pid
 check "recover_move finishes it: the items removed from the source, kept on the target" "0|0|$((S_BASE + 1))" \
-    "$(node "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")|$(q -c "SELECT count(*) FROM ddb_router.moves")|$(node "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")"
+    "$(q -d "${NODES[1]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")|$(q -c "SELECT count(*) FROM ddb_router.moves")|$(q -d "${NODES[2]}" -c "SELECT count(*) FROM public.\"Orders\" WHERE $(in_partition $S)")"
 
 # In the end every item of every table is on the node of its partition, once.
 misplaced=$(for i in 0 1 2; do
     for t in Orders Accounts; do
-        node "${NODES[$i]}" -c "SELECT count(*) FROM public.\"$t\"
+        q -d "${NODES[$i]}" -c "SELECT count(*) FROM public.\"$t\"
             WHERE ddb.ddb_key_route_hash(pk) & 15 <> ALL ('$(q -c "SELECT coalesce(array_agg(partition), '{}') FROM ddb_router.partitions WHERE node_name = 'n$i'")'::integer[])"
     done
 done | paste -sd' ')
@@ -391,9 +377,9 @@ OTHER=$(q -c "SELECT min(p.partition) FROM ddb_router.partitions p
               WHERE p.node_name <> ddb_router.node_of(ddb_router.route_of('Orders', '$ITEM'::jsonb->'Item'))")
 check "ddb_router.call is refused outside a request the router serves, and writes nothing" \
     "42501: ddb_router.call calls a node only for a request the router serves|0+0+0" \
-    "$(PGUSER=ddb_move_writer fails "SELECT ddb_router.call($OTHER, NULL, 'PutItem', '$ITEM')")|$(for db in "${NODES[@]}"; do node "$db" -c "SELECT count(*) FROM public.\"Orders\" WHERE item->>'customer' = 'misplaced'"; done | paste -sd+)"
+    "$(PGUSER=ddb_move_writer fails "SELECT ddb_router.call($OTHER, NULL, 'PutItem', '$ITEM')")|$(for db in "${NODES[@]}"; do q -d "$db" -c "SELECT count(*) FROM public.\"Orders\" WHERE item->>'customer' = 'misplaced'"; done | paste -sd+)"
 q -c "SELECT ddb_router.revoke_tables('ddb_move_writer', 'Orders')" -c "REVOKE USAGE ON SCHEMA ddb_router FROM ddb_move_writer" >/dev/null
 
-for db in "$ROUTER" "${NODES[@]}" "$PLAIN"; do psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)"; done
+drop_db "$ROUTER" "${NODES[@]}" "$PLAIN"
 psql -X -q -d postgres -c "DROP ROLE IF EXISTS ddb_move_hostile" -c "DROP ROLE IF EXISTS ddb_move_writer" >/dev/null
-exit $status
+done_testing

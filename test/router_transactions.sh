@@ -7,26 +7,22 @@
 # ddb_router.failpoint) and ddb_router.recover_in_doubt(); concurrent
 # transactions on the same items of both nodes.  The checks look at the
 # nodes directly.  Runs against the cluster of tools/test.sh
-# (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED" per check.
+# (PGHOST/PGPORT/PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/router_transactions"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir router_transactions
 ROUTER=ddb_2pc_r
+DB=$ROUTER
 NODES=(ddb_2pc_n0 ddb_2pc_n1)
 RACE_SECONDS=${RACE_SECONDS:-3}
 # the router's notices (PL/Proxy's "dropping stale conn") are no part of the checks
 export PGOPTIONS="-c client_min_messages=warning"
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
-node() { local db=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # call OPERATION REQUEST [EXPRESSION]: EXPRESSION of r, the router's outcome: {"ok": response} or
 # {"sqlstate", "message", "body"} (public.try below)
 call() { q -c "SELECT ${3:-r} FROM public.try('$1', \$r\$$2\$r\$) r"; }
 # on_nodes SQL: the answer of each node, joined by "+"
-on_nodes() { echo "$(node "${NODES[0]}" -c "$1")+$(node "${NODES[1]}" -c "$1")"; }
+on_nodes() { echo "$(q -d "${NODES[0]}" -c "$1")+$(q -d "${NODES[1]}" -c "$1")"; }
 # n KEY: the attribute n of item KEY of table Acct on whichever node holds it, or "none"
 n() { echo "$(on_nodes "SELECT coalesce((SELECT item->>'n' FROM public.\"Acct\" WHERE pk = '$1'), 'none')")" |
       tr '+' '\n' | grep -v '^none$' | paste -sd+ | sed 's/^$/none/'; }
@@ -39,21 +35,13 @@ drop() {
         for gid in $(psql -X -q -At -d postgres -c "SELECT gid FROM pg_prepared_xacts WHERE database = '$db'"); do
             psql -X -q -d "$db" -c "ROLLBACK PREPARED '$gid'" >/dev/null
         done
-        psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+        drop_db "$db"
     done
     psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_2pc_plain"
 }
 
 drop
-for db in "$ROUTER" "${NODES[@]}"; do psql -X -q -d postgres -c "CREATE DATABASE $db"; done
-for db in "${NODES[@]}"; do node "$db" -c "CREATE EXTENSION ddb_model"; done
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_router CASCADE"
-socket=$(psql -X -At -d postgres -c "SHOW unix_socket_directories" | cut -d, -f1)
-port=$(psql -X -At -d postgres -c "SHOW port")
-for i in 0 1; do
-    q -c "SELECT ddb_router.add_node('n$i', 'host=$socket port=$port dbname=${NODES[$i]}')" >/dev/null
-done
-q -c "SELECT ddb_router.create_partitions(16)" >/dev/null
+fresh_router "$ROUTER" "${NODES[@]}"
 q >/dev/null <<'SQL'
 -- The outcome of a request through the router: {"ok": response}, or its error.
 CREATE FUNCTION public.try(operation text, request jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
@@ -91,7 +79,7 @@ check "CreateTable commits in the router's catalog and on both nodes" "ok|1|1+1"
     "$(call CreateTable '{"TableName": "Acct", "BillingMode": "PAY_PER_REQUEST",
          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}' \
          "CASE WHEN r ? 'ok' THEN 'ok' ELSE r::text END")|$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Acct'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Acct'")"
-node "${NODES[1]}" -c "SELECT ddb.create_table('Clash', 'pk')" >/dev/null
+q -d "${NODES[1]}" -c "SELECT ddb.create_table('Clash', 'pk')" >/dev/null
 check "a CreateTable that the second node refuses answers the node's error" "YD005|ResourceInUseException" \
     "$(call CreateTable '{"TableName": "Clash", "BillingMode": "PAY_PER_REQUEST",
          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}' \
@@ -105,7 +93,7 @@ a=${on0[0]}; b=${on1[0]}; a2=${on0[1]}; a3=${on0[4]}
 check "TransactWriteItems over both nodes commits each item on its node" "ok|1+0|0+1" \
     "$(call TransactWriteItems "{\"TransactItems\": [$(put "$a" 10), $(put "$b" 10)]}" "CASE WHEN r ? 'ok' THEN 'ok' ELSE r::text END")|$(on_nodes "SELECT count(*) FROM public.\"Acct\" WHERE pk = '$a'")|$(on_nodes "SELECT count(*) FROM public.\"Acct\" WHERE pk = '$b'")"
 across=$(q -c "SELECT ddb_router.execute_metered(NULL, 'TransactWriteItems', '{\"ReturnConsumedCapacity\": \"TOTAL\", \"TransactItems\": [$(add "$a" 0), $(add "$b" 0)]}')" | paste -sd'|')
-single=$(node "${NODES[0]}" -c "SELECT ddb.execute_metered(NULL, 'TransactWriteItems', '{\"ReturnConsumedCapacity\": \"TOTAL\", \"TransactItems\": [$(add "$a" 0), $(add "$a3" 0)]}')" | paste -sd'|')
+single=$(q -d "${NODES[0]}" -c "SELECT ddb.execute_metered(NULL, 'TransactWriteItems', '{\"ReturnConsumedCapacity\": \"TOTAL\", \"TransactItems\": [$(add "$a" 0), $(add "$a3" 0)]}')" | paste -sd'|')
 check "its capacity (the first line and ConsumedCapacity) is what one node answers for as many items" "$single" "$across"
 
 cancel="{\"TransactItems\": [$(add "$a" -1 0), $(add "$b" -1 99 '"ReturnValuesOnConditionCheckFailure": "ALL_OLD"'), $(put "$a2" 1)]}"
@@ -117,7 +105,7 @@ check "a part cancelled on the first node: the second never ran" "[{\"Code\": \"
     "$(call TransactWriteItems "{\"TransactItems\": [$(add "$b" 5), $(add "$a" -1 99)]}" "r->'body'->>'CancellationReasons'")|$(n "$b")"
 bad="{\"TransactItems\": [$(add "$a" 1), {\"Update\": {\"TableName\": \"Acct\", \"Key\": {\"pk\": {\"S\": \"$b\"}}, \"UpdateExpression\": \"ADD n\"}}]}"
 check "a malformed expression on one node is the request's ValidationException, as a node raises it" \
-    "$(node "${NODES[1]}" -c "DO \$d\$ BEGIN PERFORM ddb.execute_metered(NULL, 'TransactWriteItems', \$r\$$bad\$r\$);
+    "$(q -d "${NODES[1]}" -c "DO \$d\$ BEGIN PERFORM ddb.execute_metered(NULL, 'TransactWriteItems', \$r\$$bad\$r\$);
         EXCEPTION WHEN OTHERS THEN RAISE WARNING '%|%', SQLSTATE, SQLERRM; END \$d\$" 2>&1 | sed 's/^WARNING:  //')" \
     "$(call TransactWriteItems "$bad" "concat(r->>'sqlstate', '|', r->>'message')")"
 check "and nothing was written" "10|10" "$(n "$a")|$(n "$b")"
@@ -133,10 +121,10 @@ check "ExecuteTransaction over both nodes commits every statement" "ok|12|12" \
     "$(call ExecuteTransaction "{\"TransactStatements\": [{\"Statement\": \"UPDATE Acct SET n = n + 1 WHERE pk = '$a'\"}, {\"Statement\": \"UPDATE Acct SET n = n + 1 WHERE pk = '$b'\"}]}" \
        "CASE WHEN r ? 'ok' THEN 'ok' ELSE r::text END")|$(n "$a")|$(n "$b")"
 
-q -c "UPDATE ddb_router.nodes SET connstr = 'host=$socket port=1 dbname=${NODES[1]}' WHERE node_name = 'n1'"
+q -c "UPDATE ddb_router.nodes SET connstr = '$(node_dsn "${NODES[1]}" | sed 's/port=[0-9]*/port=1/')' WHERE node_name = 'n1'"
 check "a node that cannot be reached is ServiceUnavailable" "YD013|ServiceUnavailable" \
     "$(call TransactWriteItems "{\"TransactItems\": [$(add "$a" 1), $(add "$b" 1)]}" "concat(r->>'sqlstate', '|', split_part(r->'body'->>'__type', '#', 2))")"
-q -c "UPDATE ddb_router.nodes SET connstr = 'host=$socket port=$port dbname=${NODES[1]}' WHERE node_name = 'n1'"
+q -c "UPDATE ddb_router.nodes SET connstr = '$(node_dsn "${NODES[1]}")' WHERE node_name = 'n1'"
 check "and the part the other node had prepared was rolled back" "12|0|0" "$(n "$a")|$(prepared)|$(q -c "SELECT count(*) FROM ddb_router.in_doubt")"
 
 # --- TransactGetItems across nodes ----------------------------------------
@@ -268,4 +256,4 @@ check "DeleteTable removes the table from the router and both nodes" "0|0+0" \
     "$(q -c "SELECT count(*) FROM ddb.tables WHERE table_name = 'Acct'")|$(on_nodes "SELECT count(*) FROM ddb.tables WHERE table_name = 'Acct'")"
 
 drop
-exit $status
+done_testing

@@ -13,19 +13,17 @@
 # (user_service's S7 from concurrent clients, optimistic updates on each
 # shard); then stops it and checks that nothing of it runs.
 # Needs the extension and ddb-gateway built and installed (tools/test.sh);
-# prints "<check> ... ok|FAILED" per check.
+# prints TAP (test/lib.sh).
 #
 #   bash test/scale_out.sh
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 WORK="$ROOT/build/scale-out-test"
 export DDB_SCALE_OUT_DIR="$WORK/deployment" DDB_SCALE_OUT_INSTALLED=1 DDB_SCALE_OUT_SERVER_OPTS="-c fsync=off"
 export DDB_SCALE_OUT_PGPORT=${DDB_SCALE_OUT_TEST_PGPORT:-55550}
 export DDB_SCALE_OUT_GATEWAY_PORT=${DDB_SCALE_OUT_TEST_GATEWAY_PORT:-55555}
 ROLE=ddb_scale_out_app
-status=0
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 scale_out() { bash "$ROOT/tools/scale-out.sh" "$@"; }
 
 # a deployment an interrupted run left goes first
@@ -35,13 +33,13 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 node_psql() {  # port, psql arguments...
     local port=$1
     shift
-    psql -X -q -At -v ON_ERROR_STOP=1 -h "$SOCKET" -p "$port" -U postgres -d ddb "$@"
+    q -h "$SOCKET" -p "$port" -U postgres -d ddb "$@"
 }
 
-trap 'scale_out stop >/dev/null 2>&1' EXIT
+at_exit 'scale_out stop >/dev/null 2>&1'
 scale_out start >"$WORK/start.log" 2>&1
 check "tools/scale-out.sh start" "0" "$?"
-[ "$status" = 0 ] || { tail -5 "$WORK/start.log"; exit 1; }
+[ "$status" = 0 ] || { tail -5 "$WORK/start.log" | diag; exit 1; }
 ENDPOINT=$(sed -n 's/^endpoint=//p' "$WORK/start.log")
 KEY_ID=$(sed -n 's/^access_key_id=//p' "$WORK/start.log")
 SECRET=$(sed -n 's/^secret_access_key=//p' "$WORK/start.log")
@@ -326,7 +324,7 @@ check("S9-style optimistic updates through the deployment: 4 clients x 10 on a c
       ["40", "40"], [db.get_item(TableName=TABLE, Key=key(pk), ConsistentRead=True)["Item"]["total"]["N"] for pk, _ in counters])
 sys.exit(1 if failed else 0)
 PY
-/usr/bin/python3 "$WORK/client.py" "$ENDPOINT" "$KEY_ID" "$SECRET" "$APP_ID" "$APP_SECRET" "$SOCKET" \
+checks_from /usr/bin/python3 "$WORK/client.py" "$ENDPOINT" "$KEY_ID" "$SECRET" "$APP_ID" "$APP_SECRET" "$SOCKET" \
     "$SHARD1" "$SHARD2" "$STANDBY1" "$STANDBY2" "$ROUTER" 2>"$WORK/client.log"
 check "the boto3 checks ran to their end" "0" "$?"
 
@@ -345,5 +343,4 @@ check "stop leaves none of them running" "0 0" "$alive $(ls "$DDB_SCALE_OUT_DIR"
 check "and the gateway's port is free" "000" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$ENDPOINT/health")"
 scale_out status >/dev/null 2>&1
 check "status says it does not run" "1" "$?"
-trap - EXIT
-exit $status
+done_testing

@@ -3,33 +3,22 @@
 # (/usr/bin/python3), signed with a key that acts as a role given some
 # tables (docs/security.md), with paginated and repeated calls as
 # applications make them.  Runs against the cluster of tools/test.sh
-# (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED" per check.
+# (PGHOST/PGPORT/PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/sdk_clients"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir sdk_clients
 DB=ddb_sdk_clients
 PORT=${SDK_TEST_PORT:-55485}
 ENDPOINT="http://127.0.0.1:$PORT"
 
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
-    -c "DROP ROLE IF EXISTS ddb_sdk_app" -c "CREATE DATABASE $DB" -c "CREATE ROLE ddb_sdk_app NOLOGIN"
-q -c "CREATE EXTENSION ddb_model" -c "SELECT ddb.grant_tables('ddb_sdk_app', 'app_*')" >/dev/null
+drop_db "$DB"
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_sdk_app" -c "CREATE ROLE ddb_sdk_app NOLOGIN"
+fresh_db --extension "$DB"
+q -c "SELECT ddb.grant_tables('ddb_sdk_app', 'app_*')" >/dev/null
 read -r admin_id admin_secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 read -r app_id app_secret <<<"$(q -F ' ' -c "SELECT * FROM ddb.create_access_key('ddb_sdk_app')")"
 
-"$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB" --pool 2 \
-    2>"$WORK/gateway.log" &
-gateway_pid=$!
-trap 'kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null' EXIT
-for _ in $(seq 50); do
-    curl -sf -o /dev/null "${ENDPOINT%/}/health" && break
-    sleep 0.1
-done
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2
 
 aws_as() {  # ID SECRET aws-arguments...
     local id=$1 secret=$2
@@ -174,8 +163,7 @@ check "aws: query a multi-attribute GSI" "m01 m05 m07" \
         --expression-attribute-values '{":t": {"S": "WINTER"}, ":r": {"S": "NA"}, ":d": {"S": "SEMI"}, ":s": {"N": "9"}}' \
         --query 'Items[].matchId.S' | tr '\t\n' '  ' | sed 's/ $//')"
 
-kill "$gateway_pid"
-wait "$gateway_pid" 2>/dev/null
-trap - EXIT
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS ddb_sdk_app"
-exit $status
+stop_gateway
+drop_db "$DB"
+psql -X -q -d postgres -c "DROP ROLE IF EXISTS ddb_sdk_app"
+done_testing

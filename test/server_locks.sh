@@ -4,17 +4,13 @@
 # reader waiting for committing writers stalls none, and one role's jobs
 # stay within ddb.max_jobs_per_role across its sessions.  Two sessions each
 # (one held open in the background).  Runs against the cluster of
-# tools/test.sh (PGHOST/PGPORT/PGUSER set); prints "<check> ... ok|FAILED".
+# tools/test.sh (PGHOST/PGPORT/PGUSER set); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/server_locks"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir server_locks
 DB=ddb_server_locks
 PLAIN=ddb_locks_plain
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # the SQLSTATE of a statement's error, or "no error"
 fails() {
     local out
@@ -30,9 +26,8 @@ hold() {
     sleep 0.5
 }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+fresh_db --extension "$DB"
 psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS $PLAIN" -c "CREATE ROLE $PLAIN NOLOGIN"
-q -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_model" >/dev/null
 q -c "SELECT ddb.execute('CreateTable', '{\"TableName\": \"Tlk\", \"BillingMode\": \"PAY_PER_REQUEST\",
         \"AttributeDefinitions\": [{\"AttributeName\": \"pk\", \"AttributeType\": \"S\"}],
         \"KeySchema\": [{\"AttributeName\": \"pk\", \"KeyType\": \"HASH\"}],
@@ -113,5 +108,6 @@ check "the role's background workers are the limit's" "2" \
     "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb_model job' AND datname = current_database()")"
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb_model job' AND datname = current_database()" >/dev/null
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS $PLAIN" >/dev/null 2>&1
-exit $status
+drop_db "$DB" >/dev/null 2>&1
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS $PLAIN" >/dev/null 2>&1
+done_testing

@@ -7,28 +7,19 @@
 # DDB_SOCKET_TEST_PORT, default 55441), connects with psql and with
 # ddb-gateway, stops it; and checks that a short path keeps its socket in
 # the checkout.  Needs the extension and ddb-gateway built and installed
-# (tools/test.sh); prints "<check> ... ok|FAILED" per check.
+# (tools/test.sh); prints TAP (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/socket-path"
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir socket-path
 PORT=${DDB_SOCKET_TEST_PORT:-55441}
 GATEWAY_PORT=${DDB_SOCKET_TEST_GATEWAY_PORT:-55542}
-status=0
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TMP=$(mktemp -d /tmp/ddb-socket-path.XXXXXX)
 LONG="$TMP/$(printf 'a%.0s' {1..60})/$(printf 'b%.0s' {1..60})/checkout"
 mkdir -p "$(dirname "$LONG")"
 ln -s "$ROOT" "$LONG"
 ln -s "$ROOT" "$TMP/c"
-gateway_pid=
-cleanup() {
-    if [ -n "$gateway_pid" ]; then kill "$gateway_pid" 2>/dev/null; wait "$gateway_pid" 2>/dev/null; fi
-    declare -F stop_cluster >/dev/null && stop_cluster
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+at_exit '! declare -F stop_cluster >/dev/null || stop_cluster; rm -rf "$TMP"'
 
 # a short path: the socket stays in the checkout
 check "a checkout at a short path keeps its socket in .cluster/NAME/socket" "$TMP/c/.cluster/shortpath/socket" \
@@ -49,22 +40,17 @@ check "the cluster starts from the long path" "0" "$?"
 check "psql connects through the short socket directory" "1" "$(cluster_psql -At -c 'SELECT 1' 2>&1)"
 check "and so does libpq from PGHOST and PGPORT" "$SOCKET_DIR $PGPORT_NUM 1" "$PGHOST $PGPORT $(psql -X -At -c 'SELECT 1' 2>&1)"
 psql -X -q -c "CREATE EXTENSION ddb_model" >"$WORK/extension.log" 2>&1
-"$LONG/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --access-log off 2>"$WORK/gateway.log" &
-gateway_pid=$!
-for _ in $(seq 50); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GATEWAY_PORT/health")
-    [ "$code" = 200 ] && break
-    sleep 0.1
-done
-check "ddb-gateway without --dsn (PGHOST) answers /health with 200" "200" "$code"
-kill "$gateway_pid"; wait "$gateway_pid" 2>/dev/null; gateway_pid=
+GATEWAY_BIN="$LONG/ddb-gateway" gateway_start "$GATEWAY_PORT" "$WORK/gateway.log" --access-log off
+check "ddb-gateway without --dsn (PGHOST) answers /health with 200" "200" \
+    "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GATEWAY_PORT/health")"
+stop_gateway
 stop_cluster
 check "stop_cluster stops the server and removes the short directory" "stopped removed" \
     "$([ -f "$PGDATA_DIR/postmaster.pid" ] && echo running || echo stopped) $([ -e "$SOCKET_DIR" ] && echo kept || echo removed)"
 if [ "$status" -ne 0 ]; then
     for log in "$WORK/start.log" "$WORK/extension.log" "$WORK/gateway.log" "$CLUSTER_DIR/server.log"; do
-        [ -f "$log" ] && { echo "== $log"; tail -20 "$log"; }
+        [ -f "$log" ] && { diag "== $log"; tail -20 "$log" | diag; }
     done
 fi
 rm -rf "$CLUSTER_DIR"
-exit $status
+done_testing

@@ -1,23 +1,19 @@
 #!/usr/bin/env bash
 # ddb-transfer: DynamoDB's export to S3 format out of and into tables.  Runs
 # the built binary against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER
-# set) and prints "<check> ... ok|FAILED" per check: a round trip of every
+# set) and prints TAP (test/lib.sh): a round trip of every
 # DynamoDB type (export, import into a twin table, every item compared, GSIs
 # verified), gzip, plain, several files and export directories, bad lines
 # reported by file:line with nothing loaded (or skipped on request), bad
 # files and arguments, garbage that must never crash it, and the two
 # commands the server's exports and imports run (write-export, read-items).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/transfer"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir transfer
 DB=ddb_transfer
 DSN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$DB"
 TRANSFER="$ROOT/ddb-transfer"
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # run ARGS...: runs ddb-transfer, stdout in $WORK/out, stderr in $WORK/err; prints the exit status
 run() { "$TRANSFER" "$@" >"$WORK/out" 2>"$WORK/err"; echo $?; }
 # digest TABLE: md5 of the items a read of the table sees, in key order
@@ -26,7 +22,7 @@ digest() {
 }
 count() { q -c "SELECT count(*) FROM $1"; }
 
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+fresh_db "$DB"
 q >/dev/null <<'SQL'
 CREATE EXTENSION ddb_model;
 -- the source: a quoted schema, hash partitions, a GSI, TTL
@@ -289,5 +285,5 @@ check "read-items: the files under the key prefix, in key order, their lines as 
 check "read-items refuses more files than its limit" "1 more than 1 files under the prefix" \
     "$("$TRANSFER" read-items --bucket-dir "$WORK/bucket" --max-files 1 >/dev/null 2>"$WORK/err"; echo $?) $(grep -o 'more than 1 files under the prefix' "$WORK/err")"
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"
-exit $status
+drop_db "$DB"
+done_testing

@@ -2,22 +2,15 @@
 # The upgrade from 0.1: ALTER EXTENSION ddb_model UPDATE brings an installed
 # 0.1 (sql/ddb_model--0.1.sql) to exactly what CREATE EXTENSION installs now,
 # and what was written under 0.1 stays readable and writable.  Runs against
-# the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set); prints
-# "<check> ... ok|FAILED" per check.
+# the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set); prints TAP
+# (test/lib.sh).
 set -uo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK="$ROOT/build/upgrade"
-rm -rf "$WORK" && mkdir -p "$WORK"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+work_dir upgrade
 VERSION=$(sed -n "s/^default_version = '\\(.*\\)'/\\1/p" "$ROOT/ddb_model.control")
 
-q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
 DATABASES="ddb_upgrade_updated ddb_upgrade_fresh ddb_upgrade_data"
-for db in $DATABASES; do
-    q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-done
+fresh_db $DATABASES
 q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS ddb_upgrade_reader"
 q -d ddb_upgrade_updated -c "CREATE EXTENSION ddb_model VERSION '0.1'" -c "ALTER EXTENSION ddb_model UPDATE"
 q -d ddb_upgrade_fresh -c "CREATE EXTENSION ddb_model"
@@ -436,11 +429,9 @@ check "ddb_key rows added after the update: the index order is the sort order, l
 q -d "$D" -c "SELECT bt_index_parent_check('public.key_notes_pkey', true)" >/dev/null 2>"$WORK/amcheck.err"
 check "amcheck finds it consistent after them" "" "$(head -3 "$WORK/amcheck.err")"
 
-for db in $DATABASES; do
-    q -d postgres -c "DROP DATABASE IF EXISTS $db"
-done
+drop_db $DATABASES
 for r in "ddb_key_${LIMITED,,}" "ddb_key_${REVOKED,,}" ddb_upgrade_reader; do
     q -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS \"$r\""
 done
 [ -z "$LIBRARY_01" ] || rm -f "$INSTALLED_01"
-exit $status
+done_testing

@@ -11,7 +11,6 @@
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MAP="$ROOT/docs/architecture.md"
-status=0
 source "$ROOT/test/lib.sh"
 cd "$ROOT"
 
@@ -110,4 +109,4 @@ for node in $nodes; do
     check "includes: $name includes only what docs/architecture.md draws" "" "${undrawn%; }"
 done
 
-exit $status
+done_testing

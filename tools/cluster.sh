@@ -34,6 +34,8 @@ socket_dir_for() {  # directory in the checkout, port, name
 }
 SOCKET_DIR=$(socket_dir_for "$CLUSTER_DIR/socket" "$PGPORT_NUM" "$CLUSTER_NAME")
 PGBIN=/usr/lib/postgresql/15/bin
+# gateway_ready, gateway_start
+source "$ROOT/tools/gateway.sh"
 
 PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
           libtap-parser-sourcehandler-pgtap-perl libjansson-dev clang-14 libclang-rt-14-dev
@@ -128,22 +130,6 @@ stop_cluster() {
     if [ "$SOCKET_DIR" != "$CLUSTER_DIR/socket" ] && [ ! -f "$PGDATA_DIR/postmaster.pid" ]; then
         rm -rf "$SOCKET_DIR"
     fi
-}
-
-# Waits until a ddb-gateway started in the background listens (another
-# program may hold the port and answer on it) and GET /health answers 200:
-# 10 s at most; fails when it does not, or when it exited.
-gateway_ready() {  # pid, port, its log (stderr)
-    local pid=$1 port=$2 log=$3 deadline=$((SECONDS + 10)) code
-    while [ "$SECONDS" -le "$deadline" ]; do
-        kill -0 "$pid" 2>/dev/null || return 1
-        if grep -q '^ddb-gateway: listening on' "$log"; then
-            code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/health" || true)
-            [ "$code" = 200 ] && return 0
-        fi
-        sleep 0.1
-    done
-    return 1
 }
 
 # psql against the throwaway cluster.

@@ -4,7 +4,8 @@
 # the dump/restore, upgrade and concurrency checks, the gateway's, the
 # backups' (which restart the cluster once), the sharding checks (ddb_router, and a deployment of tools/scale-out.sh) and
 # ddb-transfer's, the hostile roles' suite and SQLsmith's short run, a cluster from a checkout at a long path, the examples of
-# docs/ and the fuzz corpus replay, stops the cluster, and
+# docs/ and the fuzz corpus replay (the shell suites print TAP, test/lib.sh,
+# and run under prove), stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
 # assertions + the checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
@@ -66,29 +67,22 @@ if ! grep -q '^Result: PASS' "$LOG_DIR/pgtap.log"; then
 fi
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
 
-# Runs check scripts, each printing "<check> ... ok|FAILED" per check, into
-# one log shown here; counts the checks.  A script that exits non-zero
-# without a FAILED line (stopped before its checks) counts as one failure.
+# Runs shell suites, each printing TAP (test/lib.sh), with prove into one
+# log shown here; counts each check (ok / not ok).  A suite that exits
+# non-zero or has a bad plan without a failed check (stopped before its
+# checks) counts as one failure.
 run_checks() {  # title, log name, script...
-    local title=$1 name=$2 log="$LOG_DIR/$2.log" script out status script_bad
+    local title=$1 log="$LOG_DIR/$2.log"
     shift 2
     echo "== $title"
-    : >"$log"
-    for script in "$@"; do
-        out="$LOG_DIR/$name-$(basename "$script" .sh).out"
-        set +e
-        bash "$script" >"$out" 2>&1
-        status=$?
-        set -e
-        cat "$out" >>"$log"
-        script_bad=$(grep -c '\.\.\. FAILED' "$out" || true)
-        if [ "$status" -ne 0 ] && [ "$script_bad" -eq 0 ]; then
-            echo "$(basename "$script") ... FAILED (exit status $status before any failed check)" >>"$log"
-        fi
-    done
+    set +e
+    prove --verbose --merge --exec bash "$@" >"$log" 2>&1
+    set -e
     cat "$log"
-    passed=$((passed + $(grep -c '\.\.\. ok$' "$log" || true)))
-    failed=$((failed + $(grep -c '\.\.\. FAILED' "$log" || true)))
+    passed=$((passed + $(grep -cE '^ok [0-9]+' "$log" || true)))
+    failed=$((failed + $(grep -cE '^not ok [0-9]+' "$log" || true)))
+    # prove's summary: "<suite> (Wstat: ... Tests: N Failed: 0)" for a suite that failed without a failed check
+    failed=$((failed + $(grep -cE '^[^ ]+ \(Wstat: .* Failed: 0\)$' "$log" || true)))
 }
 
 run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh"
