@@ -65,19 +65,24 @@ static const Setting settings_table[] = {
 
 #define NSETTINGS (sizeof(settings_table) / sizeof(settings_table[0]))
 
-/* Prints the usage and exits with status. */
+/* Prints what the program is, its usage and where its documentation is, on stdout; exits 0. */
 static void
-usage(int status)
+usage(void)
 {
-	FILE	   *out = status ? stderr : stdout;
-
-	fprintf(out, "usage: ddb-gateway [--config FILE] [--NAME VALUE | --FLAG] ...\n");
-	fprintf(out, "  --config FILE          settings as `name = value` lines (also DDB_GATEWAY_CONFIG)\n");
+	printf("ddb-gateway serves DynamoDB's HTTP API (the AWS SDKs, the AWS CLI) from a PostgreSQL database with ddb_model.\n"
+		   "\n"
+		   "usage: ddb-gateway [--config FILE] [--NAME VALUE | --FLAG] ...\n"
+		   "  --config FILE          settings as `name = value` lines (also DDB_GATEWAY_CONFIG)\n");
 	for (size_t i = 0; i < NSETTINGS; i++)
-		fprintf(out, "  --%-20s %s\n", settings_table[i].name, settings_table[i].help);
-	fprintf(out, "Each setting is also DDB_GATEWAY_<NAME> in the environment (capitals, '_' for '-').\n"
-			"The command line wins over the environment, which wins over the file.\n");
-	exit(status);
+		printf("  --%-20s %s\n", settings_table[i].name, settings_table[i].help);
+	printf("  --help                 this text\n"
+		   "  --version              the version\n"
+		   "Each setting is also DDB_GATEWAY_<NAME> in the environment (capitals, '_' for '-').\n"
+		   "The command line wins over the environment, which wins over the file.\n"
+		   "\n"
+		   "Documentation: docs/gateway.md and docs/operations.md of the source (in /usr/share/doc/ddb-gateway/\n"
+		   "with the Debian package), and the manual page ddb-gateway(1).\n");
+	exit(0);
 }
 
 /* Refuses a setting: one line naming where it came from, exit 2. */
@@ -297,7 +302,12 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 	for (int i = 1; i < argc; i++)
 	{
 		if (strcmp(argv[i], "--help") == 0)
-			usage(0);
+			usage();
+		if (strcmp(argv[i], "--version") == 0)
+		{
+			printf("ddb-gateway %s\n", DDB_MODEL_VERSION);
+			exit(0);
+		}
 		if (strcmp(argv[i], "--config") == 0)
 		{
 			if (i + 1 == argc)

@@ -43,7 +43,8 @@ typedef struct GatewaySettings
 /*
  * Fills settings from argv, the environment and the config file (--config
  * or DDB_GATEWAY_CONFIG), and checks them; on a bad setting prints one line
- * saying what to do and exits 2 (--help: the usage, exit 0).
+ * saying what to do and exits 2 (--help: the usage, --version: the
+ * version, on stdout, exit 0).
  */
 extern void settings_load(int argc, char **argv, GatewaySettings *settings);
 
