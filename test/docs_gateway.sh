@@ -15,7 +15,8 @@
 # ddb.create_access_key()), AWS_DEFAULT_REGION=us-east-1 and ENDPOINT (the
 # gateway's URL) set.  Each must exit 0, and print what the ```text block
 # right after it shows, if there is one ("..." in it stands for any text).  Prints "<check> ... ok|FAILED" per
-# block; the gateway listens on 127.0.0.1:$DDB_DOCS_GATEWAY_PORT (55543).
+# block; the gateway listens on 127.0.0.1:$DDB_DOCS_GATEWAY_PORT (55543), and
+# allows the web pages of http://localhost:3000 (its cors setting).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK="$ROOT/build/docs-gateway"
@@ -94,7 +95,8 @@ PY
     psql -X -q -d "$db" -c "CREATE EXTENSION ddb_model" >/dev/null
     read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY <<<"$(psql -X -q -At -F ' ' -d "$db" -c "SELECT * FROM ddb.create_access_key()")"
     export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY ENDPOINT="http://127.0.0.1:$PORT"
-    "$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "dbname=$db" --pool 2 --access-log off 2>"$dir/gateway.log" &
+    "$ROOT/ddb-gateway" --listen "127.0.0.1:$PORT" --dsn "dbname=$db" --pool 2 --access-log off \
+        --cors http://localhost:3000 2>"$dir/gateway.log" &
     gateway_pid=$!
     for _ in $(seq 50); do
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$ENDPOINT/health")" = 200 ] && break

@@ -61,6 +61,7 @@ static const Setting settings_table[] = {
 	{"metrics", SETTING_METRICS, FIELD(metrics), 0, 0, "who may GET /metrics: loopback (default), any or off"},
 	{"replica", SETTING_REPLICA, 0, 0, 0, "libpq connection string of a hot standby for eventually consistent reads (repeatable)"},
 	{"max-replica-lag", SETTING_NUMBER, FIELD(max_replica_lag), 0, 3600, "seconds a standby may lag and still serve reads (default 5)"},
+	{"cors", SETTING_TEXT, FIELD(cors), 0, 0, "origins whose web pages may call the gateway: scheme://host[:port],... or * (loopback only); default off"},
 };
 
 #define NSETTINGS (sizeof(settings_table) / sizeof(settings_table[0]))
@@ -358,6 +359,16 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 		refuse("tls-cert", "--tls-cert and --tls-key go together: give both PEM files");
 	if (settings->no_auth && !settings_is_loopback(&settings->address))
 		refuse("no-auth", "--no-auth is for loopback addresses only");
+	if (settings->cors != NULL && settings->cors[0] != '\0')
+	{
+		char		what[512];
+
+		if (cors_parse(settings->cors, &settings->cors_policy, what, sizeof(what)) != 0)
+			refuse("cors", what);
+		if (settings->cors_policy.any && !settings_is_loopback(&settings->address))
+			refuse("cors", "* lets the pages of every web site call the gateway, and is taken on a loopback "
+				   "listen address only: list the origins that may, such as --cors https://app.example.com");
+	}
 	if (settings->tls_cert == NULL && !settings->insecure_listen && !settings_is_loopback(&settings->address))
 		refuse("listen", "plain HTTP is served on loopback only: give --tls-cert and --tls-key for HTTPS, "
 			   "or --insecure-listen to serve plain HTTP there anyway");

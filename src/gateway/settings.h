@@ -9,6 +9,8 @@
 
 #include <netinet/in.h>
 
+#include "cors.h"
+
 /* Who may read GET /metrics. */
 typedef enum MetricsAccess
 {
@@ -38,6 +40,8 @@ typedef struct GatewaySettings
 	char	   *replicas[MAX_REPLICAS];	/* libpq connection strings of hot standbys */
 	int			nreplicas;
 	int			max_replica_lag;	/* seconds a standby may lag and still serve reads */
+	char	   *cors;			/* origins whose web pages may call the gateway, as given; NULL: off */
+	CorsPolicy	cors_policy;	/* cors, parsed */
 } GatewaySettings;
 
 /*
