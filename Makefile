@@ -212,11 +212,11 @@ ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h) src/error_types.h ddb_m
 
 # ddb-transfer, DynamoDB's export to S3 format in and out of tables (docs/transfer.md).
 TRANSFER_SRCS = $(wildcard src/transfer/*.c)
-TRANSFER_CFLAGS = -O2 -g -Wall -Wextra $(WERROR) \
+TRANSFER_CFLAGS = -O2 -g -Wall -Wextra $(WERROR) -DDDB_MODEL_VERSION='"$(EXTVERSION)"' \
 	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags jansson zlib libcrypto)
 TRANSFER_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs jansson zlib libcrypto)
 
-ddb-transfer: $(TRANSFER_SRCS) $(wildcard src/transfer/*.h)
+ddb-transfer: $(TRANSFER_SRCS) $(wildcard src/transfer/*.h) ddb_model.control
 	$(CC) $(TRANSFER_CFLAGS) $(TOOLS_HARDENING_CFLAGS) -o $@ $(TRANSFER_SRCS) $(TRANSFER_LIBS) $(TOOLS_HARDENING_LDFLAGS)
 
 # `make install` installs the tools that `make tools` built, and says which it skipped.

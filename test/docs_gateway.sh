@@ -15,7 +15,8 @@
 # ddb.create_access_key()), AWS_DEFAULT_REGION=us-east-1 and ENDPOINT (the
 # gateway's URL) set.  Each must exit 0, and print what the ```text block
 # right after it shows, if there is one ("..." in it stands for any text).  Prints TAP (test/lib.sh), a check per
-# block; the gateway listens on 127.0.0.1:$DDB_DOCS_GATEWAY_PORT (55543).
+# block; the gateway listens on 127.0.0.1:$DDB_DOCS_GATEWAY_PORT (55543), and
+# allows the web pages of http://localhost:3000 (its cors setting).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 work_dir docs-gateway
@@ -88,7 +89,7 @@ PY
     fresh_db --extension "$db" >/dev/null
     read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY <<<"$(q -d "$db" -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
     export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY ENDPOINT="http://127.0.0.1:$PORT"
-    start_gateway "$PORT" "$dir/gateway.log" --dsn "dbname=$db" --pool 2 --access-log off
+    start_gateway "$PORT" "$dir/gateway.log" --dsn "dbname=$db" --pool 2 --access-log off --cors http://localhost:3000
 
     for block in "$dir"/[0-9][0-9][0-9].*; do
         base=${block%.*}

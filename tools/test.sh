@@ -17,8 +17,8 @@ WERROR=-Werror
 # (test/docs_gateway.sh); a nodejs from elsewhere may bring its own npm
 npm_package=()
 command -v npm >/dev/null || npm_package=(npm)
-# sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh)
-install_packages awscli python3-boto3 nodejs sqlsmith "${npm_package[@]}"
+# sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh); chromium: test/gateway_cors.sh's browser
+install_packages awscli python3-boto3 nodejs sqlsmith chromium "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -90,7 +90,7 @@ run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
 run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/gateway_replicas.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
-    "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh"
+    "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh" "$ROOT/test/gateway_cors.sh"
 run_checks "backups and restores" backups "$ROOT/test/backups.sh"
 run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \

@@ -36,14 +36,34 @@
 #define MAX_RETRY_SECONDS 30
 
 /*
+ * Says once how to point the gateway at a database: the dsn setting, and
+ * without it libpq's defaults and PG* variables.
+ */
+static void
+say_how_to_reach_a_database(const GatewaySettings *settings)
+{
+	if (settings->dsn[0] == '\0')
+		fprintf(stderr, "ddb-gateway: no dsn setting was given, so libpq's defaults and the PGHOST, PGPORT, PGDATABASE "
+				"and PGUSER variables name the database, as for psql: point the gateway at the database that has "
+				"ddb_model with --dsn \"host=HOST port=PORT dbname=NAME user=USER\" (or DDB_GATEWAY_DSN, or "
+				"`dsn = ...` in its --config file); it keeps trying meanwhile\n");
+	else
+		fprintf(stderr, "ddb-gateway: check that the server of the dsn setting runs and lets the gateway in, or point "
+				"the gateway at the database that has ddb_model with --dsn \"host=HOST port=PORT dbname=NAME "
+				"user=USER\" (or DDB_GATEWAY_DSN, or `dsn = ...` in its --config file); it keeps trying meanwhile\n");
+}
+
+/*
  * Waits until the database answers with the extension of this version: 0;
  * 1 when it answers without it (or with another version: said on stderr);
- * 2 when a stop signal came first.
+ * 2 when a stop signal came first.  While it cannot be reached, the first
+ * failure also says how to point the gateway at a database.
  */
 static int
 wait_for_database(const GatewaySettings *settings, const sigset_t *signals)
 {
 	int			wait_seconds = 1;
+	int			said_how = 0;
 
 	for (;;)
 	{
@@ -61,6 +81,11 @@ wait_for_database(const GatewaySettings *settings, const sigset_t *signals)
 		}
 		fprintf(stderr, "ddb-gateway: %s; trying again in %d s (GET /health answers 503 meanwhile)\n",
 				detail, wait_seconds);
+		if (!said_how && state == DATABASE_UNREACHABLE)
+		{
+			say_how_to_reach_a_database(settings);
+			said_how = 1;
+		}
 		timeout.tv_sec = wait_seconds;
 		do
 			signo = sigtimedwait(signals, NULL, &timeout);

@@ -15,8 +15,11 @@
  *
  * GET /health says whether the database answers with the extension of this
  * gateway's version (200 or 503); GET /metrics serves metrics.c's counters
- * to the clients the metrics setting allows.  Every request ends in one
- * access-log line, and a DynamoDB request is counted in the metrics.
+ * to the clients the metrics setting allows.  With the cors setting, a
+ * CORS preflight is answered without a signature, and the responses to the
+ * pages of the origins it allows carry CORS headers (cors.c).  Every
+ * request ends in one access-log line, and a DynamoDB request is counted
+ * in the metrics.
  */
 #include "handler.h"
 
@@ -30,6 +33,7 @@
 #include <zlib.h>
 
 #include "access_log.h"
+#include "cors.h"
 #include "health.h"
 #include "metrics.h"
 #include "sigv4.h"
@@ -55,6 +59,7 @@ typedef struct RequestState
 	char		method[16];
 	char		path[128];
 	int			dynamodb;		/* a DynamoDB request (counted in the metrics) */
+	int			preflight;		/* a CORS preflight (cors.c) */
 	char		operation[64];
 	char		key_id[129];
 	char	   *tables;			/* malloc'd, comma-separated */
@@ -85,6 +90,7 @@ respond_as(struct MHD_Connection *connection, ServeContext *context, RequestStat
 	MHD_add_response_header(response, "Content-Type", content_type ? content_type : "application/x-amz-json-1.0");
 	MHD_add_response_header(response, "x-amz-crc32", crc);
 	MHD_add_response_header(response, "x-amzn-RequestId", state->request_id);
+	cors_add_headers(&context->settings->cors_policy, connection, response, state->preflight);
 	/* while stopping, clients reconnect (to the new daemon after a reload) */
 	if (__atomic_load_n(&context->draining, __ATOMIC_RELAXED))
 		MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -425,6 +431,23 @@ respond_health(struct MHD_Connection *connection, ServeContext *context, Request
 	return result;
 }
 
+/*
+ * A CORS preflight (the cors setting on): 200 with what cors.c allows for
+ * an allowed origin, without a signature; 403 for another.
+ */
+static enum MHD_Result
+respond_preflight(struct MHD_Connection *connection, ServeContext *context, RequestState *state)
+{
+	char		refusal[512];
+
+	state->preflight = 1;
+	if (cors_allowed_origin(&context->settings->cors_policy, connection) != NULL)
+		return respond_as(connection, context, state, MHD_HTTP_OK, "text/plain", "");
+	snprintf(refusal, sizeof(refusal), "the origin %.200s may not call this gateway: it is not in the gateway's cors setting\n",
+			 MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Origin"));
+	return respond_as(connection, context, state, MHD_HTTP_FORBIDDEN, "text/plain", refusal);
+}
+
 /* True when the client's address is on loopback. */
 static int
 client_is_loopback(struct MHD_Connection *connection)
@@ -518,6 +541,8 @@ gateway_handle(void *cls, struct MHD_Connection *connection, const char *url, co
 		if ((state = begin_request(context, method, url)) == NULL)
 			return MHD_NO;
 		*request_state = state;
+		if (context->settings->cors_policy.on && cors_is_preflight(connection, method))
+			return respond_preflight(connection, context, state);
 		if (strcmp(method, "GET") == 0 && strcmp(url, "/health") == 0)
 			return respond_health(connection, context, state);
 		if (strcmp(method, "GET") == 0 && strcmp(url, "/metrics") == 0)

@@ -10,6 +10,25 @@
 
 #include "pool.h"
 
+/*
+ * Makes libpq's message one line: its hint is on a line of its own, after a
+ * tab, and it ends with a newline.
+ */
+static void
+one_line(char *text)
+{
+	char	   *out = text;
+
+	for (const char *c = text; *c; c++)
+		if (*c != '\n' && *c != '\t')
+			*out++ = *c;
+		else if (out > text && out[-1] != ' ')
+			*out++ = ' ';
+	while (out > text && out[-1] == ' ')
+		out--;
+	*out = '\0';
+}
+
 /* Checks a connection; detail gets what is wrong and what to do. */
 DatabaseState
 health_check(PGconn *conn, char *detail, size_t detail_size)
@@ -21,6 +40,7 @@ health_check(PGconn *conn, char *detail, size_t detail_size)
 	{
 		snprintf(detail, detail_size, "the database cannot be reached%s%s",
 				 conn ? ": " : "", conn ? PQerrorMessage(conn) : "");
+		one_line(detail);
 		return DATABASE_UNREACHABLE;
 	}
 	res = pool_exec(conn, "health", "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'ddb_model'", 0, NULL);

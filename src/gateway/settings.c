@@ -61,23 +61,29 @@ static const Setting settings_table[] = {
 	{"metrics", SETTING_METRICS, FIELD(metrics), 0, 0, "who may GET /metrics: loopback (default), any or off"},
 	{"replica", SETTING_REPLICA, 0, 0, 0, "libpq connection string of a hot standby for eventually consistent reads (repeatable)"},
 	{"max-replica-lag", SETTING_NUMBER, FIELD(max_replica_lag), 0, 3600, "seconds a standby may lag and still serve reads (default 5)"},
+	{"cors", SETTING_TEXT, FIELD(cors), 0, 0, "origins whose web pages may call the gateway: scheme://host[:port],... or * (loopback only); default off"},
 };
 
 #define NSETTINGS (sizeof(settings_table) / sizeof(settings_table[0]))
 
-/* Prints the usage and exits with status. */
+/* Prints what the program is, its usage and where its documentation is, on stdout; exits 0. */
 static void
-usage(int status)
+usage(void)
 {
-	FILE	   *out = status ? stderr : stdout;
-
-	fprintf(out, "usage: ddb-gateway [--config FILE] [--NAME VALUE | --FLAG] ...\n");
-	fprintf(out, "  --config FILE          settings as `name = value` lines (also DDB_GATEWAY_CONFIG)\n");
+	printf("ddb-gateway serves DynamoDB's HTTP API (the AWS SDKs, the AWS CLI) from a PostgreSQL database with ddb_model.\n"
+		   "\n"
+		   "usage: ddb-gateway [--config FILE] [--NAME VALUE | --FLAG] ...\n"
+		   "  --config FILE          settings as `name = value` lines (also DDB_GATEWAY_CONFIG)\n");
 	for (size_t i = 0; i < NSETTINGS; i++)
-		fprintf(out, "  --%-20s %s\n", settings_table[i].name, settings_table[i].help);
-	fprintf(out, "Each setting is also DDB_GATEWAY_<NAME> in the environment (capitals, '_' for '-').\n"
-			"The command line wins over the environment, which wins over the file.\n");
-	exit(status);
+		printf("  --%-20s %s\n", settings_table[i].name, settings_table[i].help);
+	printf("  --help                 this text\n"
+		   "  --version              the version\n"
+		   "Each setting is also DDB_GATEWAY_<NAME> in the environment (capitals, '_' for '-').\n"
+		   "The command line wins over the environment, which wins over the file.\n"
+		   "\n"
+		   "Documentation: docs/gateway.md and docs/operations.md of the source (in /usr/share/doc/ddb-gateway/\n"
+		   "with the Debian package), and the manual page ddb-gateway(1).\n");
+	exit(0);
 }
 
 /* Refuses a setting: one line naming where it came from, exit 2. */
@@ -297,7 +303,12 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 	for (int i = 1; i < argc; i++)
 	{
 		if (strcmp(argv[i], "--help") == 0)
-			usage(0);
+			usage();
+		if (strcmp(argv[i], "--version") == 0)
+		{
+			printf("ddb-gateway %s\n", DDB_MODEL_VERSION);
+			exit(0);
+		}
 		if (strcmp(argv[i], "--config") == 0)
 		{
 			if (i + 1 == argc)
@@ -348,6 +359,16 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 		refuse("tls-cert", "--tls-cert and --tls-key go together: give both PEM files");
 	if (settings->no_auth && !settings_is_loopback(&settings->address))
 		refuse("no-auth", "--no-auth is for loopback addresses only");
+	if (settings->cors != NULL && settings->cors[0] != '\0')
+	{
+		char		what[512];
+
+		if (cors_parse(settings->cors, &settings->cors_policy, what, sizeof(what)) != 0)
+			refuse("cors", what);
+		if (settings->cors_policy.any && !settings_is_loopback(&settings->address))
+			refuse("cors", "* lets the pages of every web site call the gateway, and is taken on a loopback "
+				   "listen address only: list the origins that may, such as --cors https://app.example.com");
+	}
 	if (settings->tls_cert == NULL && !settings->insecure_listen && !settings_is_loopback(&settings->address))
 		refuse("listen", "plain HTTP is served on loopback only: give --tls-cert and --tls-key for HTTPS, "
 			   "or --insecure-listen to serve plain HTTP there anyway");

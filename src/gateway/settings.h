@@ -9,6 +9,8 @@
 
 #include <netinet/in.h>
 
+#include "cors.h"
+
 /* Who may read GET /metrics. */
 typedef enum MetricsAccess
 {
@@ -38,12 +40,15 @@ typedef struct GatewaySettings
 	char	   *replicas[MAX_REPLICAS];	/* libpq connection strings of hot standbys */
 	int			nreplicas;
 	int			max_replica_lag;	/* seconds a standby may lag and still serve reads */
+	char	   *cors;			/* origins whose web pages may call the gateway, as given; NULL: off */
+	CorsPolicy	cors_policy;	/* cors, parsed */
 } GatewaySettings;
 
 /*
  * Fills settings from argv, the environment and the config file (--config
  * or DDB_GATEWAY_CONFIG), and checks them; on a bad setting prints one line
- * saying what to do and exits 2 (--help: the usage, exit 0).
+ * saying what to do and exits 2 (--help: the usage, --version: the
+ * version, on stdout, exit 0).
  */
 extern void settings_load(int argc, char **argv, GatewaySettings *settings);
 

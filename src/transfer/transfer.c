@@ -4,6 +4,7 @@
  *
  *   ddb-transfer import [--dsn CONNINFO] --table NAME [--quiet] [--skip-bad-lines] [--batch N] PATH...
  *   ddb-transfer export [--dsn CONNINFO] --table NAME --out DIR [--quiet] [--no-gzip] [--file-items N]
+ *   ddb-transfer --help | --version
  *
  * and the two commands the server runs for ExportTableToPointInTime and
  * ImportTable (src/exports/transfer_process.c), which touch files only:
@@ -20,10 +21,12 @@
 
 #include "transfer.h"
 
-/* Prints the usage and exits with status. */
+/* Prints the usage and exits with status (0: what the program is first, on stdout). */
 static void
 usage(int status)
 {
+	if (status == TRANSFER_OK)
+		printf("ddb-transfer moves items between ddb_model tables and DynamoDB's export format (DynamoDB JSON lines).\n\n");
 	fprintf(status ? stderr : stdout,
 			"usage: ddb-transfer import [--dsn CONNINFO] --table NAME [--quiet] [--skip-bad-lines] [--batch N] PATH...\n"
 			"       ddb-transfer export [--dsn CONNINFO] --table NAME --out DIR [--quiet] [--no-gzip] [--file-items N]\n"
@@ -53,6 +56,13 @@ usage(int status)
 			"writes the items of the files under DIR whose paths begin with PREFIX, checked, one per line.\n"
 			"\n"
 			"Exit status: 0 done, 1 failed (nothing loaded), 2 bad arguments, 3 loaded with bad lines skipped.\n");
+	if (status == TRANSFER_OK)
+		printf("\n"
+			   "  --help            this text\n"
+			   "  --version         the version\n"
+			   "\n"
+			   "Documentation: docs/transfer.md of the source (in /usr/share/doc/ with the Debian packages),\n"
+			   "and the manual page ddb-transfer(1).\n");
 	exit(status);
 }
 
@@ -133,6 +143,11 @@ main(int argc, char **argv)
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		usage(TRANSFER_OK);
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
+	{
+		printf("ddb-transfer %s\n", DDB_MODEL_VERSION);
+		return TRANSFER_OK;
+	}
 	if (!is_import && !is_export && !is_write && !is_read)
 		usage(TRANSFER_USAGE);
 	import.paths = calloc(argc, sizeof(char *));
