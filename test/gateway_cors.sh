@@ -26,12 +26,11 @@ pids=()
 NOSOCKET=
 at_exit 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; [ -z "$NOSOCKET" ] || rm -rf "$NOSOCKET"'
 
-# start NAME ARGS...: starts a gateway that will not answer (stderr in $WORK/NAME.log), its pid in $started
+# start NAME ARGS...: starts a gateway that will not answer (stderr in $WORK/NAME.log), stopped as the suite exits
 start() {
     local name=$1; shift
     "$GATEWAY" "$@" 2>"$WORK/$name.log" &
-    started=$!
-    pids+=("$started")
+    pids+=("$!")
 }
 # exits NAME ARGS...: runs a gateway that must refuse to start; prints its exit status and last line
 exits() {
