@@ -71,6 +71,58 @@ else
     head -100 "$WORK/diff.txt"
 fi
 
+# Each upgrade script is a delta (CONTRIBUTING.md): it defines a function
+# (a signature: its name and argument types) at most once, and drops or
+# alters (a function at all, a table's columns or constraints) no
+# function, table, view, type, sequence, schema, index, trigger or policy
+# that it created itself.
+check "the upgrade scripts define each function once, and drop or alter nothing they create" "" \
+    "$(python3 - "$ROOT"/sql/ddb_model--*--*.sql <<'PY'
+import re, sys
+aliases = {'int': 'integer', 'int4': 'integer', 'int8': 'bigint', 'bool': 'boolean',
+           'float8': 'double precision', 'timestamptz': 'timestamp with time zone'}
+def types(args):  # "a text, OUT b int, c int DEFAULT 1" -> "text,integer"
+    out = []
+    for a in re.split(r',(?![^(]*\))', args):
+        a = re.split(r'\s+DEFAULT\s|=', ' '.join(a.split()), flags=re.I)[0].strip().lower()
+        mode = re.match(r'(in|out|inout|variadic)\s+', a)
+        if not a or mode and mode.group(1) == 'out': continue
+        a = a[mode.end():] if mode else a
+        if ' ' in a and not re.match(r'double precision|timestamp|character varying', a): a = a.split(' ', 1)[1]
+        out.append(aliases.get(a.rstrip('[]'), a.rstrip('[]')) + a[len(a.rstrip('[]')):])
+    return ','.join(out)
+problems = []
+for path in sys.argv[1:]:
+    text, created = re.sub(r'--[^\n]*', '', open(path).read()), set()
+    for m in re.finditer(r'(?m)^(CREATE|DROP|ALTER)\s+(?:OR\s+REPLACE\s+|CONSTRAINT\s+|UNIQUE\s+)?'
+                         r'(FUNCTION|TABLE|VIEW|TYPE|SEQUENCE|SCHEMA|INDEX|TRIGGER|POLICY)\s+(?:IF\s+EXISTS\s+)?', text):
+        verb, kind, rest = m.group(1), m.group(2), text[m.end():text.find(';', m.end())]
+        objects, i = [], 0
+        if kind == 'FUNCTION':  # DROP FUNCTION may name several
+            while f := re.compile(r'([\w."]+)\s*\(').match(rest, i):
+                depth, i = 1, f.end()
+                while depth: depth += {'(': 1, ')': -1}.get(rest[i], 0); i += 1
+                objects.append(f.group(1) + '(' + types(rest[f.end():i - 1]) + ')')
+                if verb != 'DROP' or not (comma := re.match(r'\s*,\s*', rest[i:])): break
+                i += comma.end()
+        elif kind in ('TRIGGER', 'POLICY'):
+            objects = [' ON '.join(re.match(r'([\w"]+).*?\sON\s+([\w."]+)', rest, re.S).groups())]
+        else:
+            objects = [re.match(r'[\w."]+', rest).group(0)]
+        for o in objects:
+            key, name = kind + ' ' + o, path.split('/')[-1]
+            if verb == 'CREATE' and kind == 'FUNCTION' and key in created:
+                problems.append(f'{name}: {key} defined again')
+            elif verb == 'DROP' and key in created:
+                problems.append(f'{name}: {key} created, then dropped')
+            elif verb == 'ALTER' and key in created and (kind == 'FUNCTION' or re.match(r'\s*(ADD|DROP|ALTER|RENAME)\b', rest[len(o):])):
+                problems.append(f'{name}: {key} created, then altered')
+            if verb == 'CREATE': created.add(key)
+            if verb == 'DROP': created.discard(key)
+print('; '.join(problems))
+PY
+)"
+
 # What was written under 0.1 reads and writes after the update: every
 # feature 0.1 had, written through 0.1's own functions and ddb.execute's
 # operations only (until the ALTER EXTENSION), then read back and written
