@@ -1790,7 +1790,7 @@ END $$;
 
 -- ---------------------------------------------------------------------------
 -- Opaque tokens (shard iterators, PartiQL's NextToken, listings' pages):
--- sealed with this secret by src/api/tokens.c, and opened there, each
+-- sealed with this secret by src/request/tokens.c, and opened there, each
 -- kind by functions of its own (ddb.stream_iterator, ...): no SQL function
 -- seals or opens a payload of the caller's.  Only the owner reads it; it
 -- is not dumped, so a restored database makes a new one (and old tokens
@@ -1938,7 +1938,7 @@ BEGIN
 END $$;
 
 -- A shard iterator: where a reader is in a stream, sealed with the server's
--- secret (src/api/tokens.c), for a caller that may read the table (as
+-- secret (src/request/tokens.c), for a caller that may read the table (as
 -- GetShardIterator asks), of the table's latest stream.
 CREATE OR REPLACE FUNCTION ddb.stream_iterator(table_name text, label text, after_sequence bigint) RETURNS text
     AS 'MODULE_PATHNAME', 'ddb_stream_iterator' LANGUAGE C STABLE STRICT;
@@ -3462,7 +3462,7 @@ CREATE FUNCTION ddb.restore_items(target_table text, items_function regprocedure
 -- (restore_summary as ddb.start_restore takes it, and SourceHistory, the
 -- OID of the history relation a restore to a moment reads, a table's with
 -- point-in-time recovery that the caller may read: one that is in use is
--- kept from DeleteTable and trimming, src/api/restore_items.c).
+-- kept from DeleteTable and trimming, src/jobs/restore_items.c).
 CREATE FUNCTION ddb.record_restore(table_name text, job_id integer, restore_summary jsonb) RETURNS void
     AS 'MODULE_PATHNAME', 'ddb_record_restore' LANGUAGE C VOLATILE STRICT;
 
