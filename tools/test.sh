@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
-# the dump/restore, upgrade and concurrency checks, the gateway's, the
-# backups' (which restart the cluster once), the sharding checks (ddb_router, and a deployment of tools/scale-out.sh) and
-# ddb-transfer's, the hostile roles' suite and SQLsmith's short run, a cluster from a checkout at a long path, the examples of
-# docs/ and the fuzz corpus replay (the shell suites print TAP, test/lib.sh,
-# and run under prove), stops the cluster, and
-# ends with one line "N passed, N failed" (pg_regress tests + pgTAP
-# assertions + the checks + docs pages + replay).
+# the code-shape checks (the include graph of src/ against
+# docs/architecture.md), the dump/restore, upgrade and concurrency checks,
+# the gateway's, the backups' (which restart the cluster once), the sharding
+# checks (ddb_router, and a deployment of tools/scale-out.sh), ddb-transfer's,
+# the hostile roles' suite and SQLsmith's short run, a cluster from a
+# checkout at a long path, the examples of docs/ and the fuzz corpus replay
+# (the shell suites print TAP, test/lib.sh, and run under prove), stops the
+# cluster, and ends with one line "N passed, N failed" (pg_regress tests +
+# pgTAP assertions + the checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
 # the tests build with warnings as errors (a user's `make` does not)
