@@ -23,18 +23,6 @@ work_dir docs-gateway
 NPM_DIR="$ROOT/build/docs-gateway-npm"
 PORT=${DDB_DOCS_GATEWAY_PORT:-55543}
 
-# npm_packages: installs test/docs_gateway's locked packages into $NPM_DIR
-# unless the same lock's are there
-npm_packages() {
-    if [ -d "$NPM_DIR/node_modules" ] && cmp -s "$ROOT/test/docs_gateway/package-lock.json" "$NPM_DIR/package-lock.json"; then
-        return 0
-    fi
-    rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR/run"
-    cp "$ROOT/test/docs_gateway/package.json" "$ROOT/test/docs_gateway/package-lock.json" "$NPM_DIR/"
-    (cd "$NPM_DIR" && npm ci --no-audit --no-fund --silent) >"$WORK/npm.log" 2>&1 ||
-        { diag "npm ci in $NPM_DIR failed:"; tail -20 "$WORK/npm.log" | diag; rm -rf "$NPM_DIR/node_modules"; return 1; }
-}
-
 # prints EXPECTED PRINTED: whether the file PRINTED holds what the file
 # EXPECTED shows, "..." standing for any text (trailing newlines aside)
 prints() {
@@ -81,7 +69,7 @@ for k, (lang, tag, text) in enumerate(blocks):
     if k + 1 < len(blocks) and blocks[k + 1][0] == "text" and blocks[k + 1][1] == "":
         open(f"{out}/{n:03d}.expected", "w", encoding="utf-8").write(blocks[k + 1][2])
 PY
-    if ls "$dir"/*.mjs >/dev/null 2>&1 && ! npm_packages; then
+    if ls "$dir"/*.mjs >/dev/null 2>&1 && ! { npm_packages "$ROOT/test/docs_gateway" "$NPM_DIR" && mkdir -p "$NPM_DIR/run"; }; then
         ok no "docs client examples of $name: the SDK for JavaScript" "npm could not install it"; continue
     fi
 

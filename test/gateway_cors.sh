@@ -48,16 +48,6 @@ header() {
     awk -v field="$(tr 'A-Z' 'a-z' <<<"$2")" 'BEGIN { FS = ": " } tolower($1) == field { sub(/\r$/, "", $2); print $2 }' \
         "$WORK/$1.headers"
 }
-# npm_packages: installs test/gateway_cors's locked packages into $NPM_DIR unless the same lock's are there
-npm_packages() {
-    if [ -d "$NPM_DIR/node_modules" ] && cmp -s "$ROOT/test/gateway_cors/package-lock.json" "$NPM_DIR/package-lock.json"; then
-        return 0
-    fi
-    rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR"
-    cp "$ROOT/test/gateway_cors/package.json" "$ROOT/test/gateway_cors/package-lock.json" "$NPM_DIR/"
-    (cd "$NPM_DIR" && npm ci --no-audit --no-fund --silent) >"$WORK/npm.log" 2>&1 ||
-        { echo "npm ci in $NPM_DIR failed:"; tail -20 "$WORK/npm.log"; rm -rf "$NPM_DIR/node_modules"; return 1; }
-}
 
 # --- a bare gateway whose database cannot be reached: says once how to point it at one, and keeps trying
 # (started first, checked at the end: its retries come after 1, 2, 4 ... seconds)
@@ -147,7 +137,7 @@ check "GET /health from an allowed origin" "200 $PAGE_ORIGIN" \
 logged() {
     echo "$(grep -c '"method":"OPTIONS",.*"status":403' "$WORK/access.log") $(grep -c '"operation":"[A-Za-z]*"' "$WORK/access.log")"
 }
-if ! npm_packages; then
+if ! npm_packages "$ROOT/test/gateway_cors" "$NPM_DIR"; then
     check "npm installs puppeteer-core, esbuild and the SDK for JavaScript" "0" "1"
 else
     cp "$ROOT/test/gateway_cors/page.mjs" "$ROOT/test/gateway_cors/browser.mjs" "$NPM_DIR/"

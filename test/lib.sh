@@ -117,6 +117,20 @@ fresh_router() {  # router database, node database...
     q -d "$router" -c "SELECT ddb_router.create_partitions(16)" >/dev/null
 }
 
+# Installs the npm packages locked in a directory of the checkout
+# (package.json, package-lock.json) into a directory of build/, unless the
+# same lock's are there already; on failure says why (diag) and fails.
+npm_packages() {  # locked directory, npm directory
+    local locked=$1 dir=$2
+    if [ -d "$dir/node_modules" ] && cmp -s "$locked/package-lock.json" "$dir/package-lock.json"; then
+        return 0
+    fi
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp "$locked/package.json" "$locked/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --silent) >"$dir/npm.log" 2>&1 ||
+        { diag "npm ci in $dir failed:"; tail -20 "$dir/npm.log" | diag; rm -rf "$dir/node_modules"; return 1; }
+}
+
 # Polls a condition (a command line, evaluated each time in the caller's
 # variables; not its positional parameters, which are wait_for's) every
 # 0.1 s until it holds, for SECONDS at most; fails when it never did.
