@@ -26,6 +26,8 @@ gateway_ready() {  # pid, port, its log (stderr)
 gateway_start() {  # port, log, ddb-gateway arguments...
     local port=$1 log=$2
     shift 2
+    # made here, not by the background shell's redirection: gateway_ready reads it at once
+    : >>"$log"
     "${GATEWAY_BIN:-$ROOT/ddb-gateway}" --listen "127.0.0.1:$port" "$@" 2>>"$log" &
     gateway_pid=$!
     GATEWAY_PIDS+=("$gateway_pid")
