@@ -91,7 +91,7 @@ run_checks() {  # title, log name, script...
     failed=$((failed + $(grep -c '\.\.\. FAILED' "$log" || true)))
 }
 
-run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh"
+run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh" "$ROOT/tools/check_release.sh"
 run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
 run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
