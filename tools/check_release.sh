@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tools/check_release.sh — what a release carries besides its code
 # (docs/releasing.md): the PostgreSQL License in LICENSE, named by README.md
-# and debian/copyright.  Prints checks (test/lib.sh's check); needs no
-# server.  The test command runs it with the code shape checks.
+# and debian/copyright; META.json, PGXN's metadata (spec 1.0.0), with the
+# versions of the control files and debian/changelog.  Prints
+# checks (test/lib.sh's check); needs no server.  The test command runs it
+# with the code shape checks.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 status=0
@@ -39,5 +41,64 @@ check "license: debian/copyright holds the license's text" "yes" \
         grep -vxF -f - <(sed -n '/^Permission/,$p' LICENSE) | grep -q . && echo "no: LICENSE's lines missing" || echo yes)"
 check "license: debian/copyright no longer says that no license was granted" "0" \
     "$(grep -ci 'no license has been granted\|no-license-stated' debian/copyright)"
+
+# ---- the version, and META.json ----
+ext_version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" ddb_model.control)
+check "version: ddb_router.control has ddb_model's default_version" "$ext_version" \
+    "$(sed -n "s/^default_version = '\(.*\)'/\1/p" ddb_router.control)"
+check "version: debian/changelog's upstream version is default_version" "$ext_version" \
+    "$(head -1 debian/changelog | sed -n 's/^[^ ]* (\([^-)]*\)-[^)]*).*/\1/p')"
+
+check "META.json: valid JSON" "0" "$(python3 -m json.tool META.json >/dev/null 2>&1; echo $?)"
+# One line per check of PGXN's spec 1.0.0 (https://pgxn.org/meta/spec.txt):
+# "<name>\t<what is wrong>", nothing after the tab when all is well.
+meta_checks=$(python3 - "$ext_version" <<'PY'
+import json, os, re, sys
+ext_version = sys.argv[1]
+meta = json.load(open("META.json"))
+semver = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+# PGXN's semantic version of a PostgreSQL extension version: 0.2 is 0.2.0
+dist_version = ext_version + ".0" if ext_version.count(".") == 1 else ext_version
+def report(name, problems):
+    print(name + "\t" + "; ".join(problems))
+required = ["name", "version", "abstract", "maintainer", "license", "provides", "meta-spec"]
+report("the spec's required keys", ["no " + k for k in required if not meta.get(k)])
+report("name ddb_model, license postgresql, meta-spec 1.0.0",
+       [f"{k} is {v!r}" for k, v, want in (("name", meta.get("name"), "ddb_model"),
+                                          ("license", meta.get("license"), "postgresql"),
+                                          ("meta-spec", meta.get("meta-spec", {}).get("version"), "1.0.0"))
+        if v != want])
+report(f"version {dist_version}, the semantic version of default_version {ext_version}",
+       [] if meta.get("version") == dist_version and semver.match(dist_version)
+       else [f"version is {meta.get('version')!r}"])
+# every extension of the distribution (a control file at its top), with the distribution's version
+controls = sorted(f[:-len(".control")] for f in os.listdir(".") if f.endswith(".control"))
+provides = meta.get("provides", {})
+problems = [] if sorted(provides) == controls else [f"provides {sorted(provides)}, control files {controls}"]
+for name, ext in sorted(provides.items()):
+    if ext.get("version") != dist_version:
+        problems.append(f"{name}'s version is {ext.get('version')!r}")
+    # pgxn load runs CREATE EXTENSION only for a file ending in .sql
+    if not (ext.get("file", "").endswith(".sql") and os.path.isfile(ext.get("file", ""))):
+        problems.append(f"{name}'s file {ext.get('file')!r} is no .sql file of the tree")
+    if not ext.get("abstract") or not os.path.isfile(ext.get("docfile", "")):
+        problems.append(f"{name} has no abstract or no docfile of the tree")
+report("provides: every extension's version, file and docfile", problems)
+runtime = meta.get("prereqs", {}).get("runtime", {})
+problems = [] if runtime.get("requires", {}).get("PostgreSQL", "").startswith(">= 15.0.0") else ["no runtime PostgreSQL >= 15.0.0"]
+# what ddb_router's control file requires, besides ddb_model
+for line in open("ddb_router.control"):
+    if line.startswith("requires"):
+        for req in re.findall(r"[a-z_]+", line.split("=", 1)[1]):
+            if req != "ddb_model" and req not in runtime.get("recommends", {}):
+                problems.append(f"{req} not recommended")
+report("prereqs: PostgreSQL 15, and ddb_router's plproxy and dblink recommended", problems)
+PY
+)
+if [ -n "$meta_checks" ]; then
+    while IFS=$'\t' read -r name problems; do
+        check "META.json: $name" "" "$problems"
+    done <<<"$meta_checks"
+fi
 
 exit $status

@@ -4,7 +4,7 @@
 # the dump/restore, upgrade and concurrency checks, the gateway's, the
 # backups' (which restart the cluster once), the sharding checks (ddb_router, and a deployment of tools/scale-out.sh) and
 # ddb-transfer's, the hostile roles' suite and SQLsmith's short run, a cluster from a checkout at a long path, the examples of
-# docs/ and the fuzz corpus replay, stops the cluster, and
+# docs/, the PGXN archive installed with pgxnclient and the fuzz corpus replay, stops the cluster, and
 # ends with one line "N passed, N failed" (pg_regress tests + pgTAP
 # assertions + the checks + docs pages + replay).
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
@@ -17,7 +17,8 @@ WERROR=-Werror
 npm_package=()
 command -v npm >/dev/null || npm_package=(npm)
 # sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh)
-install_packages awscli python3-boto3 nodejs sqlsmith "${npm_package[@]}"
+# pgxnclient: the PGXN archive installed as PGXN's users install it (test/pgxn.sh)
+install_packages awscli python3-boto3 nodejs sqlsmith pgxnclient "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -106,6 +107,8 @@ run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
 run_checks "hostile roles" hostile "$ROOT/test/hostile.sh" "$ROOT/test/sqlsmith.sh"
 run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
+# the release archive through pgxnclient, into a fresh cluster (docs/releasing.md)
+run_checks "the PGXN archive" pgxn "$ROOT/test/pgxn.sh"
 
 # The fuzz harness over its corpus (a crash or broken invariant fails).
 echo "== fuzz corpus replay"
