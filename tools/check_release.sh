@@ -2,7 +2,8 @@
 # tools/check_release.sh — what a release carries besides its code
 # (docs/releasing.md): the PostgreSQL License in LICENSE, named by README.md
 # and debian/copyright; META.json, PGXN's metadata (spec 1.0.0), with the
-# versions of the control files and debian/changelog.  Prints
+# versions of the control files and debian/changelog; NEWS.md's sections and
+# the upgrade scripts from each frozen release.  Prints
 # checks (test/lib.sh's check); needs no server.  The test command runs it
 # with the code shape checks.
 set -u
@@ -48,6 +49,25 @@ check "version: ddb_router.control has ddb_model's default_version" "$ext_versio
     "$(sed -n "s/^default_version = '\(.*\)'/\1/p" ddb_router.control)"
 check "version: debian/changelog's upstream version is default_version" "$ext_version" \
     "$(head -1 debian/changelog | sed -n 's/^[^ ]* (\([^-)]*\)-[^)]*).*/\1/p')"
+
+# Every release: default_version and each frozen install script
+# sql/ddb_model--X.sql (docs/releasing.md, "Starting the next version").
+releases=$(ls sql/ddb_model--*.sql | sed -n 's|^sql/ddb_model--\([^-]*\)\.sql$|\1|p' | sort -V)
+for release in $releases; do
+    # the upgrade scripts from it, one step at a time, to default_version
+    at=$release steps=0
+    while [ "$at" != "$ext_version" ] && [ "$steps" -lt 20 ]; do
+        next=$(ls sql/ddb_model--"$at"--*.sql 2>/dev/null | sed -n "s|^sql/ddb_model--$at--\(.*\)\.sql$|\1|p" | sort -V | tail -1)
+        [ -n "$next" ] || break
+        at=$next steps=$((steps + 1))
+    done
+    check "version: the upgrade scripts lead from release $release to $ext_version" "$ext_version" "$at"
+done
+news_missing=""
+for release in $releases $ext_version; do
+    grep -q "^## $release (" NEWS.md 2>/dev/null || news_missing+="$release "
+done
+check "version: NEWS.md has a section for every release ($(echo $releases $ext_version))" "" "${news_missing% }"
 
 check "META.json: valid JSON" "0" "$(python3 -m json.tool META.json >/dev/null 2>&1; echo $?)"
 # One line per check of PGXN's spec 1.0.0 (https://pgxn.org/meta/spec.txt):
