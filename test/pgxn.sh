@@ -51,7 +51,7 @@ PY
 
 # pgxn install, as root (PostgreSQL's libdir is writable: no sudo)
 touch "$WORK/before-install"
-MAKEFLAGS="-j$(nproc)" pgxn install --pg_config "$PGBIN/pg_config" "$archive" >"$WORK/install.log" 2>&1
+MAKEFLAGS="-j$(nproc)" pgxn install --yes --pg_config "$PGBIN/pg_config" "$archive" </dev/null >"$WORK/install.log" 2>&1
 check "pgxn install ./ddb_model-$version.zip (make, make install with pg_config)" "0" "$?"
 check "it installed the extension's library and install script" "ddb_model.so ddb_model--$ext_version.sql" \
     "$(find "$("$PGBIN/pg_config" --pkglibdir)/ddb_model.so" "$("$PGBIN/pg_config" --sharedir)/extension/ddb_model--$ext_version.sql" \
@@ -65,8 +65,8 @@ chown postgres:postgres "$TMP"
 ) >"$WORK/cluster.log" 2>&1
 check "a fresh cluster starts" "0" "$?"
 psql -X -q -h "$TMP" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE ddb_pgxn" >>"$WORK/cluster.log" 2>&1
-pgxn load --pg_config "$PGBIN/pg_config" -h "$TMP" -p "$PORT" -U postgres -d ddb_pgxn "$archive" ddb_model \
-    >"$WORK/load.log" 2>&1
+pgxn load --yes --pg_config "$PGBIN/pg_config" -h "$TMP" -p "$PORT" -U postgres -d ddb_pgxn "$archive" ddb_model \
+    </dev/null >"$WORK/load.log" 2>&1
 check "pgxn load ./ddb_model-$version.zip ddb_model (CREATE EXTENSION ddb_model) in a fresh database" "0" "$?"
 check "the extension is default_version's, served by the installed library" \
     "$ext_version|{\"Item\": {\"Artist\": {\"S\": \"Acme\"}, \"SongTitle\": {\"S\": \"Happy Day\"}}}" \
@@ -77,8 +77,8 @@ check "the extension is default_version's, served by the installed library" \
         sed -n '1p;$p' | tr '\n' '|' | sed 's/|$//')"
 # ddb_router, META.json's other extension, with what it requires
 fresh -c "CREATE EXTENSION plproxy" -c "CREATE EXTENSION dblink" >>"$WORK/load.log"
-pgxn load --pg_config "$PGBIN/pg_config" -h "$TMP" -p "$PORT" -U postgres -d ddb_pgxn "$archive" ddb_router \
-    >>"$WORK/load.log" 2>&1
+pgxn load --yes --pg_config "$PGBIN/pg_config" -h "$TMP" -p "$PORT" -U postgres -d ddb_pgxn "$archive" ddb_router \
+    </dev/null >>"$WORK/load.log" 2>&1
 check "pgxn load ./ddb_model-$version.zip ddb_router (with plproxy and dblink)" "0 $ext_version" \
     "$? $(fresh -c "SELECT extversion FROM pg_extension WHERE extname = 'ddb_router'")"
 [ "$status" = 0 ] || tail -20 "$WORK/install.log" "$WORK/load.log"
