@@ -229,3 +229,19 @@ install-tools:
 			echo "$$tool not built (make tools): not installed"; \
 		fi; \
 	done
+
+# `make dist`: the release archive for PGXN (docs/releasing.md),
+# dist/ddb_model-<version>.zip, with every file in one top-level directory
+# ddb_model-<version>/: `git archive` of the commit checked out (HEAD), so
+# uncommitted changes are not in it (it says so).  The version is
+# META.json's, the semantic version of default_version (0.2 is 0.2.0).
+DIST_NAME = ddb_model
+DIST_VERSION = $(shell sed -n 's/^   "version": "\([^"]*\)",$$/\1/p' META.json)
+DIST_DIR ?= dist
+
+.PHONY: dist
+dist:
+	@git diff --quiet HEAD -- || echo "dist: uncommitted changes are not in the archive, which is HEAD's"
+	@mkdir -p '$(DIST_DIR)'
+	git archive --format zip --prefix='$(DIST_NAME)-$(DIST_VERSION)/' \
+		--output '$(DIST_DIR)/$(DIST_NAME)-$(DIST_VERSION).zip' HEAD

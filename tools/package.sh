@@ -75,6 +75,18 @@ check "ddb-gateway holds the tools, the unit and the config" deb_has "$GW_DEB" \
     /etc/ddb-gateway/ddb-gateway.conf
 check "the config file is a conffile" \
     grep -qx /etc/ddb-gateway/ddb-gateway.conf <(dpkg-deb --ctrl-tarfile "$GW_DEB" | tar -xOf - ./conffiles)
+# debhelper installs debian/copyright into every binary package
+copyright_in_every_package() {
+    local deb pkg status=0
+    for deb in "$PKG_DIR"/*_"$VERSION"_*.deb; do
+        pkg=$(dpkg-deb -f "$deb" Package)
+        case $pkg in *-dbgsym) continue ;; esac
+        dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/$pkg/copyright" 2>/dev/null |
+            grep -qx 'License: PostgreSQL' || { echo "$pkg: no /usr/share/doc/$pkg/copyright under the PostgreSQL License"; status=1; }
+    done
+    return "$status"
+}
+check "every package carries the PostgreSQL License (/usr/share/doc/<package>/copyright)" copyright_in_every_package
 
 echo "== lintian (its findings are reported, not checked)"
 lintian --tag-display-limit 0 "$PKG_DIR"/ddb-model_"${VERSION}"_"$ARCH".changes 2>&1 || true

@@ -2,11 +2,12 @@
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
 # the code-shape checks (the include graph of src/ against
-# docs/architecture.md), the dump/restore, upgrade and concurrency checks,
+# docs/architecture.md; the release files), the dump/restore, upgrade and concurrency checks,
 # the gateway's, the backups' (which restart the cluster once), the sharding
 # checks (ddb_router, and a deployment of tools/scale-out.sh), ddb-transfer's,
 # the hostile roles' suite and SQLsmith's short run, a cluster from a
-# checkout at a long path, the examples of docs/ and the fuzz corpus replay
+# checkout at a long path, the examples of docs/, the PGXN archive installed
+# with pgxnclient and the fuzz corpus replay
 # (the shell suites print TAP, test/lib.sh, and run under prove), stops the
 # cluster, and ends with one line "N passed, N failed" (pg_regress tests +
 # pgTAP assertions + the checks + docs pages + replay).
@@ -20,7 +21,8 @@ WERROR=-Werror
 npm_package=()
 command -v npm >/dev/null || npm_package=(npm)
 # sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh); chromium: test/gateway_cors.sh's browser
-install_packages awscli python3-boto3 nodejs sqlsmith chromium "${npm_package[@]}"
+# pgxnclient: the PGXN archive installed as PGXN's users install it (test/pgxn.sh)
+install_packages awscli python3-boto3 nodejs sqlsmith chromium pgxnclient "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -87,7 +89,7 @@ run_checks() {  # title, log name, script...
     failed=$((failed + $(grep -cE '^[^ ]+ \(Wstat: .* Failed: 0\)$' "$log" || true)))
 }
 
-run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh"
+run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh" "$ROOT/tools/check_release.sh"
 run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
 run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
@@ -102,6 +104,8 @@ run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
 run_checks "hostile roles" hostile "$ROOT/test/hostile.sh" "$ROOT/test/sqlsmith.sh"
 run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
+# the release archive through pgxnclient, into a fresh cluster (docs/releasing.md)
+run_checks "the PGXN archive" pgxn "$ROOT/test/pgxn.sh"
 
 # The fuzz harness over its corpus (a crash or broken invariant fails).
 echo "== fuzz corpus replay"
