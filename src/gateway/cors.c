@@ -193,12 +193,13 @@ void
 cors_add_headers(const CorsPolicy *policy, struct MHD_Connection *connection, struct MHD_Response *response,
 				 int preflight)
 {
-	const char *allowed = cors_allowed_origin(policy, connection);
+	const char *allowed;
 	const char *method;
 	const char *headers;
 
 	if (!policy->on)
 		return;
+	allowed = cors_allowed_origin(policy, connection);
 	/* the answer names the origin it was given for: a cache must keep one per origin */
 	if (!policy->any)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Origin");
