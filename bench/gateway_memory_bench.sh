@@ -31,7 +31,7 @@ DB=ddb_gwmemory
 declare -A PORT=([8]=55491 [4]=55492 [2]=55493)
 rm -rf "$OUT" && mkdir -p "$OUT"
 # a thousand client connections, each a descriptor in the gateway and in the client
-ulimit -n 4096
+ulimit -Sn 4096   # the soft limit only: the gateway raises its own to what --max-connections needs
 
 install_packages wrk
 build_and_install
