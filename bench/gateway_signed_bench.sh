@@ -49,7 +49,7 @@ DSN="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=$DB"
 
 
 echo "== preloading $((USERS * 16)) items"
-start_gateway 55480 4 --no-auth
+start_gateway 55480 4 --development
 node "$ROOT/bench/gateway/load.js" http://127.0.0.1:55480 "$USERS"
 kill "${GATEWAY_PIDS[0]}" && wait "${GATEWAY_PIDS[0]}" 2>/dev/null || true
 GATEWAY_PIDS=()

@@ -74,7 +74,7 @@ target_psql() {  # single | server name, psql arguments...
 echo "== preloading $((USERS * 16)) items on each side"
 for target in "${TARGETS[@]}"; do
     DSN=${DSN_OF[$target]}
-    start_gateway 55591 4 --no-auth --access-log off
+    start_gateway 55591 4 --development --access-log off
     node "$ROOT/bench/gateway/load.js" http://127.0.0.1:55591 "$USERS"
     kill "${GATEWAY_PIDS[0]}" && wait "${GATEWAY_PIDS[0]}" 2>/dev/null || true
     GATEWAY_PIDS=()

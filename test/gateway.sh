@@ -18,9 +18,9 @@ call() {
 header() { grep -i "^$1:" "$WORK/headers" | cut -d' ' -f2- | tr -d '\r'; }
 
 fresh_db --extension "$DB"
-# the protocol checks run without signatures (--no-auth, loopback only); the
+# the protocol checks run without signatures (--development, loopback only); the
 # signature checks below run against a second gateway that requires them
-start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2 --no-auth
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "dbname=$DB" --pool 2 --development
 
 check "CreateTable through HTTP" "200 ACTIVE" \
     "$(call CreateTable '{"TableName": "Gateway", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
@@ -219,7 +219,11 @@ psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key3')" >/dev/null
 check "and refused once revoked" "400 UnrecognizedClientException" "$(refused "$key3" "$secret3")"
 stop_gateway
 # (timeout: a gateway that wrongly started would listen, not exit)
-timeout 5 "$ROOT/ddb-gateway" --listen 0.0.0.0:$((PORT + 2)) --no-auth --dsn "dbname=$DB" 2>/dev/null
-check "--no-auth is refused beyond loopback" "2" "$?"
+timeout 5 "$ROOT/ddb-gateway" --listen 0.0.0.0:$((PORT + 2)) --development --dsn "dbname=$DB" 2>/dev/null
+check "--development is refused beyond loopback" "2" "$?"
+timeout 5 "$ROOT/ddb-gateway" --listen 0.0.0.0:$((PORT + 2)) --development --cors '*' --tls-cert /nonexistent --tls-key /nonexistent \
+    --dsn "dbname=$DB" 2>"$WORK/development.err"
+check "--development --cors '*' beyond loopback without --insecure-listen is refused, as --development" \
+    "2 1" "$? $(grep -c 'taken on a loopback listen address only, or with --insecure-listen' "$WORK/development.err")"
 drop_db "$DB"
 done_testing

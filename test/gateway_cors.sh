@@ -70,8 +70,11 @@ check "ddb-transfer --help: what it is first, where its documentation is last" \
 
 # --- the setting refused at start-up, in one line that says what it takes
 check "cors * on an address beyond loopback is refused" \
-    "2 ddb-gateway: cors: * lets the pages of every web site call the gateway, and is taken on a loopback listen address only: list the origins that may, such as --cors https://app.example.com" \
+    "2 ddb-gateway: cors: * lets the pages of every web site call the gateway, and is taken on a loopback listen address or in development mode only: list the origins that may, such as --cors https://app.example.com" \
     "$(exits star --listen "0.0.0.0:$PORT" --insecure-listen --cors '*')"
+check "but taken there in development mode (--development --insecure-listen, as a container runs ddb-local)" \
+    "ddb-gateway: listening on 0.0.0.0:$PORT" \
+    "$(timeout 1 "$GATEWAY" --listen "0.0.0.0:$PORT" --insecure-listen --development --cors '*' --dsn 'host=/nonexistent' 2>&1 | grep -o "^ddb-gateway: listening on [0-9.:]*")"
 check "an origin with a path is refused" "2 has a path" \
     "$(exits path --listen "127.0.0.1:$PORT" --cors 'http://127.0.0.1:3000/app' | grep -o '^2 \|has a path' | tr -d '\n')"
 check "so is one without a scheme, from DDB_GATEWAY_CORS" "2 ddb-gateway: cors: the origin \"localhost:3000\" has no scheme://" \

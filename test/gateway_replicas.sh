@@ -47,7 +47,7 @@ as_postgres "$PGBIN/pg_ctl" -D "$STANDBY_DIR" -l "$STANDBY_DIR/standby.log" -w s
     -o "-p $STANDBY_PORT -k $STANDBY_SOCKET -c listen_addresses='' -c hot_standby=on -c max_prepared_transactions=64" >/dev/null
 check "a streaming standby of the test cluster" "t" "$(standby_psql -c 'SELECT pg_is_in_recovery()')"
 
-start_gateway "$PORT" "$WORK/gateway.log" --no-auth --pool 2 --access-log off --dsn "dbname=$DB" \
+start_gateway "$PORT" "$WORK/gateway.log" --development --pool 2 --access-log off --dsn "dbname=$DB" \
     --replica "host=$STANDBY_SOCKET port=$STANDBY_PORT dbname=$DB" --max-replica-lag 1
 check "the gateway sees the standby well" "1" "$(usable 1)"
 
@@ -97,7 +97,7 @@ check "the gateway exits 0" "0" "$?"
 # the replica setting is a list: a later source's list replaces an earlier one's, as a single value does
 printf 'replica = host=/nonexistent dbname=a\n' >"$WORK/replicas.conf"
 DDB_GATEWAY_REPLICA="host=/nonexistent dbname=b; host=/nonexistent dbname=c" \
-    start_gateway "$((PORT + 1))" "$WORK/list.log" --config "$WORK/replicas.conf" --no-auth --access-log off --dsn "dbname=$DB"
+    start_gateway "$((PORT + 1))" "$WORK/list.log" --config "$WORK/replicas.conf" --development --access-log off --dsn "dbname=$DB"
 check "two standbys from DDB_GATEWAY_REPLICA (';'), in place of the config file's one" "replica1 replica2" \
     "$(curl -s "http://127.0.0.1:$((PORT + 1))/metrics" | grep -o 'reads_total{node="replica[0-9]"' | grep -o 'replica[0-9]' | tr '\n' ' ' | sed 's/ $//')"
 stop_gateway

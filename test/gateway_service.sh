@@ -187,7 +187,7 @@ kill -TERM "$TLS"; wait "$TLS"
 # a directory at a short path (a unix socket's path holds at most 107 bytes, and the checkout's may be long)
 NOSOCKET=$(mktemp -d /tmp/ddb-nosocket.XXXXXX)
 at_exit 'rm -rf "$NOSOCKET"'
-start unreachable --listen "127.0.0.1:$((PORT + 2))" --dsn "host=$NOSOCKET port=$PGPORT dbname=$DB" --no-auth \
+start unreachable --listen "127.0.0.1:$((PORT + 2))" --dsn "host=$NOSOCKET port=$PGPORT dbname=$DB" --development \
     --access-log "$WORK/unreachable-access.log"
 UNREACHABLE=$started
 sleep 0.5

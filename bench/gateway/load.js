@@ -15,7 +15,7 @@ const users = Number(usersArg);
 const table = 'GwBench';
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 // dynalite and DynamoDB Local parse a SigV4 Authorization header but do not
-// check the signature; the gateway runs with --no-auth.
+// check the signature; the gateway runs with --development.
 const auth = 'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/dynamodb/aws4_request, ' +
   'SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=' + 'ab'.repeat(32);
 

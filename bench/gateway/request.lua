@@ -13,7 +13,7 @@
 --
 -- Every request carries a fixed SigV4-shaped Authorization header: dynalite
 -- and DynamoDB Local parse it without checking the signature, the gateway
--- runs with --no-auth.
+-- runs with --development.
 
 local threads = {}
 

@@ -4,7 +4,7 @@
 #
 #   unshare --net bash bench/gateway/run.sh OUT_DIR PGDATA_DIR
 #
-# Starts ddb-gateway (--no-auth, --pool 4, on the cluster's unix socket),
+# Starts ddb-gateway (--development, --pool 4, on the cluster's unix socket),
 # dynalite and DynamoDB Local (both in memory) on 8101, 8102 and 8103,
 # preloads the same items into each (bench/gateway/load.js), checks each
 # operation once with curl, warms every target up, then runs wrk
@@ -29,7 +29,7 @@ AUTH="Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/
 
 ip link set lo up
 trap 'kill "${PID[@]}" 2>/dev/null || true; wait' EXIT
-"$ROOT/ddb-gateway" --listen 127.0.0.1:8101 --pool "$BENCH_POOL" --no-auth \
+"$ROOT/ddb-gateway" --listen 127.0.0.1:8101 --pool "$BENCH_POOL" --development \
     --dsn "host=$PGHOST port=$PGPORT user=postgres dbname=ddb_gwbench" 2>"$OUT/gateway.log" &
 PID[gateway]=$!
 node "$OUT/node_modules/dynalite/cli.js" --host 127.0.0.1 --port 8102 --createTableMs 0 >"$OUT/dynalite.log" 2>&1 &

@@ -148,7 +148,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "ddb-gateway: the system gives no random bytes for request ids: %s\n", strerror(errno));
 		return 1;
 	}
-	if (!settings.no_auth && sigv4_start() != 0)
+	if (!settings.development && sigv4_start() != 0)
 	{
 		fprintf(stderr, "ddb-gateway: OpenSSL has no SHA-256 to check signatures with\n");
 		return 1;
@@ -173,6 +173,9 @@ main(int argc, char **argv)
 		return 1;
 	fprintf(stderr, "ddb-gateway: listening on %s (%s), %d database connections, up to %d clients\n",
 			settings.listen, settings.tls_cert ? "HTTPS" : "HTTP", settings.pool, settings.max_connections);
+	if (settings.development)
+		fprintf(stderr, "ddb-gateway: DEVELOPMENT MODE: any access key, or none, is taken, and every request runs as "
+				"the database role of the dsn setting: for ddb-local, tests and benchmarks, never for data that matters\n");
 
 	waited = wait_for_database(&settings, &signals);
 	if (waited != 0)
@@ -186,7 +189,7 @@ main(int argc, char **argv)
 	if (gateway_router)
 		fprintf(stderr, "ddb-gateway: the database is the router of a sharded deployment (ddb_router): requests go to its shard nodes\n");
 	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
-	if (!settings.no_auth && keycache_start(settings.dsn) != 0)
+	if (!settings.development && keycache_start(settings.dsn) != 0)
 		fprintf(stderr, "ddb-gateway: key cache off: cannot start its listener\n");
 	__atomic_store_n(&gateway_ready, 1, __ATOMIC_RELEASE);
 	fprintf(stderr, "ddb-gateway: ready: the database has ddb_model %s\n", GATEWAY_EXTENSION_VERSION);

@@ -55,13 +55,13 @@ static const Setting settings_table[] = {
 	{"tls-cert", SETTING_TEXT, FIELD(tls_cert), 0, 0, "PEM certificate (chain) file: serve HTTPS"},
 	{"tls-key", SETTING_TEXT, FIELD(tls_key), 0, 0, "PEM private key file of --tls-cert"},
 	{"insecure-listen", SETTING_FLAG, FIELD(insecure_listen), 0, 0, "allow plain HTTP on an address beyond loopback"},
-	{"no-auth", SETTING_FLAG, FIELD(no_auth), 0, 0, "skip signature checks (loopback only: benchmarks)"},
+	{"development", SETTING_FLAG, FIELD(development), 0, 0, "development mode: any access key (or none) is taken and requests run as the dsn's role; loopback only, or with --insecure-listen"},
 	{"access-log", SETTING_TEXT, FIELD(access_log), 0, 0, "access log: a file, - for stderr (default), or off"},
 	{"shutdown-timeout", SETTING_NUMBER, FIELD(shutdown_timeout), 0, 3600, "seconds SIGTERM waits for requests in flight (default 30)"},
 	{"metrics", SETTING_METRICS, FIELD(metrics), 0, 0, "who may GET /metrics: loopback (default), any or off"},
 	{"replica", SETTING_REPLICA, 0, 0, 0, "libpq connection string of a hot standby for eventually consistent reads (repeatable)"},
 	{"max-replica-lag", SETTING_NUMBER, FIELD(max_replica_lag), 0, 3600, "seconds a standby may lag and still serve reads (default 5)"},
-	{"cors", SETTING_TEXT, FIELD(cors), 0, 0, "origins whose web pages may call the gateway: scheme://host[:port],... or * (loopback only); default off"},
+	{"cors", SETTING_TEXT, FIELD(cors), 0, 0, "origins whose web pages may call the gateway: scheme://host[:port],... or * (loopback or --development only); default off"},
 };
 
 #define NSETTINGS (sizeof(settings_table) / sizeof(settings_table[0]))
@@ -357,17 +357,19 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 		refuse("endpoint-address", "takes the HOST[:PORT] clients reach the gateway at, such as dynamodb.example.com:8443");
 	if ((settings->tls_cert == NULL) != (settings->tls_key == NULL))
 		refuse("tls-cert", "--tls-cert and --tls-key go together: give both PEM files");
-	if (settings->no_auth && !settings_is_loopback(&settings->address))
-		refuse("no-auth", "--no-auth is for loopback addresses only");
+	/* anyone who reaches a development gateway acts as its database role: beyond loopback only when asked twice */
+	if (settings->development && !settings->insecure_listen && !settings_is_loopback(&settings->address))
+		refuse("development", "--development lets anyone who reaches the gateway act as its database role, and is "
+			   "taken on a loopback listen address only, or with --insecure-listen as well");
 	if (settings->cors != NULL && settings->cors[0] != '\0')
 	{
 		char		what[512];
 
 		if (cors_parse(settings->cors, &settings->cors_policy, what, sizeof(what)) != 0)
 			refuse("cors", what);
-		if (settings->cors_policy.any && !settings_is_loopback(&settings->address))
+		if (settings->cors_policy.any && !settings->development && !settings_is_loopback(&settings->address))
 			refuse("cors", "* lets the pages of every web site call the gateway, and is taken on a loopback "
-				   "listen address only: list the origins that may, such as --cors https://app.example.com");
+				   "listen address or in development mode only: list the origins that may, such as --cors https://app.example.com");
 	}
 	if (settings->tls_cert == NULL && !settings->insecure_listen && !settings_is_loopback(&settings->address))
 		refuse("listen", "plain HTTP is served on loopback only: give --tls-cert and --tls-key for HTTPS, "

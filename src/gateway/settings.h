@@ -33,7 +33,7 @@ typedef struct GatewaySettings
 	char	   *tls_cert;		/* PEM files, both or neither */
 	char	   *tls_key;
 	int			insecure_listen;	/* plain HTTP allowed beyond loopback */
-	int			no_auth;		/* no signature checks (loopback only) */
+	int			development;	/* any access key or none: requests run as the dsn's role */
 	char	   *access_log;		/* a file, "-" (stderr) or "off" */
 	int			shutdown_timeout;	/* seconds SIGTERM waits for requests in flight */
 	MetricsAccess metrics;
