@@ -99,8 +99,8 @@ PG_CPPFLAGS = -DDDB_TRANSFER_PATH='"$(DDB_BINDIR)/ddb-transfer"'
 REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
 REGRESS_OPTS = --inputdir=test --outputdir=build/regress --load-extension=ddb_model
 
-# ddb-gateway and ddb-transfer, each its own binary (below): `make tools`.
-TOOLS = ddb-gateway ddb-transfer
+# ddb-gateway and ddb-transfer, each its own binary, and the script ddb-local (below): `make tools`.
+TOOLS = ddb-gateway ddb-transfer ddb-local
 DDB_BINDIR ?= $(bindir)
 EXTRA_CLEAN = $(TOOLS)
 
@@ -218,6 +218,12 @@ TRANSFER_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs 
 
 ddb-transfer: $(TRANSFER_SRCS) $(wildcard src/transfer/*.h) ddb_model.control
 	$(CC) $(TRANSFER_CFLAGS) $(TOOLS_HARDENING_CFLAGS) -o $@ $(TRANSFER_SRCS) $(TRANSFER_LIBS) $(TOOLS_HARDENING_LDFLAGS)
+
+# ddb-local, a throwaway cluster behind ddb-gateway for development (docs/local.md): a bash
+# script told its version and the PostgreSQL programs it runs (those of the server built for).
+ddb-local: src/local/ddb-local.sh ddb_model.control
+	sed -e 's|@VERSION@|$(EXTVERSION)|g' -e 's|@PG_BINDIR@|$(shell $(PG_CONFIG) --bindir)|g' $< >$@
+	chmod 755 $@
 
 # `make install` installs the tools that `make tools` built, and says which it skipped.
 install: install-tools

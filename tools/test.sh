@@ -95,6 +95,8 @@ run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/gateway_replicas.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
     "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh" "$ROOT/test/gateway_cors.sh"
+# ddb-local as an ordinary user (docs/local.md)
+run_checks "ddb-local" ddb_local "$ROOT/test/ddb_local.sh"
 run_checks "backups and restores" backups "$ROOT/test/backups.sh"
 run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
