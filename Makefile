@@ -236,6 +236,22 @@ install-tools:
 		fi; \
 	done
 
+# The manual pages, docs/man/<program>.1, written by hand and kept in step
+# with each program's --help by tools/check_manpages.sh: `make install` puts
+# them in $(DDB_MANDIR)/man1, PostgreSQL's mandir (pg_config --mandir) unless
+# told (a Debian build gives /usr/share/man); `make uninstall` removes them.
+MANPAGES = $(wildcard docs/man/*.1)
+DDB_MANDIR ?= $(mandir)
+
+.PHONY: install-man uninstall-man
+install: install-man
+uninstall: uninstall-man
+install-man:
+	$(MKDIR_P) '$(DESTDIR)$(DDB_MANDIR)/man1'
+	$(INSTALL_DATA) $(MANPAGES) '$(DESTDIR)$(DDB_MANDIR)/man1/'
+uninstall-man:
+	rm -f $(foreach page,$(notdir $(MANPAGES)),'$(DESTDIR)$(DDB_MANDIR)/man1/$(page)')
+
 # `make dist`: the release archive for PGXN (docs/releasing.md),
 # dist/ddb_model-<version>.zip, with every file in one top-level directory
 # ddb_model-<version>/: `git archive` of the commit checked out (HEAD), so

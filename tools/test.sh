@@ -2,7 +2,8 @@
 # The test command: installs what is missing, builds, starts a throwaway
 # cluster, runs pg_regress (make installcheck), the pgTAP suites (pg_prove),
 # the code-shape checks (the include graph of src/ against
-# docs/architecture.md; the release files), the dump/restore, upgrade and concurrency checks,
+# docs/architecture.md; the release files; the manual pages against the
+# programs' --help), the dump/restore, upgrade and concurrency checks,
 # the gateway's, the backups' (which restart the cluster once), the sharding
 # checks (ddb_router, and a deployment of tools/scale-out.sh), ddb-transfer's,
 # the hostile roles' suite and SQLsmith's short run, a cluster from a
@@ -22,7 +23,8 @@ npm_package=()
 command -v npm >/dev/null || npm_package=(npm)
 # sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh); chromium: test/gateway_cors.sh's browser
 # pgxnclient: the PGXN archive installed as PGXN's users install it (test/pgxn.sh)
-install_packages awscli python3-boto3 nodejs sqlsmith chromium pgxnclient "${npm_package[@]}"
+# man-db (with groff-base): the manual pages rendered as lintian renders them (tools/check_manpages.sh)
+install_packages awscli python3-boto3 nodejs sqlsmith chromium pgxnclient man-db "${npm_package[@]}"
 build_and_install
 start_cluster
 trap stop_cluster EXIT
@@ -89,7 +91,7 @@ run_checks() {  # title, log name, script...
     failed=$((failed + $(grep -cE '^[^ ]+ \(Wstat: .* Failed: 0\)$' "$log" || true)))
 }
 
-run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh" "$ROOT/tools/check_release.sh"
+run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh" "$ROOT/tools/check_release.sh" "$ROOT/tools/check_manpages.sh"
 run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
 run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
