@@ -17,7 +17,7 @@ source "$ROOT/test/lib.sh"
 cd "$ROOT"
 
 # The programs, each with its manual page docs/man/<program>.1.
-programs=(ddb-gateway ddb-transfer)
+programs=(ddb-gateway ddb-transfer ddb-local)
 
 # The options a program's --help names, one a line, sorted: each --word
 # (lower case, so that --NAME and --FLAG, placeholders, are left out).
