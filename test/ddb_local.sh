@@ -129,6 +129,10 @@ for block in "$WORK"/docs-*; do
 done
 check "docs/local.md's examples: the AWS CLI creates a table ACTIVE at once and puts an item, boto3 reads it" \
     "ACTIVE|1965|" "$docs_out"
+check "ImportTable, which reads the server's files, is off (no ddb.export_root)" "1" \
+    "$(aws_local key import-table --s3-bucket-source S3Bucket=bucket1 --input-format DYNAMODB_JSON \
+        --table-creation-parameters 'TableName=Imported,AttributeDefinitions=[{AttributeName=pk,AttributeType=S}],KeySchema=[{AttributeName=pk,KeyType=HASH}],BillingMode=PAY_PER_REQUEST' |
+        grep -c 'Exports and imports are off on this server')"
 stop_local TERM
 check "SIGTERM stops it: exit 0, nothing left" "0" "$?$(leftovers "$RUN_DIR")"
 
