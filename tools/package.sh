@@ -1,28 +1,27 @@
 #!/usr/bin/env bash
-# Builds the Debian packages (debian/: postgresql-15-ddb-model and
-# ddb-gateway) with dpkg-buildpackage from a copy of the checkout's tracked
-# files in build/package/, where the .debs are left; reports lintian's
-# findings (not fatal); installs the two .debs, checks what they installed and
-# that the systemd unit parses, and runs the demo against the installed
-# packages (DDB_DEMO_INSTALLED=1 bash tools/demo.sh), then stops the demo's
-# cluster.  Prints "<check> ... ok|FAILED" lines and exits non-zero if any
-# check failed.  docs/packaging.md.
+# Builds the Debian packages (debian/: postgresql-15-ddb-model, ddb-transfer,
+# ddb-gateway and ddb-local) with dpkg-buildpackage from a copy of the
+# checkout's tracked files in build/package/, where the .debs are left;
+# checks what they hold; reports lintian's findings (not fatal); installs
+# them into a fresh Debian 12 root (tools/package_chroot.sh: refused on an
+# older PostgreSQL 15, loaded and served on the oldest one allowed).  Then,
+# unless --no-install is given, installs them on this machine, checks what
+# they installed and that the systemd unit parses, and runs the demo against
+# the installed packages (DDB_DEMO_INSTALLED=1 bash tools/demo.sh), then
+# stops the demo's cluster.  Prints "<check> ... ok|FAILED" lines and exits
+# non-zero if any check failed.  docs/packaging.md.
 CLUSTER_NAME=demo
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
+# check, deb_has, failed
+source "$ROOT/tools/package_checks.sh"
 
 PKG_DIR="$ROOT/build/package"
-failed=0
-
-check() {  # name, command...: one "<name> ... ok|FAILED" line
-    local name=$1
-    shift
-    if "$@"; then
-        echo "$name ... ok"
-    else
-        echo "$name ... FAILED"
-        failed=1
-    fi
-}
+HOST_INSTALL=yes
+case "${1:-}" in
+    --no-install) HOST_INSTALL=no ;;
+    "") ;;
+    *) echo "usage: tools/package.sh [--no-install]"; exit 2 ;;
+esac
 
 # The shared test lock: other checkouts install into and run the same
 # PostgreSQL installation, and apt allows one install at a time.
@@ -34,14 +33,16 @@ take_lock() {
     lock_wait=$((lock_wait + SECONDS - start))
 }
 take_lock
-install_packages dpkg-dev debhelper fakeroot lintian
+install_packages dpkg-dev debhelper fakeroot lintian debootstrap
 flock -u 9
 
 VERSION=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
 SRC_DIR="$PKG_DIR/ddb-model-${VERSION%-*}"
 ARCH=$(dpkg --print-architecture)
 EXT_DEB="$PKG_DIR/postgresql-15-ddb-model_${VERSION}_$ARCH.deb"
+TRANSFER_DEB="$PKG_DIR/ddb-transfer_${VERSION}_$ARCH.deb"
 GW_DEB="$PKG_DIR/ddb-gateway_${VERSION}_$ARCH.deb"
+LOCAL_DEB="$PKG_DIR/ddb-local_${VERSION}_all.deb"
 echo "== building the packages in $PKG_DIR (log: $PKG_DIR/build.log)"
 rm -rf "$PKG_DIR"
 mkdir -p "$SRC_DIR"
@@ -53,15 +54,6 @@ build_packages() {
 check "dpkg-buildpackage -us -uc -b" build_packages
 [ "$failed" = 0 ] || exit 1
 
-# A package holds a path (a pattern of grep -x over dpkg-deb -c's paths).
-deb_has() {  # deb, path...
-    local deb=$1 paths path
-    shift
-    paths=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
-    for path in "$@"; do
-        grep -qx "$path" <<<"$paths" || { echo "$(basename "$deb") lacks $path"; return 1; }
-    done
-}
 check "postgresql-15-ddb-model holds the extension" deb_has "$EXT_DEB" \
     /usr/lib/postgresql/15/lib/ddb_model.so /usr/share/postgresql/15/extension/ddb_model.control \
     "/usr/share/postgresql/15/extension/ddb_model--${VERSION%-*}.sql" \
@@ -70,9 +62,13 @@ check "postgresql-15-ddb-model holds the extension" deb_has "$EXT_DEB" \
     /usr/share/postgresql/15/extension/ddb_model--0.1.sql \
     /usr/share/postgresql/15/extension/ddb_model--0.1--0.2.sql \
     '/usr/lib/postgresql/15/lib/bitcode/ddb_model/.*\.bc' '/usr/lib/postgresql/15/lib/bitcode/ddb_router/.*\.bc'
-check "ddb-gateway holds the tools, the unit and the config" deb_has "$GW_DEB" \
-    /usr/bin/ddb-gateway /usr/bin/ddb-transfer /lib/systemd/system/ddb-gateway.service \
+check "ddb-transfer holds the program and its manual page" deb_has "$TRANSFER_DEB" \
+    /usr/bin/ddb-transfer /usr/share/man/man1/ddb-transfer.1.gz
+check "ddb-gateway holds the program, its manual page, the unit and the config" deb_has "$GW_DEB" \
+    /usr/bin/ddb-gateway /usr/share/man/man1/ddb-gateway.1.gz /lib/systemd/system/ddb-gateway.service \
     /etc/ddb-gateway/ddb-gateway.conf
+check "ddb-local holds the program and its manual page" deb_has "$LOCAL_DEB" \
+    /usr/bin/ddb-local /usr/share/man/man1/ddb-local.1.gz
 check "the config file is a conffile" \
     grep -qx /etc/ddb-gateway/ddb-gateway.conf <(dpkg-deb --ctrl-tarfile "$GW_DEB" | tar -xOf - ./conffiles)
 # debhelper installs debian/copyright into every binary package
@@ -88,18 +84,31 @@ copyright_in_every_package() {
 }
 check "every package carries the PostgreSQL License (/usr/share/doc/<package>/copyright)" copyright_in_every_package
 
-echo "== lintian (its findings are reported, not checked)"
-lintian --tag-display-limit 0 "$PKG_DIR"/ddb-model_"${VERSION}"_"$ARCH".changes 2>&1 || true
+# lintian's findings, but for those debian/*.lintian-overrides explain, fail
+# the check (lintian's warnings included; -I prints the informational ones too)
+run_lintian() {
+    lintian -I --tag-display-limit 0 --fail-on error,warning "$PKG_DIR"/ddb-model_"${VERSION}"_"$ARCH".changes 2>&1
+}
+check "lintian: no error or warning" run_lintian
+
+echo "== a fresh Debian 12 root (tools/package_chroot.sh)"
+bash "$ROOT/tools/package_chroot.sh" || failed=1
+
+if [ "$HOST_INSTALL" = no ]; then
+    echo "$SECONDS s in all (--no-install: not installed on this machine)"
+    [ "$failed" = 0 ]
+    exit
+fi
 
 take_lock
-echo "== installing the packages"
+echo "== installing the packages on this machine"
 apt_install() {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$EXT_DEB" "$GW_DEB" \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$EXT_DEB" "$TRANSFER_DEB" "$GW_DEB" "$LOCAL_DEB" \
         >"$PKG_DIR/install.log" 2>&1 || { tail -20 "$PKG_DIR/install.log"; return 1; }
 }
-check "apt-get install ./postgresql-15-ddb-model.deb ./ddb-gateway.deb" apt_install
+check "apt-get install of the four .debs" apt_install
 owned_by_packages() {
-    dpkg -S /usr/lib/postgresql/15/lib/ddb_model.so /usr/bin/ddb-gateway /usr/bin/ddb-transfer >/dev/null
+    dpkg -S /usr/lib/postgresql/15/lib/ddb_model.so /usr/bin/ddb-gateway /usr/bin/ddb-transfer /usr/bin/ddb-local >/dev/null
 }
 check "the installed extension and tools belong to the packages" owned_by_packages
 check "system user ddb-gateway" \
@@ -188,6 +197,6 @@ service_user_gateway() {
 }
 check "ddb-gateway as user ddb-gateway with the installed config file and README.Debian's grants" service_user_gateway
 
-echo "packages: $EXT_DEB $GW_DEB"
+echo "packages: $EXT_DEB $TRANSFER_DEB $GW_DEB $LOCAL_DEB"
 echo "$SECONDS s in all, $lock_wait s of them waiting for the test lock"
 [ "$failed" = 0 ]
