@@ -28,6 +28,7 @@ NEW_ROOT=$CACHE_DIR/root
 LOG=$CACHE_DIR/chroot.log
 MIRROR=http://deb.debian.org/debian
 GATEWAY_PORT=${DDB_CHROOT_GATEWAY_PORT:-55495}
+LOCAL_PORT=${DDB_CHROOT_LOCAL_PORT:-55496}
 # the cluster made in the root, on Debian's default socket directory there
 PGDATA_IN_ROOT=/var/lib/postgresql/ddb-test
 PGBIN=/usr/lib/postgresql/15/bin
@@ -118,14 +119,15 @@ unpack_root() {
         in_root apt-get update -q >>"$LOG" 2>&1 || { tail -5 "$LOG"; return 1; }
 }
 
-GATEWAY_PID=
+GATEWAY_PID= LOCAL_PID=
 # Stops what runs in the root, unmounts what is mounted there and removes it
 # (DDB_CHROOT_KEEP=1 keeps it, unmounted).
 cleanup() {
-    if [ -n "$GATEWAY_PID" ]; then
-        kill "$GATEWAY_PID" 2>/dev/null || true
-        wait "$GATEWAY_PID" 2>/dev/null || true
-    fi
+    local pid
+    for pid in $GATEWAY_PID $LOCAL_PID; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     if [ -f "$NEW_ROOT$PGDATA_IN_ROOT/postmaster.pid" ]; then
         in_root runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA_IN_ROOT" -m fast -w stop >>"$LOG" 2>&1 || true
     fi
@@ -244,10 +246,10 @@ fi
 # config file, README.Debian's grants), on a port from the environment; a
 # key of a role that may write one table; a PutItem and a GetItem signed by
 # curl from outside the root, which shares the host's network.
-signed() {  # key id, secret, operation, body: prints the response
-    curl -s --max-time 10 --aws-sigv4 "aws:amz:us-east-1:dynamodb" --user "$1:$2" \
-        -H "X-Amz-Target: DynamoDB_20120810.$3" -H 'Content-Type: application/x-amz-json-1.0' \
-        --data-binary "$4" "http://127.0.0.1:$GATEWAY_PORT/"
+signed() {  # port, key id, secret, operation, body: prints the response
+    curl -s --max-time 10 --aws-sigv4 "aws:amz:us-east-1:dynamodb" --user "$2:$3" \
+        -H "X-Amz-Target: DynamoDB_20120810.$4" -H 'Content-Type: application/x-amz-json-1.0' \
+        --data-binary "$5" "http://127.0.0.1:$1/"
 }
 gateway_request() {
     local key_id secret out log=$CACHE_DIR/gateway.log
@@ -264,14 +266,42 @@ gateway_request() {
         /usr/bin/ddb-gateway --config /etc/ddb-gateway/ddb-gateway.conf 2>>"$log" &
     GATEWAY_PID=$!
     gateway_ready "$GATEWAY_PID" "$GATEWAY_PORT" "$log" || { echo "the gateway did not start:"; tail -5 "$log"; return 1; }
-    signed "$key_id" "$secret" PutItem '{"TableName": "Things", "Item": {"pk": {"S": "p1"}, "v": {"S": "in the root"}}}' >/dev/null
-    out=$(signed "$key_id" "$secret" GetItem '{"TableName": "Things", "Key": {"pk": {"S": "p1"}}}')
+    signed "$GATEWAY_PORT" "$key_id" "$secret" PutItem '{"TableName": "Things", "Item": {"pk": {"S": "p1"}, "v": {"S": "in the root"}}}' >/dev/null
+    out=$(signed "$GATEWAY_PORT" "$key_id" "$secret" GetItem '{"TableName": "Things", "Key": {"pk": {"S": "p1"}}}')
     [ "$out" = '{"Item": {"v": {"S": "in the root"}, "pk": {"S": "p1"}}}' ] || { echo "GetItem: $out"; tail -5 "$log"; return 1; }
     kill "$GATEWAY_PID"
     wait "$GATEWAY_PID" || { echo "the gateway did not exit 0 on SIGTERM"; return 1; }
     GATEWAY_PID=
 }
 check "ddb-gateway as user ddb-gateway with the installed config: a PutItem and a GetItem signed by curl" gateway_request
+
+# ddb-local from its package, as a new user runs it: an ordinary user of the
+# root, any key; it answers, and on SIGTERM exits 0 having removed its cluster.
+local_runs() {
+    local log=$CACHE_DIR/ddb-local.log out t0 elapsed
+    in_root useradd --create-home developer >>"$LOG" 2>&1 || return 1
+    : >"$log"
+    t0=$(date +%s%N)
+    chroot "$NEW_ROOT" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/home/developer \
+        setpriv --reuid=developer --regid=developer --init-groups ddb-local --port "$LOCAL_PORT" >"$log" 2>&1 &
+    LOCAL_PID=$!
+    until grep -q "DynamoDB's API at http://127.0.0.1:$LOCAL_PORT" "$log"; do
+        kill -0 "$LOCAL_PID" 2>/dev/null && [ $(($(date +%s%N) - t0)) -lt 60000000000 ] ||
+            { echo "ddb-local did not start:"; tail -15 "$log"; return 1; }
+        sleep 0.05
+    done
+    out=$(signed "$LOCAL_PORT" local local ListTables '{}')
+    elapsed=$((($(date +%s%N) - t0) / 1000000))
+    [[ "$out" == '{"TableNames": ['* ]] || { echo "ListTables: $out"; tail -5 "$log"; return 1; }
+    echo "ddb-local answered $elapsed ms after it was started"
+    kill -TERM "$LOCAL_PID"
+    wait "$LOCAL_PID" || { echo "ddb-local did not exit 0 on SIGTERM"; tail -5 "$log"; return 1; }
+    LOCAL_PID=
+    [ -z "$(find "$NEW_ROOT/tmp" -maxdepth 1 -name 'ddb-local.*')" ] || { echo "ddb-local left $NEW_ROOT/tmp/ddb-local.*"; return 1; }
+}
+if [ -f "$NEW_ROOT/usr/bin/ddb-local" ]; then
+    check "ddb-local as an ordinary user: a ListTables answered, its cluster removed on SIGTERM" local_runs
+fi
 
 echo "$((SECONDS - start)) s in the fresh root"
 [ "$failed" = 0 ]
