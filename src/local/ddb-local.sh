@@ -84,9 +84,6 @@ run_dir=$(mktemp -d "$base/ddb-local.XXXXXX") || fail "cannot make a directory i
 # a unix socket's path has room for 107 bytes
 [ ${#run_dir} -le 80 ] || { rmdir "$run_dir"; run_dir=$(mktemp -d /tmp/ddb-local.XXXXXX) || fail "cannot make a directory in /tmp"; }
 data=$run_dir/data
-if [ -n "$keep_dir" ]; then
-    mkdir -p "$keep_dir" && data=$(cd "$keep_dir" && pwd) || fail "cannot make --dir $keep_dir"
-fi
 socket_dir=$run_dir
 pg_port=5432
 gateway_pid=
@@ -109,6 +106,10 @@ stop() {
 # a stop asked for is a success
 trap 'stop; exit 0' INT TERM HUP
 trap 'status=$?; stop; exit $status' EXIT
+
+if [ -n "$keep_dir" ]; then
+    mkdir -p "$keep_dir" && data=$(cd "$keep_dir" && pwd) || fail "cannot make --dir $keep_dir"
+fi
 
 # Prints the end of a log to stderr and fails with what was being done.
 fail_with_log() {  # what, log
