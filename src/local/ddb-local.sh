@@ -87,6 +87,7 @@ data=$run_dir/data
 socket_dir=$run_dir
 pg_port=5432
 gateway_pid=
+template_pid=
 server_started=0
 
 # Stops the gateway, then the server, and removes the directory made for this run.
@@ -142,7 +143,6 @@ cache_dir=${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/ddb-local
 cache_key=$( { "$PG_BINDIR/postgres" --version; stat -L -c '%n %s %Y' "$sharedir"/extension/ddb_model* \
     "$("$PG_BINDIR/pg_config" --pkglibdir)/ddb_model.so"; } 2>/dev/null | md5sum | cut -c1-16)
 template=$cache_dir/cluster-$cache_key
-template_pid=
 
 # Makes the cache's cluster in the background at a low priority, beside the
 # one serving (on the next socket port); the cache's older entries go.
