@@ -162,6 +162,9 @@ check "the next run with --dir finds the items" "still here" \
 stop_local TERM
 as_user "$LOCAL" --dir "$WORK" --port "$PORT" >/dev/null 2>"$WORK/notempty.err"
 check "a --dir that is neither empty nor a cluster is refused" "1" "$(grep -c 'is neither empty nor a cluster' "$WORK/notempty.err")"
+as_user "$LOCAL" --dir /root/ddb-local-test/kept --port "$PORT" >/dev/null 2>"$WORK/nodir.err"
+check "a --dir it cannot make: exit 1, said, and no directory of the run left" "1 ddb-local: cannot make --dir /root/ddb-local-test/kept|0" \
+    "$? $(tail -1 "$WORK/nodir.err")|$(find /tmp /dev/shm -maxdepth 1 -user "$USER_NAME" -name 'ddb-local.*' | wc -l)"
 
 # --- beyond loopback: served, and said to be open
 start_local open --in-memory --host 0.0.0.0 --port "$PORT" --cors '*'
