@@ -59,11 +59,11 @@ install_packages() {
 
 # Builds the extension and its tools (ddb-gateway, ddb-transfer) and installs
 # them into the server's directories; warnings are errors when WERROR=-Werror
-# (the test command sets it).
+# (the test command sets it); on every processor at once.
 build_and_install() {
     echo "== building and installing ddb_model"
     make -C "$ROOT" -s clean >/dev/null
-    make -C "$ROOT" -s all tools WERROR="${WERROR:-}" >/dev/null
+    make -C "$ROOT" -s -j"$(nproc)" all tools WERROR="${WERROR:-}" >/dev/null
     make -C "$ROOT" -s install >/dev/null
 }
 
