@@ -32,6 +32,11 @@ failed=0
 LOG_DIR="$ROOT/build/test-logs"
 mkdir -p "$LOG_DIR"
 
+# The fuzz harnesses need no server: they are built and run over their corpus
+# meanwhile, in the background (the result is counted at the end)
+bash "$ROOT/test/fuzz/replay.sh" >"$LOG_DIR/fuzz-replay.log" 2>&1 &
+fuzz_replay=$!
+
 # pg_regress: one count per test file.
 echo "== pg_regress"
 set +e
@@ -71,22 +76,30 @@ if ! grep -q '^Result: PASS' "$LOG_DIR/pgtap.log"; then
 fi
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
 
-# Runs shell suites, each printing TAP (test/lib.sh), with prove into one
-# log shown here; counts each check (ok / not ok).  A suite that exits
-# non-zero or has a bad plan without a failed check (stopped before its
-# checks) counts as one failure.
-run_checks() {  # title, log name, script...
-    local title=$1 log="$LOG_DIR/$2.log"
-    shift 2
-    echo "== $title"
-    set +e
-    prove --verbose --merge --exec bash "$@" >"$log" 2>&1
-    set -e
+# Runs shell suites, each printing TAP (test/lib.sh), with prove into one log.
+prove_checks() {  # log name, script...
+    local log="$LOG_DIR/$1.log"
+    shift
+    prove --verbose --merge --exec bash "$@" >"$log" 2>&1 || true
+}
+
+# Shows the log of prove_checks here and counts each check (ok / not ok).  A
+# suite that exits non-zero or has a bad plan without a failed check
+# (stopped before its checks) counts as one failure.
+count_checks() {  # log name
+    local log="$LOG_DIR/$1.log"
     cat "$log"
     passed=$((passed + $(grep -cE '^ok [0-9]+' "$log" || true)))
     failed=$((failed + $(grep -cE '^not ok [0-9]+' "$log" || true)))
     # prove's summary: "<suite> (Wstat: ... Tests: N Failed: 0)" for a suite that failed without a failed check
     failed=$((failed + $(grep -cE '^[^ ]+ \(Wstat: .* Failed: 0\)$' "$log" || true)))
+}
+
+# Runs shell suites and shows and counts their checks.
+run_checks() {  # title, log name, script...
+    echo "== $1"
+    prove_checks "$2" "${@:3}"
+    count_checks "$2"
 }
 
 run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh" "$ROOT/tools/check_release.sh"
@@ -97,8 +110,15 @@ run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service
     "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh" "$ROOT/test/gateway_cors.sh"
 run_checks "backups and restores" backups "$ROOT/test/backups.sh"
 run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
+# tools/scale-out.sh's deployment has servers and ports of its own, nothing of
+# the test cluster's: it is checked meanwhile, in the background
+prove_checks scale_out "$ROOT/test/scale_out.sh" &
+scale_out=$!
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
-    "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
+    "$ROOT/test/router_models.sh"
+echo "== sharding: tools/scale-out.sh's deployment (checked meanwhile)"
+wait "$scale_out"
+count_checks scale_out
 run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
 # hostile roles against a victim's tables (issue 29, docs/security.md "Threat model")
 run_checks "hostile roles" hostile "$ROOT/test/hostile.sh" "$ROOT/test/sqlsmith.sh"
@@ -107,9 +127,10 @@ run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_g
 # the release archive through pgxnclient, into a fresh cluster (docs/releasing.md)
 run_checks "the PGXN archive" pgxn "$ROOT/test/pgxn.sh"
 
-# The fuzz harness over its corpus (a crash or broken invariant fails).
+# The fuzz harness over its corpus (a crash or broken invariant fails),
+# started with the pg_regress tests.
 echo "== fuzz corpus replay"
-if bash "$ROOT/test/fuzz/replay.sh" >"$LOG_DIR/fuzz-replay.log" 2>&1; then
+if wait "$fuzz_replay"; then
     passed=$((passed + 1)); echo "replay ok"
 else
     failed=$((failed + 1)); tail -30 "$LOG_DIR/fuzz-replay.log"
