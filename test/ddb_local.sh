@@ -89,7 +89,7 @@ check "the AWS CLI: CreateTable, PutItem, then Query with another key sees the i
         --expression-attribute-values '{":a": {"S": "Nina"}}' --query 'Items[0].Year.N')"
 # an SDK: boto3, with credentials of its own
 check "an SDK (boto3): put, get and a conditional write refused as DynamoDB refuses it" "Feeling Good|ConditionalCheckFailedException" \
-    "$(python3 - "$PORT" <<'PY' 2>&1
+    "$(/usr/bin/python3 - "$PORT" <<'PY' 2>&1
 import sys, boto3
 from botocore.exceptions import ClientError
 db = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{sys.argv[1]}", region_name="ap-south-1",
@@ -124,7 +124,7 @@ awk -v dir="$WORK" '/^```(sh|python) local$/ { n++; file = sprintf("%s/docs-%d.%
     inblock { print > file }' "$ROOT/docs/local.md"
 docs_out=
 for block in "$WORK"/docs-*; do
-    case $block in *.sh) runner=bash ;; *.py) runner=python3 ;; esac
+    case $block in *.sh) runner=bash ;; *.py) runner=/usr/bin/python3 ;; esac
     docs_out+="$(ENDPOINT="http://127.0.0.1:$PORT" AWS_PAGER= "$runner" "$block" 2>&1)|"
 done
 check "docs/local.md's examples: the AWS CLI creates a table ACTIVE at once and puts an item, boto3 reads it" \
@@ -137,7 +137,7 @@ stop_local TERM
 check "SIGTERM stops it: exit 0, nothing left" "0" "$?$(leftovers "$RUN_DIR")"
 
 # --- a port in use: said, and nothing left
-python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$PORT" &
+/usr/bin/python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$PORT" &
 holder=$!
 wait_for 5 "ss -ltn | grep -q ':$PORT '"
 as_user env XDG_CACHE_HOME="$WORK/cache" "$LOCAL" --in-memory --port "$PORT" >"$WORK/busy.out" 2>"$WORK/busy.err"

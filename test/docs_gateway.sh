@@ -26,7 +26,7 @@ PORT=${DDB_DOCS_GATEWAY_PORT:-55543}
 # prints EXPECTED PRINTED: whether the file PRINTED holds what the file
 # EXPECTED shows, "..." standing for any text (trailing newlines aside)
 prints() {
-    python3 -c 'import re, sys
+    /usr/bin/python3 -c 'import re, sys
 expected, printed = (open(f, encoding="utf-8").read().rstrip("\n") for f in sys.argv[1:3])
 sys.exit(re.fullmatch(".*".join(map(re.escape, expected.split("..."))), printed, re.DOTALL) is None)' "$1" "$2"
 }
@@ -44,7 +44,7 @@ for page in "$ROOT"/docs/*.md "$ROOT"/docs/models/*.md; do
     dir="$WORK/$name"
     mkdir -p "$dir"
     # Block files NNN.<sql|sh|py|mjs>, and NNN.expected from a ```text block right after one.
-    python3 - "$page" "$dir" <<'PY'
+    /usr/bin/python3 - "$page" "$dir" <<'PY'
 import re, sys
 page, out = sys.argv[1], sys.argv[2]
 lines = open(page, encoding="utf-8").read().split("\n")

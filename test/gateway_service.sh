@@ -89,14 +89,14 @@ log_has() {
 log_has '"operation":"ListTables"'
 # logged N EXPRESSIONS...: Python expressions over the N-th access-log line of a DynamoDB request (path /), r
 logged() {
-    python3 - "$WORK/access.log" "$@" <<'PY'
+    /usr/bin/python3 - "$WORK/access.log" "$@" <<'PY'
 import json, sys
 r = [r for r in (json.loads(l) for l in open(sys.argv[1])) if r["path"] == "/"][int(sys.argv[2])]
 print(" ".join(str(eval(e, {"r": r})) for e in sys.argv[3:]))
 PY
 }
 check "each access-log line is JSON: 4 DynamoDB requests, and GET /health and /metrics" "4 True" \
-    "$(python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; print(sum(r["path"] == "/" for r in l), {r["path"] for r in l} == {"/", "/health", "/metrics"})' "$WORK/access.log")"
+    "$(/usr/bin/python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; print(sum(r["path"] == "/" for r in l), {r["path"] for r in l} == {"/", "/health", "/metrics"})' "$WORK/access.log")"
 check "the line of a signed request: key, operation, table, status, body bytes, duration" "$KEY PutItem Svc 200 None True True" \
     "$(logged 0 'r["key_id"]' 'r["operation"]' 'r["table"]' 'r["status"]' 'r["error"]' 'r["bytes_in"] > 3000' 'r["duration_ms"] > 0')"
 check "the line of a refused one names DynamoDB's error" "PutItem Svc 400 com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException" \
@@ -105,7 +105,7 @@ check "an unsigned request is logged without a key, with its error" "ListTables 
     "$(logged 3 'r["operation"]' 'r["key_id"]' 'r["status"]' 'r["error"]')"
 check "the line's request_id is the x-amzn-RequestId its client got; no two lines share one" \
     "$(grep -i '^x-amzn-RequestId:' "$WORK/unsigned.headers" | cut -d' ' -f2 | tr -d '\r') True" \
-    "$(logged 3 'r["request_id"]') $(python3 -c 'import json,sys; ids=[json.loads(l)["request_id"] for l in open(sys.argv[1])]; print(len(set(ids)) == len(ids))' "$WORK/access.log")"
+    "$(logged 3 'r["request_id"]') $(/usr/bin/python3 -c 'import json,sys; ids=[json.loads(l)["request_id"] for l in open(sys.argv[1])]; print(len(set(ids)) == len(ids))' "$WORK/access.log")"
 
 # --- SIGHUP: the access log reopened (after a rotation), the key cache emptied
 mv "$WORK/access.log" "$WORK/access.log.1"
@@ -124,7 +124,7 @@ check "metrics: src/gateway/metrics.c lists every operation of src/execute/execu
        comm -23 - <(grep -o '"[A-Z][A-Za-z]*"' "$ROOT/src/gateway/metrics.c" | tr -d '"' | sort -u) | tr '\n' ' ')"
 
 # --- more than 1,024 client connections (epoll, not select()), all served
-python3 - "$PORT" >"$WORK/many.txt" 2>&1 <<'PY'
+/usr/bin/python3 - "$PORT" >"$WORK/many.txt" 2>&1 <<'PY'
 import resource, socket, struct, sys
 resource.setrlimit(resource.RLIMIT_NOFILE, (4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 port = int(sys.argv[1])
@@ -195,7 +195,7 @@ check "an unreachable database: /health answers 503" "503" \
     "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((PORT + 2))/health")"
 check "and a request ServiceUnavailable (503), which the SDKs retry" "503 com.amazonaws.dynamodb.v20120810#ServiceUnavailable" \
     "$(curl -s -o "$WORK/body" -w '%{http_code}' -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' \
-        "http://127.0.0.1:$((PORT + 2))/") $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["__type"])' "$WORK/body")"
+        "http://127.0.0.1:$((PORT + 2))/") $(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["__type"])' "$WORK/body")"
 check "the log says it tries again" "1" "$(grep -c 'trying again in 1 s' "$WORK/unreachable.log")"
 ln -s "$PGHOST/.s.PGSQL.$PGPORT" "$NOSOCKET/.s.PGSQL.$PGPORT"
 wait_for 10 '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$((PORT + 2))/health")" = 200 ]'
@@ -204,7 +204,7 @@ check "once the database is reachable, /health answers 200 and requests are serv
         -H 'X-Amz-Target: DynamoDB_20120810.ListTables' --data-binary '{}' "http://127.0.0.1:$((PORT + 2))/")"
 kill -TERM "$UNREACHABLE"; wait "$UNREACHABLE"
 check "another run of the gateway draws other request ids" "True" \
-    "$(python3 -c 'import json,sys; p=lambda f: {json.loads(l)["request_id"][:16] for l in open(f)}; print(not (p(sys.argv[1]) & p(sys.argv[2])))' \
+    "$(/usr/bin/python3 -c 'import json,sys; p=lambda f: {json.loads(l)["request_id"][:16] for l in open(f)}; print(not (p(sys.argv[1]) & p(sys.argv[2])))' \
         "$WORK/access.log.1" "$WORK/unreachable-access.log")"
 
 # --- start-up checks: one line that says what to do, and a non-zero exit
@@ -213,7 +213,7 @@ check "a database without the extension" "1 ddb-gateway: the database \"postgres
 check "a database with another version of it" "1 ddb-gateway: the database \"${DB}_old\" has ddb_model 0.1, and this gateway speaks to $VERSION: run ALTER EXTENSION ddb_model UPDATE in it (or install the gateway of its version)" \
     "$(exits oldext --listen "127.0.0.1:$((PORT + 3))" --dsn "dbname=${DB}_old")"
 # a port another program listens on (the kernel's choice: a fixed one may be a client's ephemeral port now)
-python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(5)' \
+/usr/bin/python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(5)' \
     >"$WORK/taken.port" &
 at_exit "kill $! 2>/dev/null"
 wait_for 5 '[ -s "$WORK/taken.port" ]'

@@ -40,7 +40,7 @@ aws_cli 1 dynamodb create-table --table-name cli_orders --attribute-definitions 
     --key-schema AttributeName=pk,KeyType=HASH --provisioned-throughput ReadCapacityUnits=1,WriteCapacityUnits=1 >/dev/null
 # items of 120 KB (120 write units): three take the 300 units kept to -60
 for k in a b c; do
-    python3 -c 'import json, sys; print(json.dumps({"pk": {"S": sys.argv[1]}, "big": {"S": "x" * (120 * 1024 - 64)}}))' "$k" \
+    /usr/bin/python3 -c 'import json, sys; print(json.dumps({"pk": {"S": sys.argv[1]}, "big": {"S": "x" * (120 * 1024 - 64)}}))' "$k" \
         >"$WORK/item-$k.json"
 done
 check "aws: three writes of 120 units pass on a table of 1 write unit a second (300 kept)" "0 0 0" \

@@ -28,7 +28,7 @@ fresh() {  # psql against the fresh cluster's database ddb_pgxn
     psql -X -q -At -h "$TMP" -p "$PORT" -U postgres -d ddb_pgxn "$@" 2>&1
 }
 
-version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$ROOT/META.json")
+version=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$ROOT/META.json")
 ext_version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$ROOT/ddb_model.control")
 archive="$WORK/ddb_model-$version.zip"
 
@@ -37,7 +37,7 @@ check "make dist builds ddb_model-$version.zip" "0 yes" "$? $([ -f "$archive" ] 
 # every file of HEAD under one directory, META.json and LICENSE at its top
 check "the archive holds HEAD's files, all under ddb_model-$version/" \
     "$(git -C "$ROOT" ls-tree -r --name-only HEAD | wc -l) 0 META.json LICENSE" \
-    "$(python3 - "$archive" "ddb_model-$version/" <<'PY'
+    "$(/usr/bin/python3 - "$archive" "ddb_model-$version/" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 files = [n for n in names if not n.endswith("/")]

@@ -22,10 +22,6 @@ error() {
                 RAISE NOTICE '%|%', s, CASE WHEN d LIKE '{%' THEN split_part(d::jsonb->>'__type', '#', 2) ELSE d END; END; END \$d\$" 2>&1 |
         sed 's/^NOTICE:  //'
 }
-# uuid N: a user id of its own for each N
-uuid() { printf '%08d-0000-4000-8000-000000000000' "$1"; }
-# node_of USER: the place (0, 1) of the node that holds a user's items
-node_of() { q -c "SELECT ddb_router.node_route(ddb.ddb_key_route_hash(ddb.ddb_key('USER#$1')))"; }
 # register USER ADDRESS: S-model TransactWriteItems creating a user with its first (verified, primary) email
 register() {
     local u=$1 a=$2 ts=2026-11-27T00:00:00.000Z
@@ -45,11 +41,14 @@ fresh_router "$ROUTER" "${NODES[@]}"
 check "the attributes the nodes keep unique are found in the catalog" "UserServiceTable.GSI1PK sourcesTable.writeKeyHash" \
     "$(q -c "SELECT string_agg(table_name || '.' || attribute, ' ' ORDER BY table_name) FROM ddb_router.unique_attributes")"
 
-# Users on different nodes: pairs of ids whose items live on different nodes.
+# Users on different nodes: pairs of ids whose items live on different nodes
+# (200 ids, 00000001-0000-4000-8000-000000000000 and on, with the place (0, 1)
+# of the node that holds each one's items).
 first=(); second=()
-for n in $(seq 1 200); do
-    [ "$(node_of "$(uuid "$n")")" = 0 ] && first+=("$(uuid "$n")") || second+=("$(uuid "$n")")
-done
+while IFS='|' read -r user node; do
+    [ "$node" = 0 ] && first+=("$user") || second+=("$user")
+done < <(q -c "SELECT u, ddb_router.node_route(ddb.ddb_key_route_hash(ddb.ddb_key('USER#' || u)))
+               FROM generate_series(1, 200) n, format('%s-0000-4000-8000-000000000000', lpad(n::text, 8, '0')) u ORDER BY n")
 check "a user registers through the router" "ok" "$(error TransactWriteItems "$(register "${first[0]}" ann@example.com)")"
 check "another user on the other node cannot take the address: the holder's node refuses it as its unique index does" \
     "23505|ConditionalCheckFailedException" "$(error TransactWriteItems "$(register "${second[0]}" ann@example.com)")"

@@ -77,7 +77,7 @@ fi
 # function, table, view, type, sequence, schema, index, trigger or policy
 # that it created itself.
 check "the upgrade scripts define each function once, and drop or alter nothing they create" "" \
-    "$(python3 - "$ROOT"/sql/ddb_model--*--*.sql <<'PY'
+    "$(/usr/bin/python3 - "$ROOT"/sql/ddb_model--*--*.sql <<'PY'
 import re, sys
 aliases = {'int': 'integer', 'int4': 'integer', 'int8': 'bigint', 'bool': 'boolean',
            'float8': 'double precision', 'timestamptz': 'timestamp with time zone'}

@@ -68,10 +68,10 @@ for release in $releases $ext_version; do
 done
 check "version: NEWS.md has a section for every release ($(echo $releases $ext_version))" "" "${news_missing% }"
 
-check "META.json: valid JSON" "0" "$(python3 -m json.tool META.json >/dev/null 2>&1; echo $?)"
+check "META.json: valid JSON" "0" "$(/usr/bin/python3 -m json.tool META.json >/dev/null 2>&1; echo $?)"
 # One line per check of PGXN's spec 1.0.0 (https://pgxn.org/meta/spec.txt):
 # "<name>\t<what is wrong>", nothing after the tab when all is well.
-meta_checks=$(python3 - "$ext_version" <<'PY'
+meta_checks=$(/usr/bin/python3 - "$ext_version" <<'PY'
 import json, os, re, sys
 ext_version = sys.argv[1]
 meta = json.load(open("META.json"))

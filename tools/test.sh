@@ -5,7 +5,8 @@
 # docs/architecture.md; the release files; the manual pages against the
 # programs' --help), the dump/restore, upgrade and concurrency checks,
 # the gateway's, the backups' (which restart the cluster once), the sharding
-# checks (ddb_router, and a deployment of tools/scale-out.sh), ddb-transfer's,
+# checks (ddb_router, and a deployment of tools/scale-out.sh), ddb-local as an
+# ordinary user (beside the sharding checks), ddb-transfer's,
 # the hostile roles' suite and SQLsmith's short run, a cluster from a
 # checkout at a long path, the examples of docs/, the PGXN archive installed
 # with pgxnclient and the fuzz corpus replay
@@ -33,6 +34,11 @@ passed=0
 failed=0
 LOG_DIR="$ROOT/build/test-logs"
 mkdir -p "$LOG_DIR"
+
+# The fuzz harnesses need no server: they are built and run over their corpus
+# meanwhile, in the background (the result is counted at the end)
+bash "$ROOT/test/fuzz/replay.sh" >"$LOG_DIR/fuzz-replay.log" 2>&1 &
+fuzz_replay=$!
 
 # pg_regress: one count per test file.
 echo "== pg_regress"
@@ -73,22 +79,30 @@ if ! grep -q '^Result: PASS' "$LOG_DIR/pgtap.log"; then
 fi
 passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
 
-# Runs shell suites, each printing TAP (test/lib.sh), with prove into one
-# log shown here; counts each check (ok / not ok).  A suite that exits
-# non-zero or has a bad plan without a failed check (stopped before its
-# checks) counts as one failure.
-run_checks() {  # title, log name, script...
-    local title=$1 log="$LOG_DIR/$2.log"
-    shift 2
-    echo "== $title"
-    set +e
-    prove --verbose --merge --exec bash "$@" >"$log" 2>&1
-    set -e
+# Runs shell suites, each printing TAP (test/lib.sh), with prove into one log.
+prove_checks() {  # log name, script...
+    local log="$LOG_DIR/$1.log"
+    shift
+    prove --verbose --merge --exec bash "$@" >"$log" 2>&1 || true
+}
+
+# Shows the log of prove_checks here and counts each check (ok / not ok).  A
+# suite that exits non-zero or has a bad plan without a failed check
+# (stopped before its checks) counts as one failure.
+count_checks() {  # log name
+    local log="$LOG_DIR/$1.log"
     cat "$log"
     passed=$((passed + $(grep -cE '^ok [0-9]+' "$log" || true)))
     failed=$((failed + $(grep -cE '^not ok [0-9]+' "$log" || true)))
     # prove's summary: "<suite> (Wstat: ... Tests: N Failed: 0)" for a suite that failed without a failed check
     failed=$((failed + $(grep -cE '^[^ ]+ \(Wstat: .* Failed: 0\)$' "$log" || true)))
+}
+
+# Runs shell suites and shows and counts their checks.
+run_checks() {  # title, log name, script...
+    echo "== $1"
+    prove_checks "$2" "${@:3}"
+    count_checks "$2"
 }
 
 run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh" "$ROOT/tools/check_release.sh" "$ROOT/tools/check_manpages.sh"
@@ -97,12 +111,23 @@ run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/gateway_replicas.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
     "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh" "$ROOT/test/gateway_cors.sh"
-# ddb-local as an ordinary user (docs/local.md)
-run_checks "ddb-local" ddb_local "$ROOT/test/ddb_local.sh"
 run_checks "backups and restores" backups "$ROOT/test/backups.sh"
 run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
+# tools/scale-out.sh's deployment and ddb-local (as an ordinary user,
+# docs/local.md) have servers and ports of their own, nothing of the test
+# cluster's: they are checked meanwhile, in the background
+prove_checks scale_out "$ROOT/test/scale_out.sh" &
+scale_out=$!
+prove_checks ddb_local "$ROOT/test/ddb_local.sh" &
+ddb_local=$!
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
-    "$ROOT/test/router_models.sh" "$ROOT/test/scale_out.sh"
+    "$ROOT/test/router_models.sh"
+echo "== sharding: tools/scale-out.sh's deployment (checked meanwhile)"
+wait "$scale_out"
+count_checks scale_out
+echo "== ddb-local (checked meanwhile)"
+wait "$ddb_local"
+count_checks ddb_local
 run_checks "transfer" transfer "$ROOT/test/transfer.sh" "$ROOT/test/exports.sh"
 # hostile roles against a victim's tables (issue 29, docs/security.md "Threat model")
 run_checks "hostile roles" hostile "$ROOT/test/hostile.sh" "$ROOT/test/sqlsmith.sh"
@@ -111,9 +136,10 @@ run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_g
 # the release archive through pgxnclient, into a fresh cluster (docs/releasing.md)
 run_checks "the PGXN archive" pgxn "$ROOT/test/pgxn.sh"
 
-# The fuzz harness over its corpus (a crash or broken invariant fails).
+# The fuzz harness over its corpus (a crash or broken invariant fails),
+# started with the pg_regress tests.
 echo "== fuzz corpus replay"
-if bash "$ROOT/test/fuzz/replay.sh" >"$LOG_DIR/fuzz-replay.log" 2>&1; then
+if wait "$fuzz_replay"; then
     passed=$((passed + 1)); echo "replay ok"
 else
     failed=$((failed + 1)); tail -30 "$LOG_DIR/fuzz-replay.log"
