@@ -8,10 +8,12 @@
  * HTTP body, with the status of its row in error_types.h.  PostgreSQL's
  * errors that a request causes outside ddb.execute (its body cast to jsonb,
  * checks at commit) are DynamoDB's by the same table (DDB_SQLSTATE_ERRORS);
- * a database that cannot be reached is 503 ServiceUnavailable, which the
- * SDKs retry; anything else is DynamoDB's internal server error, status
- * 500.  Every response has x-amz-crc32 and x-amzn-RequestId.  A request
- * must be signed (SigV4, sigv4.c); it runs as its key's role.
+ * a database that cannot be reached, or that went away (a failover: the
+ * connection is opened again, to the dsn's writable host), is 503
+ * ServiceUnavailable, which the SDKs retry; anything else is DynamoDB's
+ * internal server error, status 500.  Every response has x-amz-crc32 and
+ * x-amzn-RequestId.  A request must be signed (SigV4, sigv4.c); it runs as
+ * its key's role.
  *
  * GET /health says whether the database answers with the extension of this
  * gateway's version (200 or 503); GET /metrics serves metrics.c's counters
@@ -214,17 +216,17 @@ note_table_of_body(RequestState *state)
 }
 
 /*
- * True when a statement failed because its server went away: the
- * connection broke, libpq reports no server error, or the server said it is
- * shutting down or cannot be reached (SQLSTATE classes 57 and 08).
+ * True when a statement failed because its server went away or cannot
+ * serve it: the connection failed (pool_connection_failed: gone, going, a
+ * standby now), or the server said the statement cannot run now (SQLSTATE
+ * class 57: canceled, shutting down).
  */
 static int
 server_went_away(PGconn *conn, const PGresult *res)
 {
 	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
-	return PQstatus(conn) != CONNECTION_OK || sqlstate == NULL ||
-		strncmp(sqlstate, "57", 2) == 0 || strncmp(sqlstate, "08", 2) == 0;
+	return pool_connection_failed(conn, res) || strncmp(sqlstate, "57", 2) == 0;
 }
 
 /* Answers a failed statement: DynamoDB's error it carries, 503 when the database went away, else 500. */
@@ -334,7 +336,11 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 		snprintf(state->key_id, sizeof(state->key_id), "%s", auth.access_key_id);
 		if (auth.error)
 		{
-			pool_give(pool, conn);
+			/* the key could not be looked up, the database gone: the slot connects again */
+			if (auth.error == ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE))
+				pool_discard(pool, conn);
+			else
+				pool_give(pool, conn);
 			return respond_error(connection, context, state, auth.error, auth.message);
 		}
 	}
@@ -364,8 +370,7 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 		}
 	}
 	res = run_metered(conn, auth.role_name[0] ? auth.role_name : NULL, state);
-	if (replica >= 0 && PQresultStatus(res) != PGRES_TUPLES_OK &&
-		(server_went_away(conn, res) || strcmp(PQresultErrorField(res, PG_DIAG_SQLSTATE), "25006") == 0))
+	if (replica >= 0 && PQresultStatus(res) != PGRES_TUPLES_OK && server_went_away(conn, res))
 	{
 		/* the standby went away, or the read needed a write (25006): the primary serves it */
 		replicas_failed(context->replicas, replica);
@@ -397,8 +402,12 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 	}
 	else
 		result = respond_failure(connection, context, state, conn, res);
+	/* a primary gone or a standby now: its slot connects again, to the dsn's writable host */
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && replica < 0 && pool_connection_failed(conn, res))
+		pool_discard(pool, conn);
+	else
+		pool_give(pool, conn);
 	PQclear(res);
-	pool_give(pool, conn);
 	return result;
 }
 

@@ -77,7 +77,7 @@ health_check(PGconn *conn, char *detail, size_t detail_size)
 DatabaseState
 health_check_dsn(const char *dsn, char *detail, size_t detail_size)
 {
-	PGconn	   *conn = PQconnectdb(dsn);
+	PGconn	   *conn = pool_connect(dsn);
 	DatabaseState state = health_check(conn, detail, detail_size);
 
 	PQfinish(conn);
@@ -88,7 +88,7 @@ health_check_dsn(const char *dsn, char *detail, size_t detail_size)
 int
 health_is_router(const char *dsn)
 {
-	PGconn	   *conn = PQconnectdb(dsn);
+	PGconn	   *conn = pool_connect(dsn);
 	PGresult   *res = PQexec(conn, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'ddb_router'");
 	int			router = PQresultStatus(res) == PGRES_TUPLES_OK ? PQntuples(res) > 0 : -1;
 

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pool.h"
+
 #define KEYCACHE_BUCKETS 1024
 #define KEYCACHE_MAX_ENTRIES 100000	/* past this the cache is emptied: key ids are the client's to choose */
 #define KEYCACHE_CHANNEL "ddb_access_keys"
@@ -84,7 +86,7 @@ set_listening(int on)
 static PGconn *
 listen_connection(void)
 {
-	PGconn	   *conn = PQconnectdb(listener_dsn);
+	PGconn	   *conn = pool_connect(listener_dsn);
 	PGresult   *res;
 
 	if (PQstatus(conn) != CONNECTION_OK)

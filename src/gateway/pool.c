@@ -3,7 +3,11 @@
  * mutex, and a condition variable for the threads that wait.  A slot holds
  * a connection or NULL: it is connected when taken, so that the gateway can
  * start (and keep running) while the database is down, answering 503 until
- * it is back.
+ * it is back.  A connection whose server went away, or that reached a node
+ * that is (now) a standby, is discarded: its slot connects again with the
+ * dsn, and libpq then picks the host that takes writes (a multi-host dsn
+ * with target_session_attrs=read-write), so the gateway follows a failover.
+ * Every connection attempt is bounded in time (pool_connect).
  */
 #include "pool.h"
 
@@ -11,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The longest one connection attempt takes, over all the hosts of a dsn (--connect-timeout). */
+static int	connect_timeout = 10;
 
 struct ConnPool
 {
@@ -78,6 +85,74 @@ set_endpoint_address(ConnPool *pool, PGconn *conn)
 						 1, NULL, params, NULL, NULL, 0));
 }
 
+/* Sets the longest one connection attempt takes, in seconds (before any thread connects). */
+void
+pool_set_connect_timeout(int seconds)
+{
+	connect_timeout = seconds;
+}
+
+/* The hosts a dsn names (its host or hostaddr lists, comma-separated), at least 1. */
+static int
+count_hosts(const char *dsn)
+{
+	PQconninfoOption *options = PQconninfoParse(dsn, NULL);
+	int			hosts = 1;
+
+	for (PQconninfoOption *o = options; o && o->keyword; o++)
+		if (o->val && (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0))
+		{
+			int			n = 1;
+
+			for (const char *c = o->val; *c; c++)
+				n += *c == ',';
+			hosts = n > hosts ? n : hosts;
+		}
+	PQconninfoFree(options);
+	return hosts;
+}
+
+/*
+ * Connects to dsn within the connect timeout: libpq's connect_timeout is
+ * that share of it for each host (libpq's least is 2 s), so that a host that
+ * does not answer (the failed primary's machine) leaves time for the next;
+ * and a server that stops answering later is found out within it too (TCP
+ * keepalives and tcp_user_timeout).  What the dsn sets itself wins.
+ */
+PGconn *
+pool_connect(const char *dsn)
+{
+	char		per_host[16];
+	char		idle[16];
+	char		interval[16];
+	char		user_timeout[24];
+	const char *keywords[] = {"connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
+	"tcp_user_timeout", "dbname", NULL};
+	const char *values[] = {per_host, idle, interval, "3", user_timeout, dsn, NULL};
+	int			share = connect_timeout / count_hosts(dsn);
+
+	snprintf(per_host, sizeof(per_host), "%d", share > 2 ? share : 2);
+	snprintf(idle, sizeof(idle), "%d", connect_timeout);
+	snprintf(interval, sizeof(interval), "%d", connect_timeout / 3 > 1 ? connect_timeout / 3 : 1);
+	snprintf(user_timeout, sizeof(user_timeout), "%d", connect_timeout * 1000);
+	/* the dsn (expanded from dbname, after the defaults) overrides them */
+	return PQconnectdbParams(keywords, values, 1);
+}
+
+/*
+ * True when a connection must not serve again: it broke, libpq reports no
+ * server error, the server is shutting down or cannot serve (SQLSTATE
+ * class 57P, 08), or it is a standby now that refused a write (25006).
+ */
+int
+pool_connection_failed(PGconn *conn, const PGresult *res)
+{
+	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	return PQstatus(conn) != CONNECTION_OK || sqlstate == NULL || strncmp(sqlstate, "57P", 3) == 0 ||
+		strncmp(sqlstate, "08", 2) == 0 || strcmp(sqlstate, "25006") == 0;
+}
+
 /* Takes a connection, connecting its slot when needed; NULL when the database cannot be reached. */
 PGconn *
 pool_take(ConnPool *pool)
@@ -93,7 +168,7 @@ pool_take(ConnPool *pool)
 	pthread_mutex_unlock(&pool->lock);
 	if (conn != NULL)
 		return conn;
-	conn = PQconnectdb(pool->dsn);
+	conn = pool_connect(pool->dsn);
 	if (PQstatus(conn) != CONNECTION_OK)
 	{
 		/* said once when the database goes away, not on every request */
@@ -127,6 +202,15 @@ pool_give(ConnPool *pool, PGconn *conn)
 	pool->idle[pool->nidle++] = conn;
 	pthread_cond_signal(&pool->available);
 	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Closes a connection that failed (pool_connection_failed): its slot connects again when taken. */
+void
+pool_discard(ConnPool *pool, PGconn *conn)
+{
+	track(pool, conn, NULL);
+	PQfinish(conn);
+	pool_give(pool, NULL);
 }
 
 /*

@@ -26,6 +26,26 @@ typedef struct PoolUse
 extern ConnPool *pool_open(const char *dsn, int size, const char *endpoint_address);
 
 /*
+ * Sets the longest one attempt to connect takes, over all the hosts of a
+ * dsn, in seconds; called before any connection is made.
+ */
+extern void pool_set_connect_timeout(int seconds);
+
+/*
+ * Connects to dsn within the connect timeout (and with TCP keepalives that
+ * find out a server gone within it), what the dsn sets winning; every
+ * connection of the gateway is made so.
+ */
+extern PGconn *pool_connect(const char *dsn);
+
+/*
+ * True when a statement's failure means its connection must not serve
+ * again: the server went away or is going, or it is a standby now (a
+ * refused write, 25006).
+ */
+extern int	pool_connection_failed(PGconn *conn, const PGresult *res);
+
+/*
  * Takes a connection, waiting while all are in use, and connecting it when
  * it is not; NULL when the database cannot be reached (said on stderr when
  * it could be reached before).
@@ -34,6 +54,9 @@ extern PGconn *pool_take(ConnPool *pool);
 
 /* Gives a connection back (closed, to be opened again, when it broke). */
 extern void pool_give(ConnPool *pool, PGconn *conn);
+
+/* Closes a connection that failed; its slot connects again (the dsn's writable host) when taken. */
+extern void pool_discard(ConnPool *pool, PGconn *conn);
 
 /*
  * Runs a statement by name with text parameters, preparing it on the

@@ -55,7 +55,7 @@ watch_one(ReplicaSet *set, Replica *r)
 	if (r->watch == NULL || PQstatus(r->watch) != CONNECTION_OK)
 	{
 		PQfinish(r->watch);
-		r->watch = PQconnectdb(r->dsn);
+		r->watch = pool_connect(r->dsn);
 		if (PQstatus(r->watch) != CONNECTION_OK)
 			return 0;
 	}

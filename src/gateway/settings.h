@@ -35,6 +35,7 @@ typedef struct GatewaySettings
 	int			insecure_listen;	/* plain HTTP allowed beyond loopback */
 	int			development;	/* any access key or none: requests run as the dsn's role */
 	char	   *access_log;		/* a file, "-" (stderr) or "off" */
+	int			connect_timeout;	/* seconds one attempt to connect may take, over all the dsn's hosts */
 	int			shutdown_timeout;	/* seconds SIGTERM waits for requests in flight */
 	MetricsAccess metrics;
 	char	   *replicas[MAX_REPLICAS];	/* libpq connection strings of hot standbys */

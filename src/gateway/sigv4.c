@@ -304,16 +304,17 @@ signing_secret(PGconn *conn, const char *key_id, AuthResult *result)
 		return secret;
 	}
 	res = lookup_key(conn, params);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQstatus(conn) == CONNECTION_BAD)
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && pool_connection_failed(conn, res))
 	{
-		/* the server went away since the connection's last use (a restart, say): once more on a new one */
+		/* the server went away since the connection's last use (a restart, a failover): once more on a new one */
 		PQclear(res);
 		PQreset(conn);
 		res = lookup_key(conn, params);
 	}
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		refuse(result, PQstatus(conn) == CONNECTION_BAD ? DDB_ERROR_SERVICE_UNAVAILABLE : DDB_ERROR_INTERNAL_SERVER_ERROR,
-			   PQstatus(conn) == CONNECTION_BAD ? "The database is unavailable: retry later" : PQerrorMessage(conn));
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && pool_connection_failed(conn, res))
+		refuse(result, DDB_ERROR_SERVICE_UNAVAILABLE, "The database is unavailable: retry later");
+	else if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
 	else if (PQntuples(res) != 1)
 		refuse(result, DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
 	else if (asprintf(&secret, "AWS4%s", PQgetvalue(res, 0, 0)) < 0)
