@@ -6,7 +6,8 @@
 # stops (immediate), requests meanwhile get a retryable 503 within the
 # connect timeout, never a 400 or a hang; the standby is promoted, and the
 # same gateway process writes again, reads what it acknowledged before,
-# still refuses a key revoked before, and says /health ready.  A second
+# still refuses a key revoked before, and says /health ready; a key lookup
+# on a connection the server dropped is retried on a new one.  A second
 # gateway, pointed at the standby alone, shows a write refused by a
 # standby (25006) answered 503 and its connection opened again.  Needs no
 # test cluster (its servers are its own); prints TAP (test/lib.sh).
@@ -73,7 +74,8 @@ check "a primary and its synchronous streaming standby" "f t sync" \
 
 # ---- one gateway, its dsn naming both servers ----
 dsn="host=$PRIMARY,$STANDBY port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=$DB target_session_attrs=read-write"
-start_gateway "$PORT" "$WORK/gateway.log" --dsn "$dsn" --pool 2 --connect-timeout "$CONNECT_TIMEOUT"
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "$dsn" --pool 2 --connect-timeout "$CONNECT_TIMEOUT" \
+    --endpoint-address gateway.example:443
 pid=$gateway_pid
 # and one in development mode pointed at the standby alone (no target_session_attrs)
 start_gateway "$STANDBY_GATEWAY_PORT" "$WORK/standby-gateway.log" --development --access-log off --pool 1 \
@@ -137,6 +139,15 @@ check "a key revoked on the new primary is refused at once (its notification emp
     "400 UnrecognizedClientException" "$(signed "$later" "$later_secret" ListTables '{}')"
 check "the gateway pointed at the former standby writes too, its refused connection opened again" "200 " \
     "$(to_standby_gateway)"
+# the pool's connections dropped by the new primary: a key lookup is retried once, on a new connection
+on standby -c "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '$DB'
+    AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND query <> 'LISTEN ddb_access_keys'" >/dev/null
+read -r fresh fresh_secret <<<"$(on standby -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
+check "a new key's lookup on a connection the server dropped is retried on a new one: served" "200 " \
+    "$(signed "$fresh" "$fresh_secret" ListTables '{}')"
+signed "$key" "$secret" DescribeEndpoints '{}' >/dev/null
+check "and that connection answers DescribeEndpoints with the gateway's endpoint address" "gateway.example:443" \
+    "$(grep -o '"Address": *"[^"]*"' "$WORK/body" | cut -d'"' -f4)"
 check "and the failover logged no 500" "0" "$(grep -c 'status 500' "$WORK/gateway.log")"
 
 stop_gateway "$standby_gateway"

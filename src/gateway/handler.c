@@ -333,10 +333,18 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 	if (!context->settings->development)
 	{
 		sigv4_verify(connection, "POST", url, state->data, state->len, conn, &auth);
+		if (auth.error == ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE))
+		{
+			/* the server went away since the connection's last use (a restart, a failover): once more on a new one */
+			pool_discard(pool, conn);
+			if ((conn = pool_take(pool)) == NULL)
+				return respond_unavailable(connection, context, state);
+			auth = (AuthResult) {0};
+			sigv4_verify(connection, "POST", url, state->data, state->len, conn, &auth);
+		}
 		snprintf(state->key_id, sizeof(state->key_id), "%s", auth.access_key_id);
 		if (auth.error)
 		{
-			/* the key could not be looked up, the database gone: the slot connects again */
 			if (auth.error == ddb_error_type(DDB_ERROR_SERVICE_UNAVAILABLE))
 				pool_discard(pool, conn);
 			else

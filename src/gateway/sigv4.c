@@ -273,7 +273,7 @@ parse_amz_date(const char *text)
 	return timegm(&tm);
 }
 
-/* The secret of an active access key and the role it acts as, NULL for none (read-only, so it may be retried). */
+/* The secret of an active access key and the role it acts as, NULL for none (read-only: the handler may retry it). */
 static PGresult *
 lookup_key(PGconn *conn, const char **params)
 {
@@ -286,7 +286,7 @@ lookup_key(PGconn *conn, const char **params)
  * "AWS4" and the secret of a key, which the signing key derives from, from
  * the gateway's cache or else from ddb.access_keys (and then cached); the
  * key's role goes into result.  NULL after refusing: an unknown or revoked
- * key, a lookup that failed.
+ * key, a lookup that failed (ServiceUnavailable when its connection failed).
  */
 static char *
 signing_secret(PGconn *conn, const char *key_id, AuthResult *result)
@@ -304,13 +304,6 @@ signing_secret(PGconn *conn, const char *key_id, AuthResult *result)
 		return secret;
 	}
 	res = lookup_key(conn, params);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK && pool_connection_failed(conn, res))
-	{
-		/* the server went away since the connection's last use (a restart, a failover): once more on a new one */
-		PQclear(res);
-		PQreset(conn);
-		res = lookup_key(conn, params);
-	}
 	if (PQresultStatus(res) != PGRES_TUPLES_OK && pool_connection_failed(conn, res))
 		refuse(result, DDB_ERROR_SERVICE_UNAVAILABLE, "The database is unavailable: retry later");
 	else if (PQresultStatus(res) != PGRES_TUPLES_OK)

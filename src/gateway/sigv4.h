@@ -13,7 +13,8 @@
 /* Why a request is refused: DynamoDB's error and message, or error NULL when it is signed well. */
 typedef struct AuthResult
 {
-	const DdbErrorType *error;	/* DDB_ERROR_INTERNAL_SERVER_ERROR when the key could not be looked up */
+	const DdbErrorType *error;	/* ServiceUnavailable when the key lookup's connection failed, else
+								 * InternalServerError when it could not be looked up */
 	char		message[512];
 	char		access_key_id[129];
 	char		role_name[64];	/* the role the key acts as (ddb.execute_as), or "" for the gateway's own */
