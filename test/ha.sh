@@ -75,7 +75,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 endpoint, key_id, secret, table, seconds = sys.argv[1:6]
 client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1",
                       aws_access_key_id=key_id, aws_secret_access_key=secret,
-                      config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=10))
+                      config=Config(retries={"mode": "standard", "total_max_attempts": 1},
+                                    connect_timeout=2, read_timeout=10))
 client.create_table(TableName=table, KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
                     AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
                     BillingMode="PAY_PER_REQUEST")

@@ -62,8 +62,11 @@ load_settings() {
     else
         return 1
     fi
+    # pg_autoctl's configuration and state in the deployment's directory; its servers' unix sockets
+    # in SOCKET (PG_REGRESS_SOCK_DIR: pg_autoctl starts them with -k); initdb's locale C.UTF-8
     AUTOCTL_ENV=(XDG_CONFIG_HOME="$HA_DIR/xdg/config" XDG_DATA_HOME="$HA_DIR/xdg/data"
-                 XDG_RUNTIME_DIR="$HA_DIR/xdg/run" PGHOST="$SOCKET")
+                 XDG_RUNTIME_DIR="$HA_DIR/xdg/run" PGHOST="$SOCKET" PG_REGRESS_SOCK_DIR="$SOCKET"
+                 LC_ALL=C.UTF-8)
     declare -gA PORT=([monitor]=$BASE_PORT [node1]=$((BASE_PORT + 1)) [node2]=$((BASE_PORT + 2)))
 }
 
@@ -160,10 +163,12 @@ run_autoctl() {  # server
 # The monitor: initdb with the deployment's settings, pg_autoctl create monitor, pg_autoctl run.
 create_monitor() {
     as_postgres mkdir -m 700 "$HA_DIR/monitor"
-    # Authentication is initdb's trust, with no pg_hba.conf edits by pg_auto_failover (--skip-pg-hba):
-    # every server listens only on 127.0.0.1 and its unix socket, so only this machine's users reach
-    # it, as with the test cluster (tools/cluster.sh).  Across hosts (docs/operations.md) it would be
-    # scram-sha-256 and --ssl-self-signed or certificates.  No TLS on loopback (--no-ssl) for the same reason.
+    # Authentication (every server's) is initdb's: trust, for unix sockets and 127.0.0.1/::1 only, with
+    # no pg_hba.conf edits by pg_auto_failover (--skip-pg-hba); the servers listen on 127.0.0.1 (the
+    # monitor on '*' for the second pg_autoctl create monitor runs it, where pg_hba.conf turns away
+    # any other address).  So only this machine's users reach them, as with the test cluster
+    # (tools/cluster.sh).  Across hosts it would be scram-sha-256 and --ssl-self-signed or
+    # certificates; no TLS on loopback (--no-ssl) for the same reason.
     init_server "$HA_DIR/monitor"
     server_settings "$HA_DIR/monitor" "$MONITOR_SETTINGS"
     autoctl create monitor --pgdata "$HA_DIR/monitor" --pgctl "$PGBIN/pg_ctl" --pgport "${PORT[monitor]}" \
@@ -173,21 +178,20 @@ create_monitor() {
     run_autoctl monitor
 }
 
-# A node: pg_autoctl create postgres (the first node's data directory made by initdb, with the
-# deployment's settings and ddb_model preloaded; the second's a base backup of the primary's), then pg_autoctl run.
+# A node: pg_autoctl create postgres (node1's data directory made by its initdb, node2's a base
+# backup of the primary's), then the deployment's settings with ddb_model preloaded (pg_basebackup
+# copies node1's to node2), then pg_autoctl run.  (pg_autoctl 2.0 can race with itself over a data
+# directory made beforehand: its Postgres service starts the server while its init refuses to work
+# on a running one.)
 create_node() {  # node
     local name=$1
-    if [ "$name" = node1 ]; then
-        as_postgres mkdir -m 700 "$HA_DIR/$name"
-        init_server "$HA_DIR/$name"
-        server_settings "$HA_DIR/$name" "shared_preload_libraries = 'ddb_model'"
-    fi
     # --replication-quorum: the node counts for synchronous replication (synchronous_standby_names)
     autoctl create postgres --pgdata "$HA_DIR/$name" --pgctl "$PGBIN/pg_ctl" --pgport "${PORT[$name]}" \
         --listen 127.0.0.1 --hostname 127.0.0.1 --name "$name" --dbname "$DB" --skip-pg-hba --no-ssl \
         --replication-quorum true --candidate-priority 50 \
         --monitor "postgres://autoctl_node@127.0.0.1:${PORT[monitor]}/pg_auto_failover?sslmode=disable" \
         >>"$HA_DIR/$name.log" 2>&1
+    [ "$name" != node1 ] || server_settings "$HA_DIR/$name" "shared_preload_libraries = 'ddb_model'"
     autoctl config set --pgdata "$HA_DIR/$name" timeout.network_partition_timeout "$NETWORK_PARTITION_TIMEOUT" >/dev/null
     run_autoctl "$name"
 }
