@@ -116,8 +116,9 @@ count_hosts(const char *dsn)
  * Connects to dsn within the connect timeout: libpq's connect_timeout is
  * that share of it for each host (libpq's least is 2 s), so that a host that
  * does not answer (the failed primary's machine) leaves time for the next;
- * and a server that stops answering later is found out within it too (TCP
- * keepalives and tcp_user_timeout).  What the dsn sets itself wins.
+ * and over TCP a server whose machine or network goes away later is found
+ * out within about twice it (TCP keepalives and tcp_user_timeout).  What
+ * the dsn sets itself wins.
  */
 PGconn *
 pool_connect(const char *dsn)
