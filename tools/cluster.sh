@@ -86,6 +86,22 @@ allow_postgres_into() {  # directory
     done
 }
 
+# True while a process runs (one that has exited and waits for its parent to reap it does not).
+process_alive() {  # pid
+    local state
+    state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# Waits until a process has exited, 40 s at most (a gateway's requests in flight get 30): how tools/scale-out.sh and tools/ha.sh stop their servers.
+wait_exited() {  # pid
+    for _ in $(seq 400); do
+        process_alive "$1" || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # Creates a PostgreSQL data directory (an empty directory of postgres's, mode 700).
 init_server() {  # data directory
     as_postgres "$PGBIN/initdb" -D "$1" -U postgres -E UTF8 --locale=C.UTF-8 --auth=trust >/dev/null

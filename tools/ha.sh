@@ -360,22 +360,6 @@ kill_primary() {
     echo "seconds=$(elapsed_since "$started")"
 }
 
-# True while a process runs (one that has exited and waits for its parent to reap it does not).
-process_alive() {  # pid
-    local state
-    state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
-    [ -n "$state" ] && [ "$state" != Z ]
-}
-
-# Waits until a process has exited (40 s at most: the gateway's requests in flight get 30).
-wait_exited() {  # pid
-    for _ in $(seq 400); do
-        process_alive "$1" || return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # stop: the gateway, then each node's pg_autoctl and the monitor's (pg_autoctl stop: each stops its
 # Postgres); returns once each has exited.  A postmaster left without its pg_autoctl is stopped by pg_ctl.
 stop_deployment() {

@@ -263,22 +263,6 @@ deployment_status() {
     return "$all"
 }
 
-# True while a process runs (one that has exited and waits for its parent to reap it does not).
-process_alive() {  # pid
-    local state
-    state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
-    [ -n "$state" ] && [ "$state" != Z ]
-}
-
-# Waits until a process has exited (40 s at most: the gateway's requests in flight get 30).
-wait_exited() {  # pid
-    for _ in $(seq 400); do
-        process_alive "$1" || return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # stop: the gateway (it finishes the requests in flight), then the router, the standbys and the shards;
 # returns once each has exited.
 stop_deployment() {

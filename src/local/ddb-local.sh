@@ -210,8 +210,7 @@ ddb-local $VERSION: DynamoDB's API at $endpoint
   SQL: psql "host=$socket_dir port=$pg_port user=ddb dbname=ddb"
 Ctrl-C stops it.
 READY
-[ "$host" = 0.0.0.0 ] || [[ $host == 127.* ]] || echo "$PROGRAM: listening on $host: anyone who reaches it may read and change every table" >&2
-[ "$host" != 0.0.0.0 ] || echo "$PROGRAM: listening on every address: anyone who reaches port $port may read and change every table" >&2
+[[ $host == 127.* ]] || echo "$PROGRAM: listening on $host: anyone who reaches port $port there may read and change every table" >&2
 
 # Serves until a signal (the traps above) or until the gateway exits.
 wait "$gateway_pid"
