@@ -28,7 +28,7 @@ command -v npm >/dev/null || npm_package=(npm)
 install_packages awscli python3-boto3 nodejs sqlsmith chromium pgxnclient man-db "${npm_package[@]}"
 build_and_install
 
-# The suites' TCP ports (55400-55699) lie in Linux's range of ephemeral
+# The suites' TCP ports (55400-55799) lie in Linux's range of ephemeral
 # ports: an outgoing connection of any program could hold one just as a
 # suite's gateway binds it ("in use by another program").  They are kept
 # out of that range (ip_local_reserved_ports, a runtime setting, as root),
@@ -37,8 +37,8 @@ reserve_test_ports() {
     local file=/proc/sys/net/ipv4/ip_local_reserved_ports current
     [ -w "$file" ] || { echo "cannot reserve the test ports (not root): a suite may find its port taken"; return 0; }
     current=$(cat "$file")
-    case ",$current," in *,55400-55699,*) return 0 ;; esac
-    echo "${current:+$current,}55400-55699" >"$file"
+    case ",$current," in *,55400-55799,*) return 0 ;; esac
+    echo "${current:+$current,}55400-55799" >"$file"
 }
 reserve_test_ports
 start_cluster
