@@ -9,7 +9,11 @@
 # still refuses a key revoked before, and says /health ready; a key lookup
 # on a connection the server dropped is retried on a new one.  A second
 # gateway, pointed at the standby alone, shows a write refused by a
-# standby (25006) answered 503 and its connection opened again.  Then the
+# standby (25006) answered 503 and its connection opened again.  The
+# gateway's --replica names both servers with target_session_attrs=standby:
+# eventually consistent reads go to the standby, to the primary while the
+# promoted node is the only server, and to the new standby made of the
+# old primary's directory once it runs.  Then the
 # new primary freezes (SIGSTOP to every process of it, as a hung machine):
 # a request is answered 503 once the request timeout has passed, and after
 # it thaws the gateway serves again on new connections.  Needs no
@@ -79,7 +83,8 @@ check "a primary and its synchronous streaming standby" "f t sync" \
 # ---- one gateway, its dsn naming both servers ----
 dsn="host=$PRIMARY,$STANDBY port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=$DB target_session_attrs=read-write"
 start_gateway "$PORT" "$WORK/gateway.log" --dsn "$dsn" --pool 2 --connect-timeout "$CONNECT_TIMEOUT" \
-    --request-timeout "$REQUEST_TIMEOUT" --endpoint-address gateway.example:443
+    --request-timeout "$REQUEST_TIMEOUT" --endpoint-address gateway.example:443 \
+    --replica "host=$PRIMARY,$STANDBY port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=$DB target_session_attrs=standby"
 pid=$gateway_pid
 # and one in development mode pointed at the standby alone (no target_session_attrs)
 start_gateway "$STANDBY_GATEWAY_PORT" "$WORK/standby-gateway.log" --development --access-log off --pool 1 \
@@ -94,9 +99,26 @@ to_standby_gateway() {
 check "a write that reaches a standby (25006) is 503 ServiceUnavailable, retryable, not a 400" "503 ServiceUnavailable" \
     "$(to_standby_gateway)"
 
+# reads_on NODE: the eventually consistent reads that NODE (primary, replica1) served, from GET /metrics
+reads_on() { curl -s --max-time 15 "http://127.0.0.1:$PORT/metrics" | sed -n "s/^ddb_gateway_reads_total{node=\"$1\"} //p"; }
+replica_usable() { curl -s --max-time 15 "http://127.0.0.1:$PORT/metrics" | sed -n 's/^ddb_gateway_replica_usable{replica="1"} //p'; }
+# eventual_reads: 5 eventually consistent GetItems; prints how many were answered 200
+eventual_reads() {
+    local n=0
+    for _ in 1 2 3 4 5; do
+        [ "$(signed "$key" "$secret" GetItem '{"TableName": "Orders", "Key": {"pk": {"S": "item1"}}}')" = "200 " ] && n=$((n + 1))
+    done
+    echo "$n"
+}
+# served_by NODE: what 5 eventually consistent reads answered, and how many NODE served
+served_by() { local before answered; before=$(reads_on "$1"); answered=$(eventual_reads); echo "$answered $(($(reads_on "$1") - before))"; }
+
 acknowledged=0
 for i in $(seq 20); do [ "$(put "item$i")" = "200 " ] && acknowledged=$((acknowledged + 1)); done
 check "20 writes through the gateway, acknowledged" "20" "$acknowledged"
+wait_for 10 '[ "$(replica_usable)" = 1 ]'
+check "eventually consistent reads: served by the standby (--replica, target_session_attrs=standby)" "5 5" \
+    "$(served_by replica1)"
 check "a key used once (so cached) ..." "200 " "$(signed "$revoked" "$revoked_secret" ListTables '{}')"
 on primary -c "SELECT ddb.revoke_access_key('$revoked')" >/dev/null
 check "... is refused once revoked" "400 UnrecognizedClientException" "$(signed "$revoked" "$revoked_secret" ListTables '{}')"
@@ -138,6 +160,23 @@ LISTENER="application_name = 'ddb-gateway key listener'"
 check "the key cache's listener is back, on the new primary" "1" \
     "$(wait_for 20 '[ "$(on standby -c "SELECT count(*) FROM pg_stat_activity WHERE $LISTENER")" = 1 ]'; \
        on standby -c "SELECT count(*) FROM pg_stat_activity WHERE $LISTENER")"
+check "the promoted node is not a standby: the replica is skipped" "0" \
+    "$(wait_for 10 '[ "$(replica_usable)" = 0 ]'; replica_usable)"
+check "eventually consistent reads meanwhile: served by the primary" "5 5" "$(served_by primary)"
+# the old primary's directory made again, as a standby of the new primary
+as_postgres "$PGBIN/pg_ctl" -D "$PRIMARY/data" -m immediate -w stop >/dev/null 2>&1
+rm -rf "$PRIMARY/data"
+as_postgres "$PGBIN/pg_basebackup" -h "$STANDBY" -p "$STANDBY_PORT" -U postgres -D "$PRIMARY/data" -R -X stream -c fast
+(
+    source "$ROOT/tools/cluster.sh"
+    start_server "$PRIMARY/data" "$PRIMARY_PORT" "$PRIMARY" "$PRIMARY/server.log" -c fsync=off \
+        -c shared_preload_libraries=ddb_model -c hot_standby=on
+) >>"$WORK/servers.log" 2>&1
+check "a standby again (the old primary's host): the replica serves reads again, without a restart" "1" \
+    "$(wait_for 15 '[ "$(replica_usable)" = 1 ]'; replica_usable)"
+check "eventually consistent reads: served by the new standby" "5 5" "$(served_by replica1)"
+check "on its own connections to it" "yes" \
+    "$([ "$(on primary -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")" -gt 0 ] && echo yes)"
 read -r later later_secret <<<"$(on standby -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 signed "$later" "$later_secret" ListTables '{}' >/dev/null
 on standby -c "SELECT ddb.revoke_access_key('$later')" >/dev/null

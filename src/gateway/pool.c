@@ -36,6 +36,8 @@ struct ConnPool
 	PGconn	  **idle;			/* the slots not in use (a NULL slot is not connected) */
 	int			nidle;
 	PGconn	  **all;			/* every open connection, for pool_close */
+	char	   *stale;			/* all[i] is to be closed when given back (pool_reset) */
+	int			nstale;
 	int			size;
 	int			waiting;
 	int			reachable;		/* the last connection attempt succeeded */
@@ -53,7 +55,9 @@ pool_open(const char *dsn, int size, const char *endpoint_address)
 	pool->endpoint_address = strdup(endpoint_address);
 	pool->idle = calloc(size, sizeof(PGconn *));
 	pool->all = calloc(size, sizeof(PGconn *));
-	if (pool->dsn == NULL || pool->endpoint_address == NULL || pool->idle == NULL || pool->all == NULL)
+	pool->stale = calloc(size, 1);
+	if (pool->dsn == NULL || pool->endpoint_address == NULL || pool->idle == NULL || pool->all == NULL ||
+		pool->stale == NULL)
 		return NULL;
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->available, NULL);
@@ -72,6 +76,8 @@ track(ConnPool *pool, PGconn *old, PGconn *conn)
 		if (pool->all[i] == old)
 		{
 			pool->all[i] = conn;
+			pool->nstale -= pool->stale[i];
+			pool->stale[i] = 0;
 			break;
 		}
 	pthread_mutex_unlock(&pool->lock);
@@ -198,11 +204,28 @@ pool_take(ConnPool *pool)
 	return conn;
 }
 
-/* Gives a connection back: a broken one is closed, and its slot connected again when taken. */
+/* True when conn was open when pool_reset ran (the caller holds the lock). */
+static int
+is_stale(ConnPool *pool, PGconn *conn)
+{
+	if (pool->nstale == 0)
+		return 0;
+	for (int i = 0; i < pool->size; i++)
+		if (pool->all[i] == conn)
+			return pool->stale[i];
+	return 0;
+}
+
+/* Gives a connection back: a broken or stale one is closed, and its slot connected again when taken. */
 void
 pool_give(ConnPool *pool, PGconn *conn)
 {
-	if (conn != NULL && PQstatus(conn) != CONNECTION_OK)
+	int			stale;
+
+	pthread_mutex_lock(&pool->lock);
+	stale = conn != NULL && is_stale(pool, conn);
+	pthread_mutex_unlock(&pool->lock);
+	if (conn != NULL && (stale || PQstatus(conn) != CONNECTION_OK))
 	{
 		track(pool, conn, NULL);
 		PQfinish(conn);
@@ -212,6 +235,39 @@ pool_give(ConnPool *pool, PGconn *conn)
 	pool->idle[pool->nidle++] = conn;
 	pthread_cond_signal(&pool->available);
 	pthread_mutex_unlock(&pool->lock);
+}
+
+/*
+ * Makes every connection open now connect again before it next serves: the
+ * idle ones are closed at once, those in use when given back.  For a pool
+ * whose server changed role (a standby promoted), so that libpq picks a
+ * host by the dsn's target_session_attrs again.
+ */
+void
+pool_reset(ConnPool *pool)
+{
+	PGconn	   *closing[256];
+	int			nclosing = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (int i = 0; i < pool->nidle; i++)
+		if (pool->idle[i] != NULL && nclosing < (int) (sizeof(closing) / sizeof(closing[0])))
+		{
+			closing[nclosing++] = pool->idle[i];
+			pool->idle[i] = NULL;
+		}
+	for (int i = 0; i < pool->size; i++)
+		if (pool->all[i] != NULL && !pool->stale[i])
+		{
+			pool->stale[i] = 1;
+			pool->nstale++;
+		}
+	pthread_mutex_unlock(&pool->lock);
+	for (int i = 0; i < nclosing; i++)
+	{
+		track(pool, closing[i], NULL);
+		PQfinish(closing[i]);
+	}
 }
 
 /* Closes a connection that failed (pool_connection_failed): its slot connects again when taken. */
@@ -367,6 +423,7 @@ pool_close(ConnPool *pool)
 			PQfinish(pool->all[i]);
 	free(pool->idle);
 	free(pool->all);
+	free(pool->stale);
 	free(pool->dsn);
 	free(pool->endpoint_address);
 	free(pool);

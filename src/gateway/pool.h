@@ -57,6 +57,12 @@ extern PGconn *pool_take(ConnPool *pool);
 /* Gives a connection back (closed, to be opened again, when it broke). */
 extern void pool_give(ConnPool *pool, PGconn *conn);
 
+/*
+ * Makes every connection open now connect again (with the dsn) before it
+ * next serves: a server that changed role is left.
+ */
+extern void pool_reset(ConnPool *pool);
+
 /* Closes a connection that failed; its slot connects again (the dsn's writable host) when taken. */
 extern void pool_discard(ConnPool *pool, PGconn *conn);
 

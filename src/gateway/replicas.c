@@ -5,7 +5,8 @@
  * own, how far its replay is behind (now minus the time of the last
  * transaction replayed, or 0 when it has replayed all it received) and
  * which version of ddb_model it has; a standby is usable while it answers,
- * has this gateway's version and lags at most --max-replica-lag seconds.
+ * is in recovery, has this gateway's version and lags at most
+ * --max-replica-lag seconds.
  * A request whose connection to a standby fails marks it unusable at once
  * (and is served by the primary); the watcher makes it usable again.
  */
@@ -45,7 +46,13 @@ struct ReplicaSet
 	"  ELSE coalesce(extract(epoch FROM pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.pg_last_xact_replay_timestamp()), 0) END, " \
 	"(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'ddb_model')"
 
-/* Checks one standby on the watcher's connection (reconnecting it when needed): usable or not. */
+/*
+ * Checks one standby on the watcher's connection (reconnecting it when
+ * needed): usable or not.  A server that is no longer a standby (promoted
+ * in a failover) is not: the watcher's connection and the standby's pool
+ * connect again, so that a dsn naming several hosts with
+ * target_session_attrs=standby finds the one that is a standby now.
+ */
 static int
 watch_one(ReplicaSet *set, Replica *r)
 {
@@ -62,7 +69,14 @@ watch_one(ReplicaSet *set, Replica *r)
 	res = pool_query(r->watch, LAG_QUERY);
 	usable = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strcmp(PQgetvalue(res, 0, 2), GATEWAY_EXTENSION_VERSION) == 0;
-	if (usable)
+	if (usable && strcmp(PQgetvalue(res, 0, 0), "t") != 0)
+	{
+		usable = 0;
+		PQfinish(r->watch);
+		r->watch = NULL;
+		pool_reset(r->pool);
+	}
+	else if (usable)
 	{
 		r->lag = atof(PQgetvalue(res, 0, 1));
 		usable = r->lag <= set->max_lag;
@@ -87,7 +101,7 @@ watcher_main(void *arg)
 			if (usable != __atomic_exchange_n(&r->usable, usable, __ATOMIC_RELAXED))
 				fprintf(stderr, "ddb-gateway: replica %d %s\n", i + 1,
 						usable ? "serves reads" :
-						"skipped: cannot be reached, lags too far or has another version of ddb_model");
+						"skipped: cannot be reached, is not a standby, lags too far or has another version of ddb_model");
 		}
 		sleep(1);
 	}
