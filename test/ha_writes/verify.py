@@ -75,14 +75,15 @@ print("%d requests, %d acknowledged, %d answered 503, %d refused by their condit
 check("every request not acknowledged was answered 503 ServiceUnavailable (retryable) or refused by its condition",
       ["%s %s: %s" % (r.kind, r.key, r.answer) for r in everything
        if not r.ok and r.answer not in REFUSED + ("503 ServiceUnavailable",)])
+first_back = []
 for kind, log in (("put", puts), ("update", updates), ("delete", deletes), ("batch", batches),
                   ("transact", transacts), ("counter", counters)):
     failed = [r.start for r in log if r.start > killed and not r.ok and r.answer not in REFUSED]
     back = [r.end for r in log if failed and r.start > failed[0] and r.ok]
     check("the %s client was answered 503 after the kill, then acknowledged again" % kind,
           [] if back else ["%d failures after the kill, then no acknowledgement" % len(failed)])
-    if back:
-        print("%s: the first write after the kill acknowledged %.1f s after it" % (kind, back[0] - killed))
+    first_back += ["%s %.1f s" % (kind, back[0] - killed)] if back else []
+print("the first write acknowledged after the kill, after it: " + ", ".join(first_back))
 
 # -- 1. every acknowledged write is on the new primary
 check("every acknowledged PutItem (%d) is on the new primary, with its value" % sum(r.ok for r in puts),
