@@ -105,11 +105,41 @@ node_psql "$NODE1" -c "SELECT ddb.revoke_access_key('$KEY2')" >/dev/null
 checks_from client revoked "$KEY2" "$SECRET2" UnrecognizedClientException
 counters >"$WORK/metrics.before"
 
-# the jobs at the kill: an index being added (its backfill in the request), a restore (a background worker)
+# The jobs at the kill: a restore (a background worker), an index being added (its backfill in the
+# request).  The restore would end within a second; to have it running at the kill, its worker waits
+# for a lock on the backup's relation that a session ("holder") takes as soon as the request has
+# committed: another session ("gate") holds that lock first, until both the request (ACCESS SHARE)
+# and the holder (ACCESS EXCLUSIVE) wait for it, in that order, which is the order PostgreSQL grants
+# them in; the worker, started once the request has committed, waits behind the holder.
+BACKUP_RELATION="ddb_backups.$(node_psql "$NODE1" -c "SELECT quote_ident(relation_name) FROM ddb.backups WHERE backup_name = 'ha-big'")"
+# the sessions holding (true) or waiting for (false) a lock on the backup's relation
+backup_locks() {  # true|false
+    node_psql "$NODE1" -c "SELECT count(*) FROM pg_locks WHERE relation = '$BACKUP_RELATION'::regclass AND granted = $1"
+}
+node_psql "$NODE1" -c "BEGIN" -c "LOCK TABLE $BACKUP_RELATION IN ACCESS EXCLUSIVE MODE" -c "DO \$\$
+    BEGIN
+        FOR i IN 1..600 LOOP
+            EXIT WHEN (SELECT count(*) FROM pg_locks WHERE relation = '$BACKUP_RELATION'::regclass AND NOT granted) >= 2;
+            PERFORM pg_sleep(0.05);
+        END LOOP;
+    END \$\$" -c "COMMIT" >"$WORK/gate.log" 2>&1 &
+gate=$!
+wait_for 30 '[ "$(backup_locks true)" = 1 ]'
+client jobs >"$WORK/jobs.log" 2>&1 &
+restoring=$!
+wait_for 30 '[ "$(backup_locks false)" = 1 ]'
+node_psql "$NODE1" -c "BEGIN" -c "LOCK TABLE $BACKUP_RELATION IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(300)" \
+    >"$WORK/holder.log" 2>&1 &
+wait "$gate"
+wait "$restoring"
+checks_from cat "$WORK/jobs.log"
+check "the restore's worker waits for the backup, IN_PROGRESS" "IN_PROGRESS 1" \
+    "$(node_psql "$NODE1" -c "SELECT status FROM ddb.jobs WHERE kind = 'restore'") $(wait_for 30 '[ "$(backup_locks false)" = 1 ]' && node_psql "$NODE1" -c \
+       "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.relation = '$BACKUP_RELATION'::regclass
+        AND NOT l.granted AND a.backend_type = 'ddb_model job'")"
 client add_index >"$WORK/add_index.answer" 2>&1 &
 adding=$!
-sleep 0.5
-checks_from client jobs
+sleep 0.3
 killed=$(date +%s.%N)
 ha kill-primary >"$WORK/kill.log" 2>&1
 check "kill-primary: node2 promoted" "0 primary=node2 (was node1)" "$? $(grep '^primary=' "$WORK/kill.log")"
@@ -129,6 +159,8 @@ diag "$((SECONDS - started)) s since the start"
 check "jobs: the restore's job ended FAILED with the reason, on the new primary" \
     "FAILED|the background worker running the job ended before it finished (the server restarted or crashed, or the worker was terminated)" \
     "$(node_psql "$NODE2" -c "SELECT status, error FROM ddb.jobs WHERE kind = 'restore' ORDER BY id LIMIT 1")"
+diag "the restore's job started $(node_psql "$NODE2" -c "SELECT round(($killed - extract(epoch FROM started_at))::numeric, 2)
+    FROM ddb.jobs WHERE kind = 'restore' ORDER BY id LIMIT 1") s before the kill"
 check "jobs: the restore after the failover COMPLETED, all $ITEMS items" "COMPLETED $ITEMS" \
     "$(node_psql "$NODE2" -c "SELECT status FROM ddb.jobs WHERE kind = 'restore' ORDER BY id DESC LIMIT 1") $(node_psql "$NODE2" -c "SELECT count(*) FROM public.ha_restored_after")"
 check "ttl: the sweep on the new primary deletes the two expired items, two stay" "2 2" \
