@@ -23,6 +23,7 @@ STATE = os.path.join(WORK, "state.json")
 STREAM_TABLE, OTHER_STREAM_TABLE = "ha_stream", "ha_stream_keys"
 TTL_TABLE, THROTTLED_TABLE, BIG_TABLE, GSI_TABLE = "ha_ttl", "ha_throttled", "ha_big", "ha_gsi"
 RESTORED_TABLE, RESTORED_AFTER_TABLE = "ha_restored", "ha_restored_after"
+EXPORTED_TABLE, BUCKET = "ha_export", "ha-exports"
 # 200 KB: two such writes spend a fresh bucket of 1 WCU (300 units kept) below zero
 BIG_VALUE = "x" * (200 * 1024 - 64)
 
@@ -80,6 +81,11 @@ def setup():
     ddb.create_table(**key_schema(TTL_TABLE))
     ddb.update_time_to_live(TableName=TTL_TABLE, TimeToLiveSpecification={"AttributeName": "exp", "Enabled": True})
     ddb.create_table(**key_schema(THROTTLED_TABLE, provisioned=True))
+    ddb.create_table(**key_schema(EXPORTED_TABLE))
+    ddb.update_continuous_backups(TableName=EXPORTED_TABLE,
+                                  PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    for i in range(50):
+        ddb.put_item(TableName=EXPORTED_TABLE, Item={"id": {"S": "e%02d" % i}})
     backup = ddb.create_backup(TableName=BIG_TABLE, BackupName="ha-big")["BackupDetails"]
     check("setup: the tables, and a backup of %s" % BIG_TABLE, backup["BackupStatus"] == "AVAILABLE", backup)
     save({"backup": backup["BackupArn"]})
@@ -175,6 +181,32 @@ def jobs():
     restored = client().restore_table_from_backup(TargetTableName=RESTORED_TABLE, BackupArn=state["backup"])
     check("jobs: RestoreTableFromBackup answers CREATING",
           restored["TableDescription"]["TableStatus"] == "CREATING", restored["TableDescription"]["TableStatus"])
+
+
+def start_export(prefix):
+    """ExportTableToPointInTime of ha_export to the bucket, under a prefix: its ARN, and a check that it is IN_PROGRESS."""
+    ddb = client()
+    export = ddb.export_table_to_point_in_time(TableArn=ddb.describe_table(TableName=EXPORTED_TABLE)["Table"]["TableArn"],
+                                               S3Bucket=BUCKET, S3Prefix=prefix)["ExportDescription"]
+    check("jobs: ExportTableToPointInTime answers IN_PROGRESS", export["ExportStatus"] == "IN_PROGRESS", export["ExportStatus"])
+    return export["ExportArn"]
+
+
+def export():
+    """An export, started just before the kill."""
+    state = load()
+    state["export"] = start_export("before")
+    save(state)
+
+
+def export_status(ddb, arn, bound):
+    """An export's description once it is not IN_PROGRESS any more, within bound seconds."""
+    deadline = time.time() + bound
+    while True:
+        description = ddb.describe_export(ExportArn=arn)["ExportDescription"]
+        if description["ExportStatus"] != "IN_PROGRESS" or time.time() > deadline:
+            return description
+        time.sleep(0.5)
 
 
 def add_index():
@@ -288,6 +320,14 @@ def after_jobs():
     status = settled_status(ddb, RESTORED_AFTER_TABLE, 60)
     check("jobs: a restore started after the failover runs on the new primary: ACTIVE within 60 s", status == "ACTIVE", status)
     print("the restore after the failover took %.1f s" % (time.time() - started))
+    described = export_status(ddb, state["export"], 30)
+    check("jobs: the export running at the kill ends FAILED with the reason within 30 s (DescribeExport)",
+          described["ExportStatus"] == "FAILED" and "background worker" in described.get("FailureMessage", ""),
+          described)
+    print("its FailureCode %s, FailureMessage: %s" % (described.get("FailureCode"), described.get("FailureMessage")))
+    described = export_status(ddb, start_export("after"), 60)
+    check("jobs: an export started after the failover runs on the new primary: COMPLETED within 60 s, 50 items",
+          (described["ExportStatus"], described.get("ItemCount")) == ("COMPLETED", 50), described)
     statuses = {}
     for name in ddb.list_tables()["TableNames"]:
         statuses[name] = ddb.describe_table(TableName=name)["Table"]["TableStatus"]
@@ -318,6 +358,7 @@ COMMANDS = {
     "before": before,
     "revoked": lambda: revoked(*ARGS),
     "jobs": jobs,
+    "export": export,
     "add_index": add_index,
     "after": lambda: after(float(ARGS[0])),
 }

@@ -11,17 +11,19 @@
 #     sequence numbers increasing; a shard iterator, a NextShardIterator,
 #     ListStreams' LastEvaluatedStreamArn and DescribeStream's
 #     ExclusiveStartShardId issued before the failover still work after it;
-#   - background jobs: a restore running at the kill ends FAILED with the
-#     reason (its half-made table gone, none left CREATING), an UpdateTable
-#     adding an index at the kill leaves the table ACTIVE, and a restore
-#     started afterwards runs on the new primary;
+#   - background jobs: a restore and an export running at the kill (their
+#     workers held by locks until it) end FAILED with the reason (the
+#     restore's half-made table gone, none left CREATING; DescribeExport's
+#     FailureMessage), an UpdateTable adding an index at the kill leaves the
+#     table ACTIVE, and a restore and an export started afterwards run on
+#     the new primary, whose export root (each node's own setting) is set;
 #   - a key revoked before the failover is refused after it, a live one not;
 #   - TTL: expired items stay unread, and the sweep (ddb.expire), refused on
 #     the standby, deletes them on the new primary;
 #   - throttling: a PROVISIONED table throttles before and after, its bucket
 #     full again on the new primary (buckets are each server's shared memory);
 #   - metrics: the gateway's /metrics counters go on, not reset.
-# About 1.5 minutes.  Needs the extension and ddb-gateway built and
+# About 2.5 minutes.  Needs the extension and ddb-gateway built and
 # installed (tools/test.sh), and Debian's postgresql-15-auto-failover and
 # pg-auto-failover-cli; prints TAP (test/lib.sh).
 #
@@ -86,6 +88,11 @@ SQL
 check "$ITEMS items in ha_big and in ha_gsi" "$ITEMS $ITEMS" \
     "$(node_psql "$NODE1" -c "SELECT (SELECT count(*) FROM public.ha_big) || ' ' || (SELECT count(*) FROM public.ha_gsi)")"
 checks_from client setup
+# the export root: each node's own setting (ALTER SYSTEM), made on both; its bucket a directory
+mkdir -p "$WORK/exports/ha-exports" && chown -R postgres: "$WORK/exports"
+for port in "$NODE1" "$NODE2"; do
+    node_psql "$port" -c "ALTER SYSTEM SET ddb.export_root = '$WORK/exports'" -c "SELECT pg_reload_conf()" >/dev/null
+done
 diag "loaded and set up in $((SECONDS - started)) s since the start"
 
 client writer 120 >"$WORK/writes.log" 2>&1 &
@@ -105,6 +112,21 @@ node_psql "$NODE1" -c "SELECT ddb.revoke_access_key('$KEY2')" >/dev/null
 checks_from client revoked "$KEY2" "$SECRET2" UnrecognizedClientException
 counters >"$WORK/metrics.before"
 
+# An export at the kill, its worker held by a lock on the table's history (which the request does not read).
+HISTORY=$(node_psql "$NODE1" -c "SELECT format('%I.%I', t.schema_name, c.history_relation)
+                                 FROM ddb.continuous_backups c JOIN ddb.tables t USING (table_name) WHERE t.table_name = 'ha_export'")
+# the sessions holding (true) or waiting for (false) a lock on a relation, or only its jobs' workers
+relation_locks() {  # relation, true|false, [job]
+    node_psql "$NODE1" -c "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                           WHERE l.relation = '$1'::regclass AND l.granted = $2 ${3:+AND a.backend_type = 'ddb_model job'}"
+}
+node_psql "$NODE1" -c "BEGIN" -c "LOCK TABLE $HISTORY IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(300)" \
+    >"$WORK/export_holder.log" 2>&1 &
+wait_for 30 '[ "$(relation_locks "$HISTORY" true)" = 1 ]'
+checks_from client export
+check "the export's worker waits for the table's history, the job IN_PROGRESS" "1 IN_PROGRESS" \
+    "$(wait_for 30 '[ "$(relation_locks "$HISTORY" false job)" = 1 ]'; relation_locks "$HISTORY" false job) $(node_psql "$NODE1" -c "SELECT status FROM ddb.jobs WHERE kind = 'export'")"
+
 # The jobs at the kill: a restore (a background worker), an index being added (its backfill in the
 # request).  The restore would end within a second; to have it running at the kill, its worker waits
 # for a lock on the backup's relation that a session ("holder") takes as soon as the request has
@@ -112,10 +134,6 @@ counters >"$WORK/metrics.before"
 # and the holder (ACCESS EXCLUSIVE) wait for it, in that order, which is the order PostgreSQL grants
 # them in; the worker, started once the request has committed, waits behind the holder.
 BACKUP_RELATION="ddb_backups.$(node_psql "$NODE1" -c "SELECT quote_ident(relation_name) FROM ddb.backups WHERE backup_name = 'ha-big'")"
-# the sessions holding (true) or waiting for (false) a lock on the backup's relation
-backup_locks() {  # true|false
-    node_psql "$NODE1" -c "SELECT count(*) FROM pg_locks WHERE relation = '$BACKUP_RELATION'::regclass AND granted = $1"
-}
 node_psql "$NODE1" -c "BEGIN" -c "LOCK TABLE $BACKUP_RELATION IN ACCESS EXCLUSIVE MODE" -c "DO \$\$
     BEGIN
         FOR i IN 1..600 LOOP
@@ -124,19 +142,17 @@ node_psql "$NODE1" -c "BEGIN" -c "LOCK TABLE $BACKUP_RELATION IN ACCESS EXCLUSIV
         END LOOP;
     END \$\$" -c "COMMIT" >"$WORK/gate.log" 2>&1 &
 gate=$!
-wait_for 30 '[ "$(backup_locks true)" = 1 ]'
+wait_for 30 '[ "$(relation_locks "$BACKUP_RELATION" true)" = 1 ]'
 client jobs >"$WORK/jobs.log" 2>&1 &
 restoring=$!
-wait_for 30 '[ "$(backup_locks false)" = 1 ]'
+wait_for 30 '[ "$(relation_locks "$BACKUP_RELATION" false)" = 1 ]'
 node_psql "$NODE1" -c "BEGIN" -c "LOCK TABLE $BACKUP_RELATION IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(300)" \
     >"$WORK/holder.log" 2>&1 &
 wait "$gate"
 wait "$restoring"
 checks_from cat "$WORK/jobs.log"
-check "the restore's worker waits for the backup, IN_PROGRESS" "IN_PROGRESS 1" \
-    "$(node_psql "$NODE1" -c "SELECT status FROM ddb.jobs WHERE kind = 'restore'") $(wait_for 30 '[ "$(backup_locks false)" = 1 ]' && node_psql "$NODE1" -c \
-       "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.relation = '$BACKUP_RELATION'::regclass
-        AND NOT l.granted AND a.backend_type = 'ddb_model job'")"
+check "the restore's worker waits for the backup, the job IN_PROGRESS" "1 IN_PROGRESS" \
+    "$(wait_for 30 '[ "$(relation_locks "$BACKUP_RELATION" false job)" = 1 ]'; relation_locks "$BACKUP_RELATION" false job) $(node_psql "$NODE1" -c "SELECT status FROM ddb.jobs WHERE kind = 'restore'")"
 client add_index >"$WORK/add_index.answer" 2>&1 &
 adding=$!
 sleep 0.3
@@ -163,6 +179,8 @@ diag "the restore's job started $(node_psql "$NODE2" -c "SELECT round(($killed -
     FROM ddb.jobs WHERE kind = 'restore' ORDER BY id LIMIT 1") s before the kill"
 check "jobs: the restore after the failover COMPLETED, all $ITEMS items" "COMPLETED $ITEMS" \
     "$(node_psql "$NODE2" -c "SELECT status FROM ddb.jobs WHERE kind = 'restore' ORDER BY id DESC LIMIT 1") $(node_psql "$NODE2" -c "SELECT count(*) FROM public.ha_restored_after")"
+check "the export root, each node's own setting, is set on the new primary" "$WORK/exports" \
+    "$(node_psql "$NODE2" -c "SHOW ddb.export_root")"
 check "ttl: the sweep on the new primary deletes the two expired items, two stay" "2 2" \
     "$(node_psql "$NODE2" -c "SELECT ddb.expire('ha_ttl')") $(node_psql "$NODE2" -c "SELECT count(*) FROM public.ha_ttl")"
 checks_from client revoked "$KEY2" "$SECRET2" UnrecognizedClientException
