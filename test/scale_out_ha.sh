@@ -123,16 +123,17 @@ check "shard1's primary holds both transactions' parts prepared, the router the 
     "$(paste -sd' ' "$WORK/prepared_before")|$(prepared "$ROUTER")"
 
 # --- shard1's primary killed while a client writes over both shards ------------
-# The writer: for SECONDS, PutItem after PutItem of keys of both shards in turn, and every fifth
-# time a TransactWriteItems of a key of each shard (no SDK retries, to see each answer); a line per
-# request: its time, the item's key (or "pair" and the pair's two keys), ok or the HTTP status and error code.
+# The writer: until the file STOP exists, PutItem after PutItem of keys of both shards in turn, and
+# every fifth time a TransactWriteItems of a key of each shard (no SDK retries, to see each answer); a
+# line per request: its time, the item's key (or "pair" and the pair's two keys), ok or the HTTP
+# status and error code.
 cat >"$WORK/writer.py" <<'PY'
-import itertools, sys, time
+import itertools, os, sys, time
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-endpoint, key_id, secret, table, seconds, keys1, keys2 = sys.argv[1:8]
+endpoint, key_id, secret, table, stop, keys1, keys2 = sys.argv[1:8]
 client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1",
                       aws_access_key_id=key_id, aws_secret_access_key=secret,
                       config=Config(retries={"mode": "standard", "total_max_attempts": 1},
@@ -156,8 +157,8 @@ def answer(call):
         return "transport " + type(e).__name__
 
 
-end, i = time.time() + float(seconds), 0
-while time.time() < end:
+i = 0
+while not os.path.exists(stop):
     i += 1
     started = time.time()
     if i % 5:
@@ -170,7 +171,7 @@ while time.time() < end:
     time.sleep(0.05)
 print("done", flush=True)
 PY
-/usr/bin/python3 "$WORK/writer.py" "$ENDPOINT" "$KEY_ID" "$SECRET" "$TABLE" 35 "$WORK/keys1" "$WORK/keys2" \
+/usr/bin/python3 "$WORK/writer.py" "$ENDPOINT" "$KEY_ID" "$SECRET" "$TABLE" "$WORK/stop" "$WORK/keys1" "$WORK/keys2" \
     >"$WORK/writes.log" 2>&1 &
 writer=$!
 wait_for 30 '[ "$(grep -c " ok$" "$WORK/writes.log")" -gt 20 ]'
@@ -179,6 +180,9 @@ scale_out kill-primary shard1 >"$WORK/kill.log" 2>&1
 check "kill-primary shard1: shard1_node2 promoted" "0 primary=shard1_node2 (was shard1_node1)" "$? $(grep '^primary=' "$WORK/kill.log")"
 promoted=$(sed -n 's/^seconds=//p' "$WORK/kill.log")
 diag "promoted $promoted s after the kill"
+# the writer goes on for 10 s after the promotion
+sleep 10
+touch "$WORK/stop"
 wait "$writer"
 check "the writer ran to its end" "0 done" "$? $(tail -1 "$WORK/writes.log")"
 
@@ -260,8 +264,10 @@ check "status fails (a node is down) and shows shard1's formation with its new p
     "$? $(grep -Ec '^ *shard1_node2 .*\| *(wait_)?primary \| *(wait_)?primary$' "$WORK/status_after.log")"
 
 pids=$(for d in "$DDB_SCALE_OUT_DIR"/*/postmaster.pid; do head -1 "$d"; done; cat "$DDB_SCALE_OUT_DIR/gateway.pid")
+stopping=$SECONDS
 scale_out stop >"$WORK/stop.log" 2>&1
 check "stop" "0" "$?"
+diag "stopped in $((SECONDS - stopping)) s"
 alive=0
 for pid in $pids; do
     # a process that has exited but is not reaped yet (state Z) runs no more

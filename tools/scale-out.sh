@@ -31,10 +31,11 @@
 #   DDB_SCALE_OUT_GATEWAY_PORT  the gateway's port on 127.0.0.1 (55570; with --ha 55779)
 #   DDB_SCALE_OUT_SERVER_OPTS   more options for every server, e.g. "-c fsync=off"
 #   DDB_SCALE_OUT_INSTALLED=1   start what is installed and built: no package installation, no build
-# With --ha the servers of the formations listen on 127.0.0.1 too (pg_auto_failover's monitor
-# and replication use TCP), and the server options are the router's and the shards' first nodes'.
 #   DDB_GATEWAY_*               the gateway's other settings (docs/gateway.md), e.g. DDB_GATEWAY_POOL=8
-# status and stop need only DDB_SCALE_OUT_DIR: start records the rest there.
+# status, kill-primary and stop need only DDB_SCALE_OUT_DIR: start records the rest there.  With
+# --ha the formations' servers listen on 127.0.0.1 too (pg_auto_failover's monitor and replication
+# use TCP), take the server options as postgresql.auto.conf lines, and pg_autoctl keeps its
+# configuration and state in the deployment's xdg/.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/formation.sh"
