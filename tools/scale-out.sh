@@ -172,6 +172,11 @@ create_shard_formation() {  # shard
     create_formation "$1" "$1_node1" "$1_node2" "${settings[@]}"
 }
 
+# Creates a part of a deployment with --ha: the router's server, or a shard's formation.
+create_ha_part() {  # router or shard
+    if [ "$1" = router ]; then create_primary router; else create_shard_formation "$1"; fi
+}
+
 # A shard's connection string in the router's map: its primary's, or (--ha) both nodes of its
 # formation with the writable one wanted, so that the router follows a promotion.
 shard_connstr() {  # shard
@@ -230,10 +235,8 @@ start_deployment() {  # [--ha]
     if [ "$HA" = 1 ]; then
         echo "== the pg_auto_failover monitor (port ${PORT[monitor]}, socket $SOCKET and 127.0.0.1)"
         create_monitor || { echo "the monitor did not start: see $SCALE_DIR/monitor.log" >&2; exit 1; }
-        echo "== a formation of each shard: a primary with ddb_model and a synchronous secondary (ports $((BASE_PORT + 1))-$((BASE_PORT + 4)))"
-        in_parallel create_shard_formation "${SHARDS[@]}"
-        echo "== the router (port $BASE_PORT)"
-        create_primary router
+        echo "== the router (port $BASE_PORT), and a formation of each shard: a primary with ddb_model and a synchronous secondary (ports $((BASE_PORT + 1))-$((BASE_PORT + 4)))"
+        in_parallel create_ha_part router "${SHARDS[@]}"
     else
         echo "== the router and two shard primaries (PostgreSQL 15 in $SCALE_DIR, socket $SOCKET, ports $BASE_PORT-$((BASE_PORT + 2)))"
         in_parallel create_primary router "${SHARDS[@]}"
