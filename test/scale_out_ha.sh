@@ -198,6 +198,9 @@ check "shard1's writes failed meanwhile with 503 ServiceUnavailable (retryable),
     "$(grep -q ' 503 ServiceUnavailable$' "$WORK/shard1_after" && echo yes) $(grep -v -e ' ok $' -e ' 503 ServiceUnavailable$' "$WORK/shard1_after")"
 check "shard1 took writes again after the failover, through the same gateway and router" "yes" \
     "$(awk '/ 503 / { failed = 1 } failed && / ok $/ { n++ } END { if (n > 10) print "yes" }' "$WORK/shard1_after")"
+diag "shard1's first write after the kill $(awk -v t="$killed" 'NR == FNR { k[$1]; next }
+    ($2 in k) && $1 > t { if ($3 != "ok") failed = 1; else if (failed) { printf "%.1f", $1 - t; exit } }' \
+    "$WORK/keys1" "$WORK/writes.log") s after it"
 awk '$2 ~ /^pair/' "$WORK/writes.log" >"$WORK/pairs"
 check "the transactions across the shards failed with 503 only, and were taken again after the failover" "yes yes " \
     "$(grep -q ' 503 ServiceUnavailable$' "$WORK/pairs" && echo yes) $(awk -v t="$killed" -v p="$promoted" \
