@@ -217,8 +217,7 @@ check "where the undecided part still holds its item: a PutItem of it through th
 # recover: ddb_router.recover_in_doubt() until nothing of this router's is prepared on the router or a
 # shard's primary; its rows as "gid node:action"
 recover() {
-    local i
-    for i in $(seq 50); do
+    for _ in $(seq 50); do
         node_psql "$ROUTER" -c "SELECT gid || ' ' || node_name || ':' || action FROM ddb_router.recover_in_doubt()"
         [ -z "$(prepared "$ROUTER")$(prepared shard1)$(prepared shard2)" ] && break
         sleep 0.1
