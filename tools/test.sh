@@ -6,7 +6,9 @@
 # programs' --help), the dump/restore, upgrade and concurrency checks,
 # the gateway's, the backups' (which restart the cluster once), the sharding
 # checks (ddb_router, and a deployment of tools/scale-out.sh), ddb-local as an
-# ordinary user (beside the sharding checks), ddb-transfer's,
+# ordinary user (beside the sharding checks), high availability (formations
+# of pg_auto_failover whose primary is killed, from the backups on, in the
+# background), ddb-transfer's,
 # the hostile roles' suite and SQLsmith's short run, a cluster from a
 # checkout at a long path, the examples of docs/, the PGXN archive installed
 # with pgxnclient and the fuzz corpus replay
@@ -25,7 +27,9 @@ command -v npm >/dev/null || npm_package=(npm)
 # sqlsmith: random SQL as hostile roles (test/sqlsmith.sh, bench/sqlsmith.sh); chromium: test/gateway_cors.sh's browser
 # pgxnclient: the PGXN archive installed as PGXN's users install it (test/pgxn.sh)
 # man-db (with groff-base): the manual pages rendered as lintian renders them (tools/check_manpages.sh)
-install_packages awscli python3-boto3 nodejs sqlsmith chromium pgxnclient man-db "${npm_package[@]}"
+# pg_auto_failover: the high-availability formations (tools/ha.sh, tools/scale-out.sh start --ha)
+install_packages awscli python3-boto3 nodejs sqlsmith chromium pgxnclient man-db postgresql-15-auto-failover \
+    pg-auto-failover-cli "${npm_package[@]}"
 build_and_install
 
 # The suites' TCP ports (55400-55799) lie in Linux's range of ephemeral
@@ -125,6 +129,11 @@ run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
 run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/gateway_replicas.sh" "$ROOT/test/gateway_failover.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
     "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh" "$ROOT/test/gateway_cors.sh"
+# high availability (docs/operations.md): pg_auto_failover formations of
+# their own, on ports of their own, a primary killed under load in each;
+# checked meanwhile, from here on, in the background
+prove_checks ha "$ROOT/test/ha.sh" "$ROOT/test/ha_writes.sh" "$ROOT/test/ha_state.sh" "$ROOT/test/scale_out_ha.sh" &
+ha=$!
 run_checks "backups and restores" backups "$ROOT/test/backups.sh"
 run_checks "point-in-time recovery" pitr "$ROOT/test/pitr.sh"
 # tools/scale-out.sh's deployment and ddb-local (as an ordinary user,
@@ -149,6 +158,9 @@ run_checks "a checkout at a long path" socket "$ROOT/test/socket_path.sh"
 run_checks "docs examples" docs "$ROOT/test/docs_examples.sh" "$ROOT/test/docs_gateway.sh"
 # the release archive through pgxnclient, into a fresh cluster (docs/releasing.md)
 run_checks "the PGXN archive" pgxn "$ROOT/test/pgxn.sh"
+echo "== high availability (checked meanwhile)"
+wait "$ha"
+count_checks ha
 
 # The fuzz harness over its corpus (a crash or broken invariant fails),
 # started with the pg_regress tests.
