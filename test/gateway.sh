@@ -186,7 +186,7 @@ refused() {
 }
 # listeners: the gateway's connections listening for key changes
 listeners() {
-    q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND query = 'LISTEN ddb_access_keys'"
+    q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND application_name = 'ddb-gateway key listener'"
 }
 check "the gateway listens for key changes on a connection of its own" "1" "$(listeners)"
 psql -X -q -d "$DB" -c "BEGIN" -c "LOCK TABLE ddb.access_keys IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(3)" -c "COMMIT" \
@@ -207,7 +207,7 @@ for _ in 1 2; do  # both of the gateway's threads, each of which keeps the last 
     check "while its own still does" "200 " "$(signed "$key2" "$secret2" GetItem "$get")"
 done
 psql -X -q -d "$DB" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-    WHERE datname = '$DB' AND query = 'LISTEN ddb_access_keys'" >/dev/null
+    WHERE datname = '$DB' AND application_name = 'ddb-gateway key listener'" >/dev/null
 psql -X -q -d "$DB" -c "SELECT ddb.revoke_access_key('$key2')" >/dev/null
 check "a key revoked while the gateway lost its listener is refused (the cache is off)" "400 UnrecognizedClientException" \
     "$(refused "$key2" "$secret2")"

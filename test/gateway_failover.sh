@@ -9,7 +9,10 @@
 # still refuses a key revoked before, and says /health ready; a key lookup
 # on a connection the server dropped is retried on a new one.  A second
 # gateway, pointed at the standby alone, shows a write refused by a
-# standby (25006) answered 503 and its connection opened again.  Needs no
+# standby (25006) answered 503 and its connection opened again.  Then the
+# new primary freezes (SIGSTOP to every process of it, as a hung machine):
+# a request is answered 503 once the request timeout has passed, and after
+# it thaws the gateway serves again on new connections.  Needs no
 # test cluster (its servers are its own); prints TAP (test/lib.sh).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,6 +22,7 @@ STANDBY_PORT=55731
 PORT=55732
 STANDBY_GATEWAY_PORT=55733
 CONNECT_TIMEOUT=4
+REQUEST_TIMEOUT=3
 DB=failover
 PGBIN=/usr/lib/postgresql/15/bin
 PRIMARY="$WORK/primary"
@@ -75,7 +79,7 @@ check "a primary and its synchronous streaming standby" "f t sync" \
 # ---- one gateway, its dsn naming both servers ----
 dsn="host=$PRIMARY,$STANDBY port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=$DB target_session_attrs=read-write"
 start_gateway "$PORT" "$WORK/gateway.log" --dsn "$dsn" --pool 2 --connect-timeout "$CONNECT_TIMEOUT" \
-    --endpoint-address gateway.example:443
+    --request-timeout "$REQUEST_TIMEOUT" --endpoint-address gateway.example:443
 pid=$gateway_pid
 # and one in development mode pointed at the standby alone (no target_session_attrs)
 start_gateway "$STANDBY_GATEWAY_PORT" "$WORK/standby-gateway.log" --development --access-log off --pool 1 \
@@ -129,9 +133,11 @@ check "the 20 writes acknowledged before the failover are read back (20 of 20)" 
 check "the key revoked before the failover is still refused" "400 UnrecognizedClientException" \
     "$(signed "$revoked" "$revoked_secret" ListTables '{}')"
 check "GET /health says ready again" "200" "$(health)"
+# the key cache's listener, by its name
+LISTENER="application_name = 'ddb-gateway key listener'"
 check "the key cache's listener is back, on the new primary" "1" \
-    "$(wait_for 20 '[ "$(on standby -c "SELECT count(*) FROM pg_stat_activity WHERE query = '"'LISTEN ddb_access_keys'"'")" = 1 ]'; \
-       on standby -c "SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN ddb_access_keys'")"
+    "$(wait_for 20 '[ "$(on standby -c "SELECT count(*) FROM pg_stat_activity WHERE $LISTENER")" = 1 ]'; \
+       on standby -c "SELECT count(*) FROM pg_stat_activity WHERE $LISTENER")"
 read -r later later_secret <<<"$(on standby -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 signed "$later" "$later_secret" ListTables '{}' >/dev/null
 on standby -c "SELECT ddb.revoke_access_key('$later')" >/dev/null
@@ -141,7 +147,7 @@ check "the gateway pointed at the former standby writes too, its refused connect
     "$(to_standby_gateway)"
 # the pool's connections dropped by the new primary: a key lookup is retried once, on a new connection
 on standby -c "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '$DB'
-    AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND query <> 'LISTEN ddb_access_keys'" >/dev/null
+    AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND NOT $LISTENER" >/dev/null
 read -r fresh fresh_secret <<<"$(on standby -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 check "a new key's lookup on a connection the server dropped is retried on a new one: served" "200 " \
     "$(signed "$fresh" "$fresh_secret" ListTables '{}')"
@@ -149,6 +155,23 @@ signed "$key" "$secret" DescribeEndpoints '{}' >/dev/null
 check "and that connection answers DescribeEndpoints with the gateway's endpoint address" "gateway.example:443" \
     "$(grep -o '"Address": *"[^"]*"' "$WORK/body" | cut -d'"' -f4)"
 check "and the failover logged no 500" "0" "$(grep -c 'status 500' "$WORK/gateway.log")"
+
+# ---- the new primary hangs: a request is given up after the request timeout ----
+server_pids() { local pm; pm=$(head -1 "$STANDBY/data/postmaster.pid"); echo "$pm $(ps -o pid= --ppid "$pm")"; }
+frozen=$(server_pids)
+at_exit 'kill -CONT $frozen 2>/dev/null'
+kill -STOP $frozen
+started=$(now)
+answer=$(put frozen)
+took=$(echo "$started $(now)" | awk '{ printf "%.1f", $2 - $1 }')
+check "a write while the primary hangs: 503 ServiceUnavailable (retryable)" "503 ServiceUnavailable" "$answer"
+check "answered once the request timeout ($REQUEST_TIMEOUT s) passed, not hanging" "yes" \
+    "$(echo "$took $REQUEST_TIMEOUT" | awk '{ print ($1 >= $2 - 0.5 && $1 < $2 + 2 ? "yes" : "no (" $1 " s)") }')"
+kill -CONT $frozen
+check "once it thaws, a write through the same gateway succeeds (its connection given up, a new one made)" "200 " \
+    "$(wait_for 20 '[ "$(put thawed)" = "200 " ]'; put thawed)"
+check "the statement that hung was not canceled: its backend was left (the gateway closed its socket)" "0" \
+    "$(grep -c 'canceling statement due to user request' "$STANDBY/server.log")"
 
 stop_gateway "$standby_gateway"
 stop_gateway "$pid"

@@ -160,7 +160,7 @@ main(int argc, char **argv)
 	}
 	if ((listen_fd = server_listen(&settings)) < 0)
 		return 1;
-	pool_set_connect_timeout(settings.connect_timeout);
+	pool_set_timeouts(settings.connect_timeout, settings.request_timeout);
 	if ((pool = pool_open(settings.dsn, settings.pool, settings.endpoint_address)) == NULL)
 		return 1;
 	/* the standbys are watched from now on: reads go to one once it is seen well */

@@ -26,6 +26,8 @@
 #define KEYCACHE_BUCKETS 1024
 #define KEYCACHE_MAX_ENTRIES 100000	/* past this the cache is emptied: key ids are the client's to choose */
 #define KEYCACHE_CHANNEL "ddb_access_keys"
+/* The listening connection's application_name (pg_stat_activity) */
+#define KEYCACHE_LISTENER_NAME "ddb-gateway key listener"
 
 typedef struct KeyEntry
 {
@@ -95,7 +97,8 @@ listen_connection(void)
 		PQfinish(conn);
 		return NULL;
 	}
-	res = PQexec(conn, "LISTEN " KEYCACHE_CHANNEL);
+	/* named, so that an operator (and the tests) can tell it from the pool's connections */
+	res = pool_query(conn, "SET application_name = '" KEYCACHE_LISTENER_NAME "'; LISTEN " KEYCACHE_CHANNEL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
 		fprintf(stderr, "ddb-gateway: key cache off, cannot listen: %s", PQerrorMessage(conn));
@@ -108,9 +111,29 @@ listen_connection(void)
 }
 
 /*
+ * True while the listening connection still reaches the primary: asked
+ * when it has been quiet for a while, since a server that hangs (or a
+ * machine gone, over a unix socket) would otherwise keep it waiting for
+ * notifications forever, and after a failover the other node is primary.
+ */
+static int
+still_primary(PGconn *conn)
+{
+	PGresult   *res = pool_query(conn, "SELECT pg_catalog.pg_is_in_recovery()");
+	int			primary = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		strcmp(PQgetvalue(res, 0, 0), "f") == 0;
+
+	PQclear(res);
+	return primary;
+}
+
+/* How long the listening connection may stay quiet before still_primary asks, in milliseconds. */
+#define LISTENER_PROBE_MS 5000
+
+/*
  * The listener thread: listens, empties the cache on each notification,
- * and when the connection is lost turns the cache off and reconnects (every
- * second at first, backing off to 30).
+ * and when the connection is lost or no longer reaches the primary turns
+ * the cache off and reconnects (every second at first, backing off to 30).
  */
 static void *
 listener_main(void *arg)
@@ -136,10 +159,11 @@ listener_main(void *arg)
 			struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
 			PGnotify   *notify;
 			int			heard = 0;
+			int			ready = poll(&pfd, 1, LISTENER_PROBE_MS);
 
-			if (poll(&pfd, 1, -1) < 0)
+			if (ready < 0)
 				continue;
-			if (!PQconsumeInput(conn))
+			if (ready == 0 ? !still_primary(conn) : !PQconsumeInput(conn))
 				break;
 			while ((notify = PQnotifies(conn)) != NULL)
 			{
@@ -149,7 +173,8 @@ listener_main(void *arg)
 			if (heard)
 				set_listening(1);
 		}
-		fprintf(stderr, "ddb-gateway: key cache off, lost the listening connection: %s", PQerrorMessage(conn));
+		fprintf(stderr, "ddb-gateway: key cache off, lost the listening connection: %s",
+				PQstatus(conn) == CONNECTION_OK ? "it no longer reaches the primary\n" : PQerrorMessage(conn));
 		set_listening(0);
 		PQfinish(conn);
 	}

@@ -7,17 +7,25 @@
  * that is (now) a standby, is discarded: its slot connects again with the
  * dsn, and libpq then picks the host that takes writes (a multi-host dsn
  * with target_session_attrs=read-write), so the gateway follows a failover.
- * Every connection attempt is bounded in time (pool_connect).
+ * Every connection attempt is bounded in time (pool_connect), and so is
+ * every round trip (await_result).
  */
 #include "pool.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 
 /* The longest one connection attempt takes, over all the hosts of a dsn (--connect-timeout). */
 static int	connect_timeout = 10;
+
+/* The longest one statement's round trip takes (--request-timeout). */
+static int	request_timeout = 10;
 
 struct ConnPool
 {
@@ -85,11 +93,12 @@ set_endpoint_address(ConnPool *pool, PGconn *conn)
 						 1, NULL, params, NULL, NULL, 0));
 }
 
-/* Sets the longest one connection attempt takes, in seconds (before any thread connects). */
+/* Sets the longest a connection attempt and a round trip take, in seconds (before any thread connects). */
 void
-pool_set_connect_timeout(int seconds)
+pool_set_timeouts(int connect_seconds, int request_seconds)
 {
-	connect_timeout = seconds;
+	connect_timeout = connect_seconds;
+	request_timeout = request_seconds;
 }
 
 /* The hosts a dsn names (its host or hostaddr lists, comma-separated), at least 1. */
@@ -214,26 +223,125 @@ pool_discard(ConnPool *pool, PGconn *conn)
 	pool_give(pool, NULL);
 }
 
+/* Milliseconds on the monotonic clock. */
+static long
+now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1000L + now.tv_nsec / 1000000;
+}
+
+/* The last of the results still to be read (as PQexec answers), or a failure when there is none. */
+static PGresult *
+drain(PGconn *conn, PGresult *last)
+{
+	PGresult   *res;
+
+	while ((res = PQgetResult(conn)) != NULL)
+	{
+		PQclear(last);
+		last = res;
+	}
+	return last ? last : PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+}
+
+/*
+ * Waits for what was sent on conn until deadline (now_ms): its last result,
+ * or a failure when the connection broke or the deadline passed.  Then the
+ * connection is broken off (its socket shut down), so that it is discarded
+ * and never reused with a statement still running.  Not canceled: a commit
+ * whose wait for its synchronous standby is canceled is reported committed,
+ * though it is on one node only.
+ */
+static PGresult *
+await_result(PGconn *conn, long deadline)
+{
+	PGresult   *last = NULL;
+
+	for (;;)
+	{
+		int			unsent = PQflush(conn);
+		struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
+		long		remaining;
+
+		if (unsent < 0 || !PQconsumeInput(conn))
+			return drain(conn, last);
+		while (!PQisBusy(conn))
+		{
+			PGresult   *res = PQgetResult(conn);
+
+			if (res == NULL)
+				return last ? last : PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+			PQclear(last);
+			last = res;
+		}
+		remaining = deadline - now_ms();
+		if (remaining <= 0)
+			break;
+		if (unsent)
+			pfd.events |= POLLOUT;
+		if (poll(&pfd, 1, (int) remaining) < 0 && errno != EINTR)
+			break;
+	}
+	shutdown(PQsocket(conn), SHUT_RDWR);
+	PQconsumeInput(conn);
+	return drain(conn, last);
+}
+
+/* Sends without blocking (what does not fit in the socket is flushed by await_result). */
+static void
+set_nonblocking(PGconn *conn)
+{
+	if (!PQisnonblocking(conn))
+		PQsetnonblocking(conn, 1);
+}
+
+/* Runs a statement without parameters within the request timeout (the bound pool_exec has). */
+PGresult *
+pool_query(PGconn *conn, const char *sql)
+{
+	set_nonblocking(conn);
+	if (!PQsendQuery(conn, sql))
+		return PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+	return await_result(conn, now_ms() + request_timeout * 1000L);
+}
+
+/* Runs a prepared statement by name, waiting until deadline. */
+static PGresult *
+exec_prepared(PGconn *conn, const char *name, int nparams, const char *const *params, long deadline)
+{
+	if (!PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0))
+		return PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+	return await_result(conn, deadline);
+}
+
 /*
  * Runs a statement by name, preparing it when the connection does not know
- * it (SQLSTATE 26000: the first time on a connection).  Saves the parse and
- * plan of every request.
+ * it (SQLSTATE 26000: the first time on a connection), all within the
+ * request timeout.  Saves the parse and plan of every request.
  */
 PGresult *
 pool_exec(PGconn *conn, const char *name, const char *sql, int nparams, const char *const *params)
 {
-	PGresult   *res = PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
-	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-	PGresult   *prepared;
+	long		deadline = now_ms() + request_timeout * 1000L;
+	PGresult   *res;
+	const char *sqlstate;
 
+	set_nonblocking(conn);
+	res = exec_prepared(conn, name, nparams, params, deadline);
+	sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	if (sqlstate == NULL || strcmp(sqlstate, "26000") != 0)
 		return res;
 	PQclear(res);
-	prepared = PQprepare(conn, name, sql, nparams, NULL);
-	if (PQresultStatus(prepared) != PGRES_COMMAND_OK)
-		return prepared;
-	PQclear(prepared);
-	return PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
+	if (!PQsendPrepare(conn, name, sql, nparams, NULL))
+		return PQmakeEmptyPGresult(conn, PGRES_FATAL_ERROR);
+	res = await_result(conn, deadline);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		return res;
+	PQclear(res);
+	return exec_prepared(conn, name, nparams, params, deadline);
 }
 
 /* What the pool is doing now. */

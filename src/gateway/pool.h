@@ -27,9 +27,11 @@ extern ConnPool *pool_open(const char *dsn, int size, const char *endpoint_addre
 
 /*
  * Sets the longest one attempt to connect takes, over all the hosts of a
- * dsn, in seconds; called before any connection is made.
+ * dsn, and the longest one statement's round trip takes (after which its
+ * connection is broken off and counts as failed), in seconds; called
+ * before any connection is made.
  */
-extern void pool_set_connect_timeout(int seconds);
+extern void pool_set_timeouts(int connect_seconds, int request_seconds);
 
 /*
  * Connects to dsn within the connect timeout (and with TCP keepalives that
@@ -60,9 +62,12 @@ extern void pool_discard(ConnPool *pool, PGconn *conn);
 
 /*
  * Runs a statement by name with text parameters, preparing it on the
- * connection the first time.
+ * connection the first time, within the request timeout.
  */
 extern PGresult *pool_exec(PGconn *conn, const char *name, const char *sql, int nparams, const char *const *params);
+
+/* Runs a statement without parameters within the request timeout. */
+extern PGresult *pool_query(PGconn *conn, const char *sql);
 
 /* What the pool is doing now. */
 extern PoolUse pool_use(ConnPool *pool);

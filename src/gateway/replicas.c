@@ -59,7 +59,7 @@ watch_one(ReplicaSet *set, Replica *r)
 		if (PQstatus(r->watch) != CONNECTION_OK)
 			return 0;
 	}
-	res = PQexec(r->watch, LAG_QUERY);
+	res = pool_query(r->watch, LAG_QUERY);
 	usable = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strcmp(PQgetvalue(res, 0, 2), GATEWAY_EXTENSION_VERSION) == 0;
 	if (usable)

@@ -58,6 +58,7 @@ static const Setting settings_table[] = {
 	{"development", SETTING_FLAG, FIELD(development), 0, 0, "development mode: any access key (or none) is taken and requests run as the dsn's role; loopback only, or with --insecure-listen"},
 	{"access-log", SETTING_TEXT, FIELD(access_log), 0, 0, "access log: a file, - for stderr (default), or off"},
 	{"connect-timeout", SETTING_NUMBER, FIELD(connect_timeout), 2, 3600, "seconds one attempt to connect to the database may take, over all the dsn's hosts (default 10)"},
+	{"request-timeout", SETTING_NUMBER, FIELD(request_timeout), 1, 3600, "seconds a statement may take before its connection is given up and the request answered 503 (default 10)"},
 	{"shutdown-timeout", SETTING_NUMBER, FIELD(shutdown_timeout), 0, 3600, "seconds SIGTERM waits for requests in flight (default 30)"},
 	{"metrics", SETTING_METRICS, FIELD(metrics), 0, 0, "who may GET /metrics: loopback (default), any or off"},
 	{"replica", SETTING_REPLICA, 0, 0, 0, "libpq connection string of a hot standby for eventually consistent reads (repeatable)"},
@@ -297,6 +298,7 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 	settings->max_connections = 4096;
 	settings->access_log = "-";
 	settings->connect_timeout = 10;
+	settings->request_timeout = 10;
 	settings->shutdown_timeout = 30;
 	settings->metrics = METRICS_LOOPBACK;
 	settings->max_replica_lag = 5;

@@ -36,6 +36,7 @@ typedef struct GatewaySettings
 	int			development;	/* any access key or none: requests run as the dsn's role */
 	char	   *access_log;		/* a file, "-" (stderr) or "off" */
 	int			connect_timeout;	/* seconds one attempt to connect may take, over all the dsn's hosts */
+	int			request_timeout;	/* seconds one statement's round trip may take */
 	int			shutdown_timeout;	/* seconds SIGTERM waits for requests in flight */
 	MetricsAccess metrics;
 	char	   *replicas[MAX_REPLICAS];	/* libpq connection strings of hot standbys */
