@@ -51,6 +51,11 @@ ha_seconds() {  # log
     sed -n 's/^seconds=//p' "$1" | tail -1 | grep . || echo -
 }
 
+# The time a tools/ha.sh log gives for what it did (NAME=epoch seconds), or the time given.
+ha_time() {  # log, name, fallback
+    sed -n "s/^$2=//p" "$1" | tail -1 | grep . || echo "$3"
+}
+
 # True once some load client has had an update acknowledged that it sent after a time.
 wrote_since() {  # epoch seconds
     awk -v t="$1" '$4 == "update" && $8 == "ok" && $1 >= t { found = 1; exit } END { exit !found }' "$OUT"/logs/*.log
@@ -76,8 +81,8 @@ states() {
 
 # Logs the monitor's view each second for SECONDS, a line each time it changes.
 watch_states() {  # seconds, log
-    local last now deadline=$((SECONDS + $1))
-    last=$(tail -1 "$2" 2>/dev/null | cut -d' ' -f2-)
+    local last="" now deadline=$((SECONDS + $1))
+    [ ! -f "$2" ] || last=$(tail -1 "$2" | cut -d' ' -f2-)
     while [ "$SECONDS" -lt "$deadline" ]; do
         now=$(states)
         [ "$now" = "$last" ] || echo "$(date +%T) $now" >>"$2"
@@ -98,8 +103,10 @@ primary_round() {  # number, kind
     killed=$(date +%s.%N)
     if [ "$kind" = sigkill ]; then
         ha kill-primary >"$OUT/round$number.log" 2>&1 || true
+        killed=$(ha_time "$OUT/round$number.log" killed_at "$killed")
     else
         ha freeze-primary >"$OUT/round$number.log" 2>&1 || true
+        killed=$(ha_time "$OUT/round$number.log" froze_at "$killed")
     fi
     wait_writes "$killed" 120 || true
     sleep "$AFTER"
@@ -117,10 +124,12 @@ secondary_first_round() {  # number
     sleep "$SETTLE"
     began=$(date +%s.%N)
     ha stop-secondary >"$log" 2>&1 || true
+    began=$(ha_time "$log" stopped_at "$began")
     secondary=$(sed -n 's/^stopped //p' "$log")
     watch_states "$AFTER" "$OUT/states$number.log"
     killed=$(date +%s.%N)
     ha kill-primary --no-wait >>"$log" 2>&1 || true
+    killed=$(ha_time "$log" killed_at "$killed")
     primary=$(sed -n 's/^killed \([^ ]*\).*/\1/p' "$log")
     ha rejoin "$secondary" >>"$log" 2>&1 || true
     watch_states 30 "$OUT/states$number.log"

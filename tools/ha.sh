@@ -351,8 +351,8 @@ elapsed_since() {  # start
 }
 
 # kill-primary: the primary node dies as its machine would: SIGKILL to its pg_autoctl (so that it
-# does not restart Postgres) and to its postmaster; waits until the secondary is promoted and prints
-# the seconds it took (not with --no-wait).  The dead node stays down (its data directory is left as
+# does not restart Postgres) and to its postmaster; prints when (killed_at=, epoch seconds), waits
+# until the secondary is promoted and prints the seconds it took (not with --no-wait).  The dead node stays down (its data directory is left as
 # it was) until rejoin.
 kill_primary() {  # [--no-wait]
     local old pid group started
@@ -365,6 +365,7 @@ kill_primary() {  # [--no-wait]
     if group=$(autoctl_pid "$old"); then kill -KILL -- "-$group"; fi
     [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true
     echo "killed $old (postmaster pid ${pid:-none})"
+    echo "killed_at=$started"
     [ "${1:-}" != --no-wait ] || return 0
     wait_until 120 another_primary "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
     echo "primary=$(current_primary) (was $old)"
@@ -383,7 +384,8 @@ node_pids() {  # node
 }
 
 # freeze-primary: the primary node hangs as a machine that stops answering would: SIGSTOP to each of
-# its processes (noted for thaw); waits until the secondary is promoted and prints the seconds it took.
+# its processes (noted for thaw); prints when (froze_at=), waits until the secondary is promoted and
+# prints the seconds it took.
 freeze_primary() {
     local old pids started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
@@ -398,6 +400,7 @@ freeze_primary() {
     kill -STOP $pids 2>/dev/null || true
     printf '%s\n%s\n' "$old" "$pids" >"$FROZEN"
     echo "froze $old (pids $pids)"
+    echo "froze_at=$started"
     wait_until 120 another_primary "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
     echo "primary=$(current_primary) (was $old)"
     echo "seconds=$(elapsed_since "$started")"
@@ -427,14 +430,15 @@ primary_alone() {
     node_states 2>/dev/null | grep -q ' wait_primary wait_primary$'
 }
 
-# stop-secondary: pg_autoctl stop for the secondary (its Postgres shut down cleanly); waits until the
-# primary commits alone (wait_primary) and prints the seconds it took.  It stays down until rejoin.
+# stop-secondary: pg_autoctl stop for the secondary (its Postgres shut down cleanly), when (stopped_at=);
+# waits until the primary commits alone (wait_primary) and prints the seconds it took.  It stays down until rejoin.
 stop_secondary() {
     local node pid started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
     node=$(current_secondary)
     [ -n "$node" ] || { echo "the formation has no secondary now" >&2; exit 1; }
     started=$(date +%s.%N)
+    echo "stopped_at=$started"
     pid=$(autoctl_pid "$node") || true
     autoctl stop --pgdata "$HA_DIR/$node" >/dev/null 2>&1 || { [ -z "$pid" ] || kill "$pid"; }
     [ -z "$pid" ] || wait_exited "$pid" || { echo "pg_autoctl of $node (pid $pid) has not exited" >&2; exit 1; }
