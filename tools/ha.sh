@@ -359,10 +359,11 @@ kill_primary() {  # [--no-wait]
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
     old=$(current_primary)
     [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
-    started=$(date +%s.%N)
     pid=$(pid_from "$HA_DIR/$old/postmaster.pid" postgres) || true
     # pg_autoctl run, its services and its Postgres: the process group run_autoctl made
-    if group=$(autoctl_pid "$old"); then kill -KILL -- "-$group"; fi
+    group=$(autoctl_pid "$old") || true
+    started=$(date +%s.%N)
+    [ -z "$group" ] || kill -KILL -- "-$group"
     [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true
     echo "killed $old (postmaster pid ${pid:-none})"
     echo "killed_at=$started"
@@ -392,8 +393,8 @@ freeze_primary() {
     [ ! -f "$FROZEN" ] || { echo "$(head -1 "$FROZEN") is frozen already: thaw it first" >&2; exit 1; }
     old=$(current_primary)
     [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
-    started=$(date +%s.%N)
     pids=$(node_pids "$old" | sort -u | tr '\n' ' ')
+    started=$(date +%s.%N)
     # the postmaster first, so that it forks no backend the list misses
     kill -STOP "$(pid_from "$HA_DIR/$old/postmaster.pid" postgres)" 2>/dev/null || true
     # shellcheck disable=SC2086

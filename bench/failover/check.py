@@ -12,7 +12,8 @@ to see a new primary (or -), and the seconds its rejoin took until the
 formation had a primary and a secondary again.
 
 Prints a Markdown table of the rounds (time from the kill to the first
-acknowledged write, requests failed by answer, throughput before and after)
+acknowledged write sent after the last request that failed, requests
+failed by answer, throughput before and after)
 and the history check: acknowledged writes lost (an acknowledged update
 whose id is not its counter's history at its version), versions written
 twice, versions no request wrote, refused updates applied anyway, reads of
@@ -75,9 +76,10 @@ def failed(request):
 def round_figures(requests, rnd, end):
     """A round's time to the first acknowledged write, failures by answer, throughput before and after."""
     during = [r for r in requests if rnd["began"] <= r["answered"] < end]
-    first_failure = min((r["sent"] for r in during if failed(r) and r["answered"] >= rnd["killed"]),
-                        default=rnd["killed"])
-    since = max(first_failure, rnd["back"] or 0)
+    # the outage ends with the last request that failed: requests in flight at the kill may still succeed
+    last_failure = max((r["sent"] for r in during if failed(r) and r["answered"] >= rnd["killed"]),
+                       default=rnd["killed"])
+    since = max(last_failure, rnd["back"] or 0)
     first = min((r["answered"] for r in during
                  if r["op"] == "update" and r["answer"] == "ok" and r["sent"] >= since), default=None)
     failures = collections.Counter(r["answer"] for r in during if failed(r))
