@@ -417,6 +417,11 @@ thaw_node() {
     pids=$(sed -n 2p "$FROZEN")
     # shellcheck disable=SC2086
     kill -CONT $pids 2>/dev/null || true
+    # runuser (util-linux) stops itself when it sees its child stopped, which it may see only once
+    # resumed: then it stays stopped (and never reaps pg_autoctl) but for a second SIGCONT
+    sleep 1
+    # shellcheck disable=SC2086
+    kill -CONT $pids 2>/dev/null || true
     rm -f "$FROZEN"
     echo "thawed $node"
 }
