@@ -464,7 +464,10 @@ rejoin_nodes() {  # [node...]
     started=$(date +%s.%N)
     [ $# -gt 0 ] || nodes=("${NODES[@]}")
     for name in "${nodes[@]}"; do
-        [ -d "$HA_DIR/$name" ] && [ -n "${PORT[$name]:-}" ] || { echo "no node $name" >&2; exit 1; }
+        if [ -z "$name" ] || [ -z "${PORT[$name]:-}" ] || [ "$name" = monitor ]; then
+            echo "no node '$name' (${NODES[*]})" >&2
+            exit 1
+        fi
         autoctl_pid "$name" >/dev/null && continue
         run_autoctl "$name"
         echo "started $name"
