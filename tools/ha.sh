@@ -352,8 +352,8 @@ elapsed_since() {  # start
 
 # kill-primary: the primary node dies as its machine would: SIGKILL to its pg_autoctl (so that it
 # does not restart Postgres) and to its postmaster; prints when (killed_at=, epoch seconds), waits
-# until the secondary is promoted and prints the seconds it took (not with --no-wait).  The dead node stays down (its data directory is left as
-# it was) until rejoin.
+# until the secondary is promoted and prints the seconds it took (not with --no-wait).  The dead
+# node stays down (its data directory is left as it was) until rejoin.
 kill_primary() {  # [--no-wait]
     local old pid group started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
@@ -388,15 +388,16 @@ node_pids() {  # node
 # its processes (noted for thaw); prints when (froze_at=), waits until the secondary is promoted and
 # prints the seconds it took.
 freeze_primary() {
-    local old pids started
+    local old postmaster pids started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
     [ ! -f "$FROZEN" ] || { echo "$(head -1 "$FROZEN") is frozen already: thaw it first" >&2; exit 1; }
     old=$(current_primary)
     [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
-    pids=$(node_pids "$old" | sort -u | tr '\n' ' ')
+    postmaster=$(pid_from "$HA_DIR/$old/postmaster.pid" postgres) || true
     started=$(date +%s.%N)
     # the postmaster first, so that it forks no backend the list misses
-    kill -STOP "$(pid_from "$HA_DIR/$old/postmaster.pid" postgres)" 2>/dev/null || true
+    [ -z "$postmaster" ] || kill -STOP "$postmaster"
+    pids=$(node_pids "$old" | sort -u | tr '\n' ' ')
     # shellcheck disable=SC2086
     kill -STOP $pids 2>/dev/null || true
     printf '%s\n%s\n' "$old" "$pids" >"$FROZEN"
