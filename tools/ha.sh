@@ -11,6 +11,13 @@
 #   bash tools/ha.sh status        # the formation's state (pg_autoctl show state) and the gateway
 #   bash tools/ha.sh failover      # a planned failover (pg_autoctl perform failover); waits for the new primary
 #   bash tools/ha.sh kill-primary  # SIGKILL to the primary node (its pg_autoctl and its postmaster); waits for the promotion
+#                                  # (not with --no-wait)
+#   bash tools/ha.sh freeze-primary  # SIGSTOP to the primary node's processes, as a hung machine; waits for the promotion
+#   bash tools/ha.sh thaw          # SIGCONT to the frozen node: its pg_autoctl finds itself demoted and follows
+#   bash tools/ha.sh stop-secondary  # stops the secondary (pg_autoctl stop); waits until the primary commits alone
+#   bash tools/ha.sh rejoin [NODE...]  # runs pg_autoctl again for the nodes named, or for every node down,
+#                                  # which follow the primary (rewound or copied afresh); without names it
+#                                  # waits until the formation has a primary and a secondary again
 #   bash tools/ha.sh stop          # stops the gateway, the nodes and the monitor
 #
 # As root on Debian 12 (tools/cluster.sh installs and builds; the servers and
@@ -37,6 +44,8 @@ DB=ddb
 NODES=(node1 node2)
 GATEWAY_PID_FILE="$HA_DIR/gateway.pid"
 GATEWAY_LOG="$HA_DIR/gateway.log"
+# The node freeze-primary stopped, and its processes' pids, for thaw.
+FROZEN="$HA_DIR/frozen"
 # The monitor's health checks, tighter than pg_auto_failover's defaults (a
 # check each 5 s, a node unhealthy after 20 s) so that a dead primary is
 # replaced within seconds on loopback; milliseconds.
@@ -342,21 +351,131 @@ elapsed_since() {  # start
 }
 
 # kill-primary: the primary node dies as its machine would: SIGKILL to its pg_autoctl (so that it
-# does not restart Postgres) and to its postmaster; waits until the secondary is promoted and prints
-# the seconds it took.  The dead node stays down (its data directory is left as it was).
-kill_primary() {
+# does not restart Postgres) and to its postmaster; prints when (killed_at=, epoch seconds), waits
+# until the secondary is promoted and prints the seconds it took (not with --no-wait).  The dead
+# node stays down (its data directory is left as it was) until rejoin.
+kill_primary() {  # [--no-wait]
     local old pid group started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
     old=$(current_primary)
     [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
-    started=$(date +%s.%N)
     pid=$(pid_from "$HA_DIR/$old/postmaster.pid" postgres) || true
     # pg_autoctl run, its services and its Postgres: the process group run_autoctl made
-    if group=$(autoctl_pid "$old"); then kill -KILL -- "-$group"; fi
+    group=$(autoctl_pid "$old") || true
+    started=$(date +%s.%N)
+    [ -z "$group" ] || kill -KILL -- "-$group"
     [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true
     echo "killed $old (postmaster pid ${pid:-none})"
+    echo "killed_at=$started"
+    [ "${1:-}" != --no-wait ] || return 0
     wait_until 120 another_primary "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
     echo "primary=$(current_primary) (was $old)"
+    echo "seconds=$(elapsed_since "$started")"
+}
+
+# The pids of a node's processes: its pg_autoctl's process group (pg_autoctl, its services, the
+# postmaster) and the postmaster's children (each backend leads a process group of its own).
+node_pids() {  # node
+    local group postmaster
+    if group=$(autoctl_pid "$1"); then pgrep -g "$group"; fi
+    if postmaster=$(pid_from "$HA_DIR/$1/postmaster.pid" postgres); then
+        echo "$postmaster"
+        pgrep -P "$postmaster" || true
+    fi
+}
+
+# freeze-primary: the primary node hangs as a machine that stops answering would: SIGSTOP to each of
+# its processes (noted for thaw); prints when (froze_at=), waits until the secondary is promoted and
+# prints the seconds it took.
+freeze_primary() {
+    local old postmaster pids started
+    load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
+    [ ! -f "$FROZEN" ] || { echo "$(head -1 "$FROZEN") is frozen already: thaw it first" >&2; exit 1; }
+    old=$(current_primary)
+    [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
+    postmaster=$(pid_from "$HA_DIR/$old/postmaster.pid" postgres) || true
+    started=$(date +%s.%N)
+    # the postmaster first, so that it forks no backend the list misses
+    [ -z "$postmaster" ] || kill -STOP "$postmaster"
+    pids=$(node_pids "$old" | sort -u | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    kill -STOP $pids 2>/dev/null || true
+    printf '%s\n%s\n' "$old" "$pids" >"$FROZEN"
+    echo "froze $old (pids $pids)"
+    echo "froze_at=$started"
+    wait_until 120 another_primary "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
+    echo "primary=$(current_primary) (was $old)"
+    echo "seconds=$(elapsed_since "$started")"
+}
+
+# thaw: SIGCONT to the processes freeze-primary stopped.  The node's pg_autoctl learns from the
+# monitor that it was demoted, and follows the new primary by itself (rejoin waits for it).
+thaw_node() {
+    local node pids
+    load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
+    [ -f "$FROZEN" ] || { echo "no node is frozen"; return 0; }
+    node=$(sed -n 1p "$FROZEN")
+    pids=$(sed -n 2p "$FROZEN")
+    # shellcheck disable=SC2086
+    kill -CONT $pids 2>/dev/null || true
+    # runuser (util-linux) stops itself when it sees its child stopped, which it may see only once
+    # resumed: then it stays stopped (and never reaps pg_autoctl) but for a second SIGCONT
+    sleep 1
+    # shellcheck disable=SC2086
+    kill -CONT $pids 2>/dev/null || true
+    rm -f "$FROZEN"
+    echo "thawed $node"
+}
+
+# The node that the monitor has as secondary, in the state it should be, if any.
+current_secondary() {
+    node_states 2>/dev/null | awk '$3 == $4 && $3 == "secondary" { print $1 }'
+}
+
+# True when the monitor has a primary committing alone (wait_primary), reported so by the node.
+primary_alone() {
+    node_states 2>/dev/null | grep -q ' wait_primary wait_primary$'
+}
+
+# stop-secondary: pg_autoctl stop for the secondary (its Postgres shut down cleanly), when (stopped_at=);
+# waits until the primary commits alone (wait_primary) and prints the seconds it took.  It stays down until rejoin.
+stop_secondary() {
+    local node pid started
+    load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
+    node=$(current_secondary)
+    [ -n "$node" ] || { echo "the formation has no secondary now" >&2; exit 1; }
+    started=$(date +%s.%N)
+    echo "stopped_at=$started"
+    pid=$(autoctl_pid "$node") || true
+    autoctl stop --pgdata "$HA_DIR/$node" >/dev/null 2>&1 || { [ -z "$pid" ] || kill "$pid"; }
+    [ -z "$pid" ] || wait_exited "$pid" || { echo "pg_autoctl of $node (pid $pid) has not exited" >&2; exit 1; }
+    echo "stopped $node"
+    wait_until 60 primary_alone || { echo "the primary did not go to wait_primary in 60 s" >&2; exit 1; }
+    printf "states=%s\n" "$(node_states | tr "\n" ";")"
+    echo "seconds=$(elapsed_since "$started")"
+}
+
+# rejoin: runs pg_autoctl again for the nodes named, or for each node whose pg_autoctl is not running;
+# the monitor has each follow the primary (pg_rewind, or a base backup when that fails).  Without
+# names, waits until the formation has a primary and a secondary and prints the seconds it took.
+rejoin_nodes() {  # [node...]
+    local name started nodes=("$@")
+    load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
+    [ ! -f "$FROZEN" ] || { echo "$(head -1 "$FROZEN") is frozen: thaw it first" >&2; exit 1; }
+    started=$(date +%s.%N)
+    [ $# -gt 0 ] || nodes=("${NODES[@]}")
+    for name in "${nodes[@]}"; do
+        if [ -z "$name" ] || [ -z "${PORT[$name]:-}" ] || [ "$name" = monitor ]; then
+            echo "no node '$name' (${NODES[*]})" >&2
+            exit 1
+        fi
+        autoctl_pid "$name" >/dev/null && continue
+        run_autoctl "$name"
+        echo "started $name"
+    done
+    [ $# -eq 0 ] || return 0
+    wait_until 300 formation_healthy || { echo "the formation is not healthy after 300 s: see $HA_DIR/*.log" >&2; exit 1; }
+    printf "states=%s\n" "$(node_states | tr "\n" ";")"
     echo "seconds=$(elapsed_since "$started")"
 }
 
@@ -365,6 +484,8 @@ kill_primary() {
 stop_deployment() {
     local pid name
     load_settings || { echo "no deployment in $HA_DIR"; return 0; }
+    # a frozen node cannot stop
+    thaw_node >/dev/null
     if pid=$(pid_from "$GATEWAY_PID_FILE" ddb-gateway); then
         kill "$pid"
         wait_exited "$pid" || echo "the gateway (pid $pid) has not exited" >&2
@@ -391,6 +512,10 @@ case "${1:-}" in
     status) deployment_status ;;
     stop) stop_deployment ;;
     failover) perform_failover ;;
-    kill-primary) kill_primary ;;
-    *) echo "usage: bash tools/ha.sh start|stop|status|failover|kill-primary" >&2; exit 2 ;;
+    kill-primary) kill_primary "${2:-}" ;;
+    freeze-primary) freeze_primary ;;
+    thaw) thaw_node ;;
+    stop-secondary) stop_secondary ;;
+    rejoin) shift; rejoin_nodes "$@" ;;
+    *) echo "usage: bash tools/ha.sh start|stop|status|failover|kill-primary [--no-wait]|freeze-primary|thaw|stop-secondary|rejoin [NODE...]" >&2; exit 2 ;;
 esac
