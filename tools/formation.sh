@@ -1,9 +1,9 @@
 # tools/formation.sh — pg_auto_failover formations on this machine (source it
 # after tools/cluster.sh): a monitor, and formations of two nodes each (a
 # primary and a synchronous secondary, ddb_model preloaded and created),
-# each node's pg_autoctl run in a process group of its own.  tools/scale-out.sh
-# --ha makes a formation per shard with it; tools/ha.sh has its own copies of
-# these functions for its one formation (to be replaced by sourcing this file).
+# each node's pg_autoctl run in a process group of its own.  tools/ha.sh makes
+# its one formation (pg_auto_failover's default) with it, tools/scale-out.sh
+# --ha a formation per shard.
 #
 # The sourcing script sets FORMATION_DIR (a server NAME's data directory is
 # FORMATION_DIR/NAME, its pg_autoctl's log NAME.log and process group NAME.pid
@@ -12,8 +12,8 @@
 # function server_psql (server, psql arguments...) that runs psql on a server
 # of PORT by its unix socket.  formation_env sets what pg_autoctl needs after
 # those.  Authentication is initdb's trust for unix sockets and 127.0.0.1
-# only, the servers listen on 127.0.0.1, no TLS on loopback (tools/ha.sh's
-# create_monitor says why).
+# only, the servers listen on 127.0.0.1, no TLS on loopback (create_monitor
+# says why).
 
 # The monitor's health checks, tighter than pg_auto_failover's defaults (a
 # check each 5 s, a node unhealthy after 20 s) so that a dead primary is
@@ -130,6 +130,11 @@ run_autoctl() {  # server
 # 127.0.0.1, no pg_hba.conf edits, no TLS), pg_autoctl run; waits until it answers (30 s at most).
 create_monitor() {
     as_postgres mkdir -m 700 "$FORMATION_DIR/monitor"
+    # Authentication (every server's) is initdb's: trust, for unix sockets and 127.0.0.1/::1 only, with
+    # no pg_hba.conf edits by pg_auto_failover (--skip-pg-hba); the servers listen on 127.0.0.1.  So
+    # only this machine's users reach them, as with the test cluster (tools/cluster.sh).  Across hosts
+    # it would be scram-sha-256 and --ssl-self-signed or certificates (docs/operations.md, "On three
+    # hosts"); no TLS on loopback (--no-ssl) for the same reason.
     init_server "$FORMATION_DIR/monitor"
     server_settings "$FORMATION_DIR/monitor" "$FORMATION_MONITOR_SETTINGS"
     autoctl create monitor --pgdata "$FORMATION_DIR/monitor" --pgctl "$PGBIN/pg_ctl" --pgport "${PORT[monitor]}" \
@@ -160,15 +165,18 @@ create_node() {  # formation, node, first or second, more settings...
     run_autoctl "$name"
 }
 
-# A formation of two nodes on the monitor: pg_autoctl create formation, the first node as its
+# A formation of two nodes on the monitor: pg_autoctl create formation (but for the default
+# formation, which the monitor has from the start), the first node as its
 # primary with ddb_model created in DB, the second a synchronous secondary; fails, saying why, when
 # a step does not come about in time.
 create_formation() {  # formation, first node, second node, more settings of the nodes...
     local formation=$1 first=$2 second=$3 creating
     shift 3
-    autoctl create formation --pgdata "$FORMATION_DIR/monitor" --formation "$formation" --kind pgsql \
-        --dbname "$DB" --enable-secondary >>"$FORMATION_DIR/monitor.log" 2>&1 ||
-        { echo "pg_autoctl create formation $formation failed: see $FORMATION_DIR/monitor.log" >&2; return 1; }
+    if [ "$formation" != default ]; then
+        autoctl create formation --pgdata "$FORMATION_DIR/monitor" --formation "$formation" --kind pgsql \
+            --dbname "$DB" --enable-secondary >>"$FORMATION_DIR/monitor.log" 2>&1 ||
+            { echo "pg_autoctl create formation $formation failed: see $FORMATION_DIR/monitor.log" >&2; return 1; }
+    fi
     create_node "$formation" "$first" first "$@"
     { wait_until 60 node_is_single "$formation" "$first" &&
       wait_until 30 server_psql "$first" -c "SELECT 1" >/dev/null 2>&1; } ||

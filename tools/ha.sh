@@ -37,8 +37,12 @@
 # The other commands need only DDB_HA_DIR: start records the rest there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/formation.sh"
 
 HA_DIR=${DDB_HA_DIR:-$ROOT/build/ha}
+# tools/formation.sh's servers live there; the one formation is pg_auto_failover's default
+FORMATION_DIR=$HA_DIR
+FORMATION=default
 SETTINGS="$HA_DIR/deployment.env"
 DB=ddb
 NODES=(node1 node2)
@@ -46,18 +50,6 @@ GATEWAY_PID_FILE="$HA_DIR/gateway.pid"
 GATEWAY_LOG="$HA_DIR/gateway.log"
 # The node freeze-primary stopped, and its processes' pids, for thaw.
 FROZEN="$HA_DIR/frozen"
-# The monitor's health checks, tighter than pg_auto_failover's defaults (a
-# check each 5 s, a node unhealthy after 20 s) so that a dead primary is
-# replaced within seconds on loopback; milliseconds.
-MONITOR_SETTINGS="pgautofailover.health_check_period = 1000
-pgautofailover.health_check_timeout = 1000
-pgautofailover.health_check_max_retries = 1
-pgautofailover.health_check_retry_delay = 500
-pgautofailover.node_considered_unhealthy_timeout = 3000
-pgautofailover.primary_demote_timeout = 5000"
-# A node cut off from the monitor and from its peer demotes itself after this many seconds (20 by
-# default); the monitor lets the promoted node take writes only after primary_demote_timeout, longer.
-NETWORK_PARTITION_TIMEOUT=3
 
 # The ports and socket directory: from the environment for start, from the deployment's record afterwards.
 load_settings() {
@@ -71,17 +63,8 @@ load_settings() {
     else
         return 1
     fi
-    # pg_autoctl's configuration and state in the deployment's directory; its servers' unix sockets
-    # in SOCKET (PG_REGRESS_SOCK_DIR: pg_autoctl starts them with -k); initdb's locale C.UTF-8
-    AUTOCTL_ENV=(XDG_CONFIG_HOME="$HA_DIR/xdg/config" XDG_DATA_HOME="$HA_DIR/xdg/data"
-                 XDG_RUNTIME_DIR="$HA_DIR/xdg/run" PGHOST="$SOCKET" PG_REGRESS_SOCK_DIR="$SOCKET"
-                 LC_ALL=C.UTF-8)
+    formation_env
     declare -gA PORT=([monitor]=$BASE_PORT [node1]=$((BASE_PORT + 1)) [node2]=$((BASE_PORT + 2)))
-}
-
-# pg_autoctl as postgres, its configuration, state and pid files in the deployment's directory.
-autoctl() {  # pg_autoctl arguments...
-    as_postgres env "${AUTOCTL_ENV[@]}" /usr/bin/pg_autoctl "$@"
 }
 
 # psql on a server's database (ddb unless -d follows), quiet, unaligned, stopping at the first error.
@@ -91,123 +74,20 @@ server_psql() {  # server, psql arguments...
     psql -X -q -At -v ON_ERROR_STOP=1 -h "$SOCKET" -p "${PORT[$name]}" -U postgres -d "$DB" "$@"
 }
 
-# The monitor's view of the nodes: "name port reported-state goal-state" lines.
-node_states() {
-    server_psql monitor -d pg_auto_failover -F ' ' \
-        -c "SELECT nodename, nodeport, reportedstate, goalstate FROM pgautofailover.node ORDER BY nodeid"
-}
-
-# The node that the monitor has as primary, taking writes (reported and goal state primary, or
-# wait_primary: a primary whose secondary is gone, which then commits without waiting), if any.
-current_primary() {
-    node_states 2>/dev/null | awk '$3 == $4 && ($3 == "primary" || $3 == "wait_primary") { print $1 }'
-}
-
-# True while a base backup of node1 runs.
-base_backup_running() {
-    [ "$(server_psql node1 -c "SELECT count(*) FROM pg_stat_replication WHERE state = 'backup'")" -gt 0 ]
-}
-
-# True when the formation has a primary and a secondary, each in the state it should be.
-formation_healthy() {
-    [ "$(node_states 2>/dev/null | awk '$3 == $4 { print $3 }' | sort | tr '\n' ' ')" = "primary secondary " ]
-}
-
-# Waits until a condition (a command line) holds, polling each 0.1 s; fails after SECONDS.
-wait_until() {  # seconds, command...
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.1
-    done
-}
-
-# The pid of a process whose pid a file holds, when it runs (and is the program named).
-pid_from() {  # pid file, program
-    local pid
-    [ -f "$1" ] || return 1
-    pid=$(head -1 "$1")
-    [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] && echo "$pid"
-}
-
-# The pid of a server's pg_autoctl (the supervisor of its services), when it runs.
-autoctl_pid() {  # server
-    pid_from "$HA_DIR/$1.pid" runuser
-}
-
 # True when any part of the deployment runs.
 anything_running() {
     local name
     pid_from "$GATEWAY_PID_FILE" ddb-gateway >/dev/null && return 0
     for name in monitor "${NODES[@]}"; do
-        autoctl_pid "$name" >/dev/null && return 0
-        pid_from "$HA_DIR/$name/postmaster.pid" postgres >/dev/null && return 0
+        formation_server_running "$name" && return 0
     done
     return 1
 }
 
-# Settings for a data directory that pg_auto_failover's own (postgresql-auto-failover.conf) would
-# otherwise set: postgresql.auto.conf is read last, and pg_basebackup copies it to a secondary.
-server_settings() {  # data directory, more settings...
-    local data=$1
-    shift
-    {
-        echo "unix_socket_directories = '$SOCKET'"
-        # pg_auto_failover sizes shared_buffers after the machine's memory (a quarter): three servers share it here
-        echo "shared_buffers = '128MB'"
-        echo "max_prepared_transactions = 64"
-        printf '%s\n' "$@"
-    } | as_postgres tee -a "$data/postgresql.auto.conf" >/dev/null
-}
-
-# Runs a server's pg_autoctl (monitor or node) in the background as postgres, in a process group of
-# its own (setsid) with its services and its Postgres; the group's id (runuser's pid) in NAME.pid.
-run_autoctl() {  # server
-    (cd / && exec setsid runuser -u postgres -- env "${AUTOCTL_ENV[@]}" /usr/bin/pg_autoctl run \
-        --pgdata "$HA_DIR/$1") </dev/null >>"$HA_DIR/$1.log" 2>&1 &
-    echo $! >"$HA_DIR/$1.pid"
-}
-
-# The monitor: initdb with the deployment's settings, pg_autoctl create monitor, pg_autoctl run.
-create_monitor() {
-    as_postgres mkdir -m 700 "$HA_DIR/monitor"
-    # Authentication (every server's) is initdb's: trust, for unix sockets and 127.0.0.1/::1 only, with
-    # no pg_hba.conf edits by pg_auto_failover (--skip-pg-hba); the servers listen on 127.0.0.1 (the
-    # monitor on '*' for the second pg_autoctl create monitor runs it, where pg_hba.conf turns away
-    # any other address).  So only this machine's users reach them, as with the test cluster
-    # (tools/cluster.sh).  Across hosts it would be scram-sha-256 and --ssl-self-signed or
-    # certificates; no TLS on loopback (--no-ssl) for the same reason.
-    init_server "$HA_DIR/monitor"
-    server_settings "$HA_DIR/monitor" "$MONITOR_SETTINGS"
-    autoctl create monitor --pgdata "$HA_DIR/monitor" --pgctl "$PGBIN/pg_ctl" --pgport "${PORT[monitor]}" \
-        --hostname 127.0.0.1 --skip-pg-hba --no-ssl >>"$HA_DIR/monitor.log" 2>&1
-    # pg_autoctl create monitor has no --listen: '*' unless its configuration says otherwise
-    autoctl config set --pgdata "$HA_DIR/monitor" postgresql.listen_addresses 127.0.0.1 >/dev/null
-    run_autoctl monitor
-}
-
-# A node: pg_autoctl create postgres (node1's data directory made by its initdb, node2's a base
-# backup of the primary's), then the deployment's settings with ddb_model preloaded (pg_basebackup
-# copies node1's to node2), then pg_autoctl run.  (pg_autoctl 2.0 can race with itself over a data
-# directory made beforehand: its Postgres service starts the server while its init refuses to work
-# on a running one.)
-create_node() {  # node
-    local name=$1
-    # --replication-quorum: the node counts for synchronous replication (synchronous_standby_names)
-    autoctl create postgres --pgdata "$HA_DIR/$name" --pgctl "$PGBIN/pg_ctl" --pgport "${PORT[$name]}" \
-        --listen 127.0.0.1 --hostname 127.0.0.1 --name "$name" --dbname "$DB" --skip-pg-hba --no-ssl \
-        --replication-quorum true --candidate-priority 50 \
-        --monitor "postgres://autoctl_node@127.0.0.1:${PORT[monitor]}/pg_auto_failover?sslmode=disable" \
-        >>"$HA_DIR/$name.log" 2>&1
-    [ "$name" != node1 ] || server_settings "$HA_DIR/$name" "shared_preload_libraries = 'ddb_model'"
-    autoctl config set --pgdata "$HA_DIR/$name" timeout.network_partition_timeout "$NETWORK_PARTITION_TIMEOUT" >/dev/null
-    run_autoctl "$name"
-}
-
-# The gateway's database address: both nodes, the writable one wanted (libpq's multi-host string).
-gateway_dsn() {
-    echo "host=$SOCKET,$SOCKET port=${PORT[node1]},${PORT[node2]} user=postgres dbname=$DB target_session_attrs=read-write"
+# The gateway's database address: both nodes, the one wanted by target_session_attrs (libpq's
+# multi-host string): read-write for its pool, standby for its eventually consistent reads (--replica).
+gateway_dsn() {  # read-write or standby
+    echo "host=$SOCKET,$SOCKET port=${PORT[node1]},${PORT[node2]} user=postgres dbname=$DB target_session_attrs=$1"
 }
 
 # The command line of this script's command, with the deployment's directory when it is not the default.
@@ -221,7 +101,7 @@ deployment_command() {  # command
 
 # start: creates the formation afresh and starts it with the gateway; prints the endpoint and an access key.
 start_deployment() {
-    local key_id secret gateway creating started=$SECONDS
+    local key_id secret gateway started=$SECONDS
     if load_settings && anything_running; then
         echo "a deployment runs in $HA_DIR already: stop it first ($(deployment_command stop))" >&2
         exit 1
@@ -242,32 +122,17 @@ start_deployment() {
     trap 'status=$?; trap - EXIT; echo "== starting failed: stopping what started" >&2; stop_deployment >&2; exit $status' EXIT
 
     echo "== the pg_auto_failover monitor (port ${PORT[monitor]}, socket $SOCKET)"
-    create_monitor
-    wait_until 30 server_psql monitor -d pg_auto_failover -c "SELECT 1" >/dev/null 2>&1 ||
-        { echo "the monitor did not start: see $HA_DIR/monitor.log" >&2; exit 1; }
-    echo "== the primary (node1, port ${PORT[node1]}) and ddb_model in its database $DB"
-    create_node node1
-    { wait_until 60 node_is_single node1 && wait_until 30 server_psql node1 -c "SELECT 1" >/dev/null 2>&1; } ||
-        { echo "node1 did not become primary: see $HA_DIR/node1.log" >&2; exit 1; }
-    server_psql node1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION ddb_model"
-    echo "== the secondary (node2, port ${PORT[node2]}: a base backup of node1, synchronous replication)"
-    create_node node2 &
-    creating=$!
-    # pg_autoctl's pg_basebackup asks for a spread checkpoint (30 s and more here): an immediate one ends it
-    ! wait_until 60 base_backup_running || server_psql node1 -c CHECKPOINT
-    wait "$creating" || { echo "pg_autoctl create postgres failed for node2: see $HA_DIR/node2.log" >&2; exit 1; }
-    wait_until 120 formation_healthy || { echo "node2 did not become secondary: see $HA_DIR/node2.log" >&2; exit 1; }
-    if [ "$(server_psql node1 -c "SHOW synchronous_standby_names")" = "" ]; then
-        echo "node1 does not replicate synchronously (synchronous_standby_names is empty)" >&2
-        exit 1
-    fi
+    create_monitor || { echo "the monitor did not start: see $HA_DIR/monitor.log" >&2; exit 1; }
+    echo "== the primary (node1, port ${PORT[node1]}) with ddb_model in its database $DB, and the secondary"
+    echo "   (node2, port ${PORT[node2]}: a base backup of node1, synchronous replication)"
+    create_formation "$FORMATION" node1 node2 || exit 1
 
     echo "== ddb-gateway in front of the formation (127.0.0.1:$GATEWAY_PORT)"
     read -r key_id secret <<<"$(server_psql node1 -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
     # made here, not by the background shell's redirection: gateway_ready reads it at once
     : >"$GATEWAY_LOG"
-    "$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --dsn "$(gateway_dsn)" \
-        --access-log "$HA_DIR/gateway-access.log" </dev/null >>"$GATEWAY_LOG" 2>&1 &
+    "$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --dsn "$(gateway_dsn read-write)" \
+        --replica "$(gateway_dsn standby)" --access-log "$HA_DIR/gateway-access.log" </dev/null >>"$GATEWAY_LOG" 2>&1 &
     gateway=$!
     echo "$gateway" >"$GATEWAY_PID_FILE"
     if ! gateway_ready "$gateway" "$GATEWAY_PORT" "$GATEWAY_LOG"; then
@@ -285,7 +150,9 @@ $(autoctl show state --pgdata "$HA_DIR/monitor" 2>/dev/null)
   monitor  psql -h $SOCKET -p ${PORT[monitor]} -U postgres pg_auto_failover   (log $HA_DIR/monitor.log)
   node1    psql -h $SOCKET -p ${PORT[node1]} -U postgres $DB   (log $HA_DIR/node1.log)
   node2    psql -h $SOCKET -p ${PORT[node2]} -U postgres $DB   (log $HA_DIR/node2.log)
-  gateway  http://127.0.0.1:$GATEWAY_PORT --dsn '$(gateway_dsn)'   (log $GATEWAY_LOG)
+  gateway  http://127.0.0.1:$GATEWAY_PORT   (log $GATEWAY_LOG)
+           --dsn '$(gateway_dsn read-write)'
+           --replica '$(gateway_dsn standby)'
 
 endpoint=http://127.0.0.1:$GATEWAY_PORT
 access_key_id=$key_id
@@ -300,18 +167,6 @@ aws dynamodb list-tables --endpoint-url http://127.0.0.1:$GATEWAY_PORT
 To see it: $(deployment_command status)
 To stop it: $(deployment_command stop)
 MSG
-}
-
-# True when the monitor has the node as the formation's one node, alone and writable.
-node_is_single() {  # node
-    node_states 2>/dev/null | grep -qx "$1 [0-9]* single single"
-}
-
-# True when the monitor has a node other than the one named as primary, in the state it should be.
-another_primary() {  # node
-    local primary
-    primary=$(current_primary)
-    [ -n "$primary" ] && [ "$primary" != "$1" ]
 }
 
 # status: the formation's state (pg_autoctl show state) and the gateway; fails when a part does not run.
@@ -335,19 +190,14 @@ deployment_status() {
 perform_failover() {
     local old started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
-    old=$(current_primary)
+    old=$(current_primary "$FORMATION")
     [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
     started=$(date +%s.%N)
     autoctl perform failover --pgdata "$HA_DIR/monitor" >>"$HA_DIR/failover.log" 2>&1 ||
         { echo "pg_autoctl perform failover failed: see $HA_DIR/failover.log" >&2; exit 1; }
-    wait_until 60 another_primary "$old" || { echo "no other node became primary" >&2; exit 1; }
-    echo "primary=$(current_primary) (was $old)"
+    wait_until 60 another_primary "$FORMATION" "$old" || { echo "no other node became primary" >&2; exit 1; }
+    echo "primary=$(current_primary "$FORMATION") (was $old)"
     echo "seconds=$(elapsed_since "$started")"
-}
-
-# Seconds since a time (date +%s.%N), to the tenth.
-elapsed_since() {  # start
-    echo "$(date +%s.%N) $1" | awk '{ printf "%.1f\n", $1 - $2 }'
 }
 
 # kill-primary: the primary node dies as its machine would: SIGKILL to its pg_autoctl (so that it
@@ -357,7 +207,7 @@ elapsed_since() {  # start
 kill_primary() {  # [--no-wait]
     local old pid group started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
-    old=$(current_primary)
+    old=$(current_primary "$FORMATION")
     [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
     pid=$(pid_from "$HA_DIR/$old/postmaster.pid" postgres) || true
     # pg_autoctl run, its services and its Postgres: the process group run_autoctl made
@@ -368,8 +218,8 @@ kill_primary() {  # [--no-wait]
     echo "killed $old (postmaster pid ${pid:-none})"
     echo "killed_at=$started"
     [ "${1:-}" != --no-wait ] || return 0
-    wait_until 120 another_primary "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
-    echo "primary=$(current_primary) (was $old)"
+    wait_until 120 another_primary "$FORMATION" "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
+    echo "primary=$(current_primary "$FORMATION") (was $old)"
     echo "seconds=$(elapsed_since "$started")"
 }
 
@@ -391,7 +241,7 @@ freeze_primary() {
     local old postmaster pids started
     load_settings || { echo "no deployment in $HA_DIR" >&2; exit 1; }
     [ ! -f "$FROZEN" ] || { echo "$(head -1 "$FROZEN") is frozen already: thaw it first" >&2; exit 1; }
-    old=$(current_primary)
+    old=$(current_primary "$FORMATION")
     [ -n "$old" ] || { echo "the formation has no primary now" >&2; exit 1; }
     postmaster=$(pid_from "$HA_DIR/$old/postmaster.pid" postgres) || true
     started=$(date +%s.%N)
@@ -403,8 +253,8 @@ freeze_primary() {
     printf '%s\n%s\n' "$old" "$pids" >"$FROZEN"
     echo "froze $old (pids $pids)"
     echo "froze_at=$started"
-    wait_until 120 another_primary "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
-    echo "primary=$(current_primary) (was $old)"
+    wait_until 120 another_primary "$FORMATION" "$old" || { echo "no other node became primary in 120 s" >&2; exit 1; }
+    echo "primary=$(current_primary "$FORMATION") (was $old)"
     echo "seconds=$(elapsed_since "$started")"
 }
 
@@ -429,12 +279,12 @@ thaw_node() {
 
 # The node that the monitor has as secondary, in the state it should be, if any.
 current_secondary() {
-    node_states 2>/dev/null | awk '$3 == $4 && $3 == "secondary" { print $1 }'
+    node_states "$FORMATION" 2>/dev/null | awk '$3 == $4 && $3 == "secondary" { print $1 }'
 }
 
 # True when the monitor has a primary committing alone (wait_primary), reported so by the node.
 primary_alone() {
-    node_states 2>/dev/null | grep -q ' wait_primary wait_primary$'
+    node_states "$FORMATION" 2>/dev/null | grep -q ' wait_primary wait_primary$'
 }
 
 # stop-secondary: pg_autoctl stop for the secondary (its Postgres shut down cleanly), when (stopped_at=);
@@ -451,7 +301,7 @@ stop_secondary() {
     [ -z "$pid" ] || wait_exited "$pid" || { echo "pg_autoctl of $node (pid $pid) has not exited" >&2; exit 1; }
     echo "stopped $node"
     wait_until 60 primary_alone || { echo "the primary did not go to wait_primary in 60 s" >&2; exit 1; }
-    printf "states=%s\n" "$(node_states | tr "\n" ";")"
+    printf "states=%s\n" "$(node_states "$FORMATION" | tr "\n" ";")"
     echo "seconds=$(elapsed_since "$started")"
 }
 
@@ -474,8 +324,8 @@ rejoin_nodes() {  # [node...]
         echo "started $name"
     done
     [ $# -eq 0 ] || return 0
-    wait_until 300 formation_healthy || { echo "the formation is not healthy after 300 s: see $HA_DIR/*.log" >&2; exit 1; }
-    printf "states=%s\n" "$(node_states | tr "\n" ";")"
+    wait_until 300 formation_healthy "$FORMATION" || { echo "the formation is not healthy after 300 s: see $HA_DIR/*.log" >&2; exit 1; }
+    printf "states=%s\n" "$(node_states "$FORMATION" | tr "\n" ";")"
     echo "seconds=$(elapsed_since "$started")"
 }
 
@@ -492,15 +342,7 @@ stop_deployment() {
     fi
     rm -f "$GATEWAY_PID_FILE"
     for name in "${NODES[@]}" monitor; do
-        if pid=$(autoctl_pid "$name"); then
-            autoctl stop --pgdata "$HA_DIR/$name" >/dev/null 2>&1 || kill "$pid"
-            wait_exited "$pid" || echo "pg_autoctl of $name (pid $pid) has not exited" >&2
-        fi
-        if pid=$(pid_from "$HA_DIR/$name/postmaster.pid" postgres); then
-            as_postgres "$PGBIN/pg_ctl" -D "$HA_DIR/$name" -m fast -w stop >/dev/null || true
-            wait_exited "$pid" || echo "$name (pid $pid) has not exited" >&2
-        fi
-        rm -f "$HA_DIR/$name.pid"
+        stop_formation_server "$name"
     done
     # the socket directory in /tmp, once every server has stopped
     anything_running || rm -rf "$SOCKET"
