@@ -118,13 +118,15 @@ def writer(kind, stop_file):
     while not os.path.exists(stop_file) and i < (DELETABLE if kind == "delete" else 10 ** 6):
         i += 1
         write(kind, i)
-        time.sleep(0.01)
+        # a steady load, not the most the machine can take: the test command runs other suites beside
+        time.sleep(0.05)
 
 
 def counter(name, stop_file):
     """A conditional client: reads the counter (strongly consistent), then sets version = read + 1 if it is still
     read; until STOP_FILE exists."""
     while not os.path.exists(stop_file):
+        time.sleep(0.02)
         started = time.time()
         answer, response = call("get_item", TableName=COUNTER, Key={"id": {"S": "c"}}, ConsistentRead=True)
         seen = int(response["Item"]["version"]["N"]) if answer == "ok" else None

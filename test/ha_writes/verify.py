@@ -77,9 +77,10 @@ check("every request not acknowledged was answered 503 ServiceUnavailable (retry
        if not r.ok and r.answer not in REFUSED + ("503 ServiceUnavailable",)])
 first_back = []
 for kind, log in (("put", puts), ("update", updates), ("delete", deletes), ("batch", batches),
-                  ("transact", transacts), ("counter", counters)):
-    failed = [r.start for r in log if r.start > killed and not r.ok and r.answer not in REFUSED]
-    back = [r.end for r in log if failed and r.start > failed[0] and r.ok]
+                  ("transact", transacts), ("counter", counters + reads)):
+    # the counter client's reads count too: while its read fails it sends no update
+    failed = sorted(r.start for r in log if r.start > killed and not r.ok and r.answer not in REFUSED)
+    back = sorted(r.end for r in log if failed and r.start > failed[0] and r.ok)
     check("the %s client was answered 503 after the kill, then acknowledged again" % kind,
           [] if back else ["%d failures after the kill, then no acknowledgement" % len(failed)])
     first_back += ["%s %.1f s" % (kind, back[0] - killed)] if back else []
