@@ -25,19 +25,7 @@ TABLE=ha_items
 
 ha() { bash "$ROOT/tools/ha.sh" "$@"; }
 
-# a deployment an interrupted run left goes first
-ha stop >/dev/null 2>&1
-rm -rf "$WORK" && mkdir -p "$WORK"
-at_exit 'ha stop >/dev/null 2>&1'
-
-started=$SECONDS
-ha start >"$WORK/start.log" 2>&1
-check "tools/ha.sh start" "0" "$?"
-[ "$status" = 0 ] || { tail -5 "$WORK/start.log" | diag; exit 1; }
-diag "started in $((SECONDS - started)) s"
-ENDPOINT=$(sed -n 's/^endpoint=//p' "$WORK/start.log")
-KEY_ID=$(sed -n 's/^access_key_id=//p' "$WORK/start.log")
-SECRET=$(sed -n 's/^secret_access_key=//p' "$WORK/start.log")
+start_deployment ha.sh start
 check "it prints the endpoint and an access key" "http://127.0.0.1:$DDB_HA_GATEWAY_PORT yes" \
     "$ENDPOINT $([ -n "$KEY_ID" ] && [ -n "$SECRET" ] && echo yes)"
 source "$DDB_HA_DIR/deployment.env"   # SOCKET, BASE_PORT, GATEWAY_PORT

@@ -38,19 +38,7 @@ ITEMS=20000
 
 ha() { bash "$ROOT/tools/ha.sh" "$@"; }
 
-# a deployment an interrupted run left goes first
-ha stop >/dev/null 2>&1
-rm -rf "$WORK" && mkdir -p "$WORK"
-at_exit 'ha stop >/dev/null 2>&1'
-
-started=$SECONDS
-ha start >"$WORK/start.log" 2>&1
-check "tools/ha.sh start" "0" "$?"
-[ "$status" = 0 ] || { tail -5 "$WORK/start.log" | diag; exit 1; }
-diag "started in $((SECONDS - started)) s"
-ENDPOINT=$(sed -n 's/^endpoint=//p' "$WORK/start.log")
-KEY_ID=$(sed -n 's/^access_key_id=//p' "$WORK/start.log")
-SECRET=$(sed -n 's/^secret_access_key=//p' "$WORK/start.log")
+start_deployment ha.sh start
 source "$DDB_HA_DIR/deployment.env"   # SOCKET, BASE_PORT, GATEWAY_PORT
 NODE1=$((BASE_PORT + 1)) NODE2=$((BASE_PORT + 2))
 GATEWAY_PID=$(cat "$DDB_HA_DIR/gateway.pid")

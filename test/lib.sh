@@ -170,6 +170,27 @@ at_exit() {  # command line
     EXIT_HOOKS=("$1" "${EXIT_HOOKS[@]}")
 }
 
+# Starts a one-command deployment for a suite (a script of tools/ that
+# takes start ... and stop, and prints endpoint=, access_key_id= and
+# secret_access_key=): stops one an interrupted run left, empties WORK,
+# has it stopped as the suite exits, starts it (its output in
+# WORK/start.log; the suite ends when it fails), says how long it took and
+# reads what it printed into ENDPOINT, KEY_ID and SECRET.
+start_deployment() {  # script of tools/, start arguments...
+    local script=$1 started=$SECONDS
+    shift
+    bash "$ROOT/tools/$script" stop >/dev/null 2>&1
+    rm -rf "$WORK" && mkdir -p "$WORK"
+    at_exit "bash '$ROOT/tools/$script' stop >/dev/null 2>&1"
+    bash "$ROOT/tools/$script" "$@" >"$WORK/start.log" 2>&1
+    check "tools/$script $*" "0" "$?"
+    [ "$status" = 0 ] || { tail -5 "$WORK/start.log" | diag; exit 1; }
+    diag "started in $((SECONDS - started)) s"
+    ENDPOINT=$(sed -n 's/^endpoint=//p' "$WORK/start.log")
+    KEY_ID=$(sed -n 's/^access_key_id=//p' "$WORK/start.log")
+    SECRET=$(sed -n 's/^secret_access_key=//p' "$WORK/start.log")
+}
+
 # Ends a suite that ran to its end: exits with its status, the plan printed (finish).
 done_testing() {
     TESTS_DONE=1

@@ -37,19 +37,7 @@ TABLE=ha_items
 
 scale_out() { bash "$ROOT/tools/scale-out.sh" "$@"; }
 
-# a deployment an interrupted run left goes first
-scale_out stop >/dev/null 2>&1
-rm -rf "$WORK" && mkdir -p "$WORK"
-at_exit 'scale_out stop >/dev/null 2>&1'
-
-started=$SECONDS
-scale_out start --ha >"$WORK/start.log" 2>&1
-check "tools/scale-out.sh start --ha" "0" "$?"
-[ "$status" = 0 ] || { tail -5 "$WORK/start.log" | diag; exit 1; }
-diag "started in $((SECONDS - started)) s"
-ENDPOINT=$(sed -n 's/^endpoint=//p' "$WORK/start.log")
-KEY_ID=$(sed -n 's/^access_key_id=//p' "$WORK/start.log")
-SECRET=$(sed -n 's/^secret_access_key=//p' "$WORK/start.log")
+start_deployment scale-out.sh start --ha
 check "it prints the endpoint and an access key" "http://127.0.0.1:$DDB_SCALE_OUT_GATEWAY_PORT yes" \
     "$ENDPOINT $([ -n "$KEY_ID" ] && [ -n "$SECRET" ] && echo yes)"
 source "$DDB_SCALE_OUT_DIR/deployment.env"   # HA, SOCKET, BASE_PORT, GATEWAY_PORT

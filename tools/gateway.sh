@@ -1,6 +1,6 @@
 # tools/gateway.sh — a ddb-gateway started in the background and waited for
 # until it answers; sourced (not run) by tools/cluster.sh (so tools/demo.sh
-# and tools/scale-out.sh), test/lib.sh and bench/lib/gateway.sh, after they
+# and tools/scale-out.sh, tools/ha.sh), test/lib.sh and bench/lib/gateway.sh, after they
 # set ROOT.
 
 # Waits until a ddb-gateway started in the background listens (another
@@ -32,4 +32,26 @@ gateway_start() {  # port, log, ddb-gateway arguments...
     gateway_pid=$!
     GATEWAY_PIDS+=("$gateway_pid")
     gateway_ready "$gateway_pid" "$port" "$log"
+}
+
+# Prints how to reach a deployment's gateway on 127.0.0.1:PORT with an
+# administrator's key: the endpoint=, access_key_id= and secret_access_key=
+# lines (which the tests read), the AWS CLI line to paste, and the commands
+# that show and stop the deployment (tools/ha.sh, tools/scale-out.sh).
+print_gateway_access() {  # port, key id, secret, where more keys are made, status command, stop command
+    cat <<MSG
+
+endpoint=http://127.0.0.1:$1
+access_key_id=$2
+secret_access_key=$3
+
+An administrator's key (more: SELECT * FROM ddb.create_access_key() $4).
+To talk to the gateway, paste into a shell:
+
+export AWS_ACCESS_KEY_ID=$2 AWS_SECRET_ACCESS_KEY=$3 AWS_DEFAULT_REGION=us-east-1
+aws dynamodb list-tables --endpoint-url http://127.0.0.1:$1
+
+To see it: $5
+To stop it: $6
+MSG
 }

@@ -153,20 +153,9 @@ $(autoctl show state --pgdata "$HA_DIR/monitor" 2>/dev/null)
   gateway  http://127.0.0.1:$GATEWAY_PORT   (log $GATEWAY_LOG)
            --dsn '$(gateway_dsn read-write)'
            --replica '$(gateway_dsn standby)'
-
-endpoint=http://127.0.0.1:$GATEWAY_PORT
-access_key_id=$key_id
-secret_access_key=$secret
-
-An administrator's key (more: SELECT * FROM ddb.create_access_key() on the primary).
-To talk to the gateway, paste into a shell:
-
-export AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$secret AWS_DEFAULT_REGION=us-east-1
-aws dynamodb list-tables --endpoint-url http://127.0.0.1:$GATEWAY_PORT
-
-To see it: $(deployment_command status)
-To stop it: $(deployment_command stop)
 MSG
+    print_gateway_access "$GATEWAY_PORT" "$key_id" "$secret" "on the primary" "$(deployment_command status)" \
+        "$(deployment_command stop)"
 }
 
 # status: the formation's state (pg_autoctl show state) and the gateway; fails when a part does not run.

@@ -296,21 +296,8 @@ MSG
                 "$(autoctl show state --pgdata "$SCALE_DIR/monitor" --formation "$shard" 2>&1)"
         done
     fi
-    cat <<MSG
-
-endpoint=http://127.0.0.1:$GATEWAY_PORT
-access_key_id=$key_id
-secret_access_key=$secret
-
-An administrator's key (more: SELECT * FROM ddb.create_access_key() in the router's database).
-To talk to the gateway, paste into a shell:
-
-export AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$secret AWS_DEFAULT_REGION=us-east-1
-aws dynamodb list-tables --endpoint-url http://127.0.0.1:$GATEWAY_PORT
-
-To see it: $(deployment_command status)
-To stop it: $(deployment_command stop)
-MSG
+    print_gateway_access "$GATEWAY_PORT" "$key_id" "$secret" "in the router's database" "$(deployment_command status)" \
+        "$(deployment_command stop)"
 }
 
 # status: each server and the gateway, running or not, and how far each standby is behind (or each
