@@ -169,11 +169,24 @@ pool_connection_failed(PGconn *conn, const PGresult *res)
 		strncmp(sqlstate, "08", 2) == 0 || strcmp(sqlstate, "25006") == 0;
 }
 
+/* True when conn was open when pool_reset ran (the caller holds the lock). */
+static int
+is_stale(ConnPool *pool, PGconn *conn)
+{
+	if (pool->nstale == 0)
+		return 0;
+	for (int i = 0; i < pool->size; i++)
+		if (pool->all[i] == conn)
+			return pool->stale[i];
+	return 0;
+}
+
 /* Takes a connection, connecting its slot when needed; NULL when the database cannot be reached. */
 PGconn *
 pool_take(ConnPool *pool)
 {
 	PGconn	   *conn;
+	int			stale;
 
 	pthread_mutex_lock(&pool->lock);
 	pool->waiting++;
@@ -181,7 +194,15 @@ pool_take(ConnPool *pool)
 		pthread_cond_wait(&pool->available, &pool->lock);
 	pool->waiting--;
 	conn = pool->idle[--pool->nidle];
+	stale = conn != NULL && is_stale(pool, conn);
 	pthread_mutex_unlock(&pool->lock);
+	if (stale)
+	{
+		/* open when pool_reset ran: connected again, to the host the dsn asks for now */
+		track(pool, conn, NULL);
+		PQfinish(conn);
+		conn = NULL;
+	}
 	if (conn != NULL)
 		return conn;
 	conn = pool_connect(pool->dsn);
@@ -204,28 +225,11 @@ pool_take(ConnPool *pool)
 	return conn;
 }
 
-/* True when conn was open when pool_reset ran (the caller holds the lock). */
-static int
-is_stale(ConnPool *pool, PGconn *conn)
-{
-	if (pool->nstale == 0)
-		return 0;
-	for (int i = 0; i < pool->size; i++)
-		if (pool->all[i] == conn)
-			return pool->stale[i];
-	return 0;
-}
-
-/* Gives a connection back: a broken or stale one is closed, and its slot connected again when taken. */
+/* Gives a connection back: a broken one is closed, and its slot connected again when taken. */
 void
 pool_give(ConnPool *pool, PGconn *conn)
 {
-	int			stale;
-
-	pthread_mutex_lock(&pool->lock);
-	stale = conn != NULL && is_stale(pool, conn);
-	pthread_mutex_unlock(&pool->lock);
-	if (conn != NULL && (stale || PQstatus(conn) != CONNECTION_OK))
+	if (conn != NULL && PQstatus(conn) != CONNECTION_OK)
 	{
 		track(pool, conn, NULL);
 		PQfinish(conn);
@@ -238,24 +242,15 @@ pool_give(ConnPool *pool, PGconn *conn)
 }
 
 /*
- * Makes every connection open now connect again before it next serves: the
- * idle ones are closed at once, those in use when given back.  For a pool
- * whose server changed role (a standby promoted), so that libpq picks a
- * host by the dsn's target_session_attrs again.
+ * Makes every connection open now connect again before it next serves
+ * (pool_take closes it).  For a pool whose server changed role (a standby
+ * promoted), so that libpq picks a host by the dsn's target_session_attrs
+ * again.
  */
 void
 pool_reset(ConnPool *pool)
 {
-	PGconn	   *closing[256];
-	int			nclosing = 0;
-
 	pthread_mutex_lock(&pool->lock);
-	for (int i = 0; i < pool->nidle; i++)
-		if (pool->idle[i] != NULL && nclosing < (int) (sizeof(closing) / sizeof(closing[0])))
-		{
-			closing[nclosing++] = pool->idle[i];
-			pool->idle[i] = NULL;
-		}
 	for (int i = 0; i < pool->size; i++)
 		if (pool->all[i] != NULL && !pool->stale[i])
 		{
@@ -263,11 +258,6 @@ pool_reset(ConnPool *pool)
 			pool->nstale++;
 		}
 	pthread_mutex_unlock(&pool->lock);
-	for (int i = 0; i < nclosing; i++)
-	{
-		track(pool, closing[i], NULL);
-		PQfinish(closing[i]);
-	}
 }
 
 /* Closes a connection that failed (pool_connection_failed): its slot connects again when taken. */
