@@ -38,6 +38,7 @@ ITEMS=20000
 
 ha() { bash "$ROOT/tools/ha.sh" "$@"; }
 
+started=$SECONDS   # the diag lines below count from here
 start_deployment ha.sh start
 source "$DDB_HA_DIR/deployment.env"   # SOCKET, BASE_PORT, GATEWAY_PORT
 NODE1=$((BASE_PORT + 1)) NODE2=$((BASE_PORT + 2))

@@ -113,7 +113,7 @@ count_checks() {  # log name
     passed=$((passed + $(grep -cE '^ok [0-9]+' "$log" || true)))
     failed=$((failed + $(grep -cE '^not ok [0-9]+' "$log" || true)))
     # prove's summary: "<suite> (Wstat: ... Tests: N Failed: 0)" for a suite that failed without a failed check
-    failed=$((failed + $(grep -cE '^[^ ]+ \(Wstat: .* Failed: 0\)$' "$log" || true)))
+    failed=$((failed + $(grep -cE '^[^ ]+ +\(Wstat: .* Failed: 0\)$' "$log" || true)))
 }
 
 # Runs shell suites and shows and counts their checks.
