@@ -26,7 +26,8 @@
 #include "handler.h"
 #include "health.h"
 #include "keycache.h"
-#include "pool.h"
+#include "connect.h"
+#include "connector.h"
 #include "replicas.h"
 #include "server.h"
 #include "settings.h"
@@ -98,7 +99,7 @@ wait_for_database(const GatewaySettings *settings, const sigset_t *signals)
 
 /* SIGHUP: empties the key cache, reopens the access log, and serves with the TLS files read again. */
 static Server *
-reload(const GatewaySettings *settings, Server *server, int listen_fd, ConnPool *pool, ReplicaSet *replicas)
+reload(const GatewaySettings *settings, Server *server, int listen_fd, ReplicaSet *replicas)
 {
 	Server	   *replacement;
 
@@ -110,7 +111,7 @@ reload(const GatewaySettings *settings, Server *server, int listen_fd, ConnPool 
 		fprintf(stderr, "ddb-gateway: reloaded: key cache emptied, access log reopened\n");
 		return server;
 	}
-	replacement = server_start(settings, listen_fd, pool, replicas);
+	replacement = server_start(settings, listen_fd, replicas);
 	if (replacement == NULL)
 	{
 		fprintf(stderr, "ddb-gateway: the new TLS files were not taken: still serving with the old ones\n");
@@ -128,7 +129,6 @@ main(int argc, char **argv)
 	GatewaySettings settings;
 	sigset_t	signals;
 	int			listen_fd;
-	ConnPool   *pool;
 	ReplicaSet *replicas;
 	Server	   *server;
 	int			signo;
@@ -160,9 +160,8 @@ main(int argc, char **argv)
 	}
 	if ((listen_fd = server_listen(&settings)) < 0)
 		return 1;
-	pool_set_timeouts(settings.connect_timeout, settings.request_timeout);
-	if ((pool = pool_open(settings.dsn, settings.pool, settings.endpoint_address)) == NULL)
-		return 1;
+	db_set_timeouts(settings.connect_timeout, settings.request_timeout);
+	connector_configure(settings.dsn, settings.endpoint_address);
 	/* the standbys are watched from now on: reads go to one once it is seen well */
 	replicas = replicas_start(&settings);
 	if (settings.nreplicas > 0 && replicas == NULL)
@@ -170,10 +169,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "ddb-gateway: cannot start watching the replicas\n");
 		return 1;
 	}
-	if ((server = server_start(&settings, listen_fd, pool, replicas)) == NULL)
+	if ((server = server_start(&settings, listen_fd, replicas)) == NULL)
 		return 1;
-	fprintf(stderr, "ddb-gateway: listening on %s (%s), %d database connections, up to %d clients\n",
-			settings.listen, settings.tls_cert ? "HTTPS" : "HTTP", settings.pool, settings.max_connections);
+	fprintf(stderr, "ddb-gateway: listening on %s (%s), %d event threads, %d database connections, up to %d clients\n",
+			settings.listen, settings.tls_cert ? "HTTPS" : "HTTP", settings.threads, settings.pool,
+			settings.max_connections);
 	if (settings.development)
 		fprintf(stderr, "ddb-gateway: DEVELOPMENT MODE: any access key, or none, is taken, and every request runs as "
 				"the database role of the dsn setting: for ddb-local, tests and benchmarks, never for data that matters\n");
@@ -182,12 +182,10 @@ main(int argc, char **argv)
 	if (waited != 0)
 	{
 		server_stop(server, settings.shutdown_timeout, listen_fd);
-		pool_close(pool);
 		access_log_close();
 		return waited == 1 ? 1 : 0;
 	}
-	gateway_router = health_is_router(settings.dsn) == 1;
-	if (gateway_router)
+	if (health_is_router(settings.dsn) == 1)
 		fprintf(stderr, "ddb-gateway: the database is the router of a sharded deployment (ddb_router): requests go to its shard nodes\n");
 	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
 	if (!settings.development && keycache_start(settings.dsn) != 0)
@@ -196,10 +194,9 @@ main(int argc, char **argv)
 	fprintf(stderr, "ddb-gateway: ready: the database has ddb_model %s\n", GATEWAY_EXTENSION_VERSION);
 
 	while (sigwait(&signals, &signo) == 0 && signo == SIGHUP)
-		server = reload(&settings, server, listen_fd, pool, replicas);
+		server = reload(&settings, server, listen_fd, replicas);
 	fprintf(stderr, "ddb-gateway: stopping: answering the requests in flight (up to %d s)\n", settings.shutdown_timeout);
 	server_stop(server, settings.shutdown_timeout, listen_fd);
-	pool_close(pool);
 	access_log_close();
 	fprintf(stderr, "ddb-gateway: stopped\n");
 	return 0;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pool.h"
+#include "connect.h"
 
 /*
  * Makes libpq's message one line: its hint is on a line of its own, after a
@@ -29,11 +29,10 @@ one_line(char *text)
 	*out = '\0';
 }
 
-/* Checks a connection; detail gets what is wrong and what to do. */
+/* The state a health statement's result (HEALTH_SQL) says; detail gets what is wrong and what to do. */
 DatabaseState
-health_check(PGconn *conn, char *detail, size_t detail_size)
+health_of_result(PGconn *conn, const PGresult *res, char *detail, size_t detail_size)
 {
-	PGresult   *res;
 	DatabaseState state;
 
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
@@ -43,11 +42,11 @@ health_check(PGconn *conn, char *detail, size_t detail_size)
 		one_line(detail);
 		return DATABASE_UNREACHABLE;
 	}
-	res = pool_exec(conn, "health", "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'ddb_model'", 0, NULL);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		state = PQstatus(conn) == CONNECTION_OK ? DATABASE_FAILED : DATABASE_UNREACHABLE;
-		snprintf(detail, detail_size, "the database answered: %s", PQerrorMessage(conn));
+		state = DATABASE_FAILED;
+		snprintf(detail, detail_size, "the database answered: %s",
+				 PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res) : PQerrorMessage(conn));
 	}
 	else if (PQntuples(res) == 0)
 	{
@@ -69,7 +68,6 @@ health_check(PGconn *conn, char *detail, size_t detail_size)
 	}
 	/* one line: libpq's messages end with a newline */
 	detail[strcspn(detail, "\n")] = '\0';
-	PQclear(res);
 	return state;
 }
 
@@ -77,9 +75,11 @@ health_check(PGconn *conn, char *detail, size_t detail_size)
 DatabaseState
 health_check_dsn(const char *dsn, char *detail, size_t detail_size)
 {
-	PGconn	   *conn = pool_connect(dsn);
-	DatabaseState state = health_check(conn, detail, detail_size);
+	PGconn	   *conn = db_connect(dsn);
+	PGresult   *res = PQstatus(conn) == CONNECTION_OK ? db_exec(conn, "health", HEALTH_SQL, 0, NULL) : NULL;
+	DatabaseState state = health_of_result(conn, res, detail, detail_size);
 
+	PQclear(res);
 	PQfinish(conn);
 	return state;
 }
@@ -88,7 +88,7 @@ health_check_dsn(const char *dsn, char *detail, size_t detail_size)
 int
 health_is_router(const char *dsn)
 {
-	PGconn	   *conn = pool_connect(dsn);
+	PGconn	   *conn = db_connect(dsn);
 	PGresult   *res = PQexec(conn, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'ddb_router'");
 	int			router = PQresultStatus(res) == PGRES_TUPLES_OK ? PQntuples(res) > 0 : -1;
 

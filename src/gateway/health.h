@@ -21,8 +21,15 @@ typedef enum DatabaseState
 /* The version of ddb_model this gateway speaks to (the Makefile's, from ddb_model.control). */
 #define GATEWAY_EXTENSION_VERSION DDB_MODEL_VERSION
 
-/* Checks a connection; detail gets one line that says what is wrong and what to do. */
-extern DatabaseState health_check(PGconn *conn, char *detail, size_t detail_size);
+/* The statement whose result health_of_result reads. */
+#define HEALTH_SQL "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'ddb_model'"
+
+/*
+ * The state the health statement's result says on conn (NULL: it could
+ * not connect); detail gets one line that says what is wrong and what to
+ * do.
+ */
+extern DatabaseState health_of_result(PGconn *conn, const PGresult *res, char *detail, size_t detail_size);
 
 /* Connects to dsn and checks it (start-up). */
 extern DatabaseState health_check_dsn(const char *dsn, char *detail, size_t detail_size);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pool.h"
+#include "connect.h"
 
 #define KEYCACHE_BUCKETS 1024
 #define KEYCACHE_MAX_ENTRIES 100000	/* past this the cache is emptied: key ids are the client's to choose */
@@ -88,7 +88,7 @@ set_listening(int on)
 static PGconn *
 listen_connection(void)
 {
-	PGconn	   *conn = pool_connect(listener_dsn);
+	PGconn	   *conn = db_connect(listener_dsn);
 	PGresult   *res;
 
 	if (PQstatus(conn) != CONNECTION_OK)
@@ -98,7 +98,7 @@ listen_connection(void)
 		return NULL;
 	}
 	/* named, so that an operator (and the tests) can tell it from the pool's connections */
-	res = pool_query(conn, "SET application_name = '" KEYCACHE_LISTENER_NAME "'; LISTEN " KEYCACHE_CHANNEL);
+	res = db_query(conn, "SET application_name = '" KEYCACHE_LISTENER_NAME "'; LISTEN " KEYCACHE_CHANNEL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
 		fprintf(stderr, "ddb-gateway: key cache off, cannot listen: %s", PQerrorMessage(conn));
@@ -119,7 +119,7 @@ listen_connection(void)
 static int
 still_primary(PGconn *conn)
 {
-	PGresult   *res = pool_query(conn, "SELECT pg_catalog.pg_is_in_recovery()");
+	PGresult   *res = db_query(conn, "SELECT pg_catalog.pg_is_in_recovery()");
 	int			primary = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strcmp(PQgetvalue(res, 0, 0), "f") == 0;
 

@@ -145,14 +145,13 @@ write_capacity(FILE *out, const char *kind, int writes)
 		}
 }
 
-/* The metrics in Prometheus's text format (malloc'd), with the pool's use and the standbys'. */
+/* The metrics in Prometheus's text format (malloc'd), with the lanes' use and the standbys'. */
 char *
-metrics_render(ConnPool *pool, ReplicaSet *replicas)
+metrics_render(PoolUse use, ReplicaSet *replicas)
 {
 	char	   *text = NULL;
 	size_t		len = 0;
 	FILE	   *out = open_memstream(&text, &len);
-	PoolUse		use = pool_use(pool);
 
 	if (out == NULL)
 		return NULL;
@@ -192,13 +191,13 @@ metrics_render(ConnPool *pool, ReplicaSet *replicas)
 	write_capacity(out, "read", 0);
 	write_capacity(out, "write", 1);
 	pthread_mutex_unlock(&metrics_lock);
-	fprintf(out, "# HELP ddb_gateway_pool_connections Database connections of the pool.\n"
+	fprintf(out, "# HELP ddb_gateway_pool_connections Database connections to the primary (lanes of the event threads).\n"
 			"# TYPE ddb_gateway_pool_connections gauge\n"
 			"ddb_gateway_pool_connections %d\n"
-			"# HELP ddb_gateway_pool_connections_in_use Database connections serving a request now.\n"
+			"# HELP ddb_gateway_pool_connections_in_use Database connections with statements in flight now.\n"
 			"# TYPE ddb_gateway_pool_connections_in_use gauge\n"
 			"ddb_gateway_pool_connections_in_use %d\n"
-			"# HELP ddb_gateway_pool_waiting Requests waiting for a database connection now.\n"
+			"# HELP ddb_gateway_pool_waiting Requests waiting for a database connection to be made now.\n"
 			"# TYPE ddb_gateway_pool_waiting gauge\n"
 			"ddb_gateway_pool_waiting %d\n",
 			use.size, use.in_use, use.waiting);

@@ -8,7 +8,8 @@
  * is in recovery, has this gateway's version and lags at most
  * --max-replica-lag seconds.
  * A request whose connection to a standby fails marks it unusable at once
- * (and is served by the primary); the watcher makes it usable again.
+ * (and is served by the primary); the watcher makes it usable again.  The
+ * event threads read from a standby on lanes of their own (worker.c).
  */
 #include "replicas.h"
 
@@ -18,12 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "connect.h"
 #include "health.h"
 
 typedef struct Replica
 {
 	char	   *dsn;
-	ConnPool   *pool;
+	unsigned int generation;	/* atomic: bumped when the server is no longer a standby (lane.h) */
 	PGconn	   *watch;			/* the watcher's connection */
 	int			usable;			/* atomic */
 	double		lag;			/* seconds, as last seen (under the watcher only, read racily for metrics) */
@@ -49,7 +51,7 @@ struct ReplicaSet
 /*
  * Checks one standby on the watcher's connection (reconnecting it when
  * needed): usable or not.  A server that is no longer a standby (promoted
- * in a failover) is not: the watcher's connection and the standby's pool
+ * in a failover) is not: the watcher's connection and the standby's lanes
  * connect again, so that a dsn naming several hosts with
  * target_session_attrs=standby finds the one that is a standby now.
  */
@@ -62,11 +64,11 @@ watch_one(ReplicaSet *set, Replica *r)
 	if (r->watch == NULL || PQstatus(r->watch) != CONNECTION_OK)
 	{
 		PQfinish(r->watch);
-		r->watch = pool_connect(r->dsn);
+		r->watch = db_connect(r->dsn);
 		if (PQstatus(r->watch) != CONNECTION_OK)
 			return 0;
 	}
-	res = pool_query(r->watch, LAG_QUERY);
+	res = db_query(r->watch, LAG_QUERY);
 	usable = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strcmp(PQgetvalue(res, 0, 2), GATEWAY_EXTENSION_VERSION) == 0;
 	if (usable && strcmp(PQgetvalue(res, 0, 0), "t") != 0)
@@ -74,7 +76,7 @@ watch_one(ReplicaSet *set, Replica *r)
 		usable = 0;
 		PQfinish(r->watch);
 		r->watch = NULL;
-		pool_reset(r->pool);
+		__atomic_add_fetch(&r->generation, 1, __ATOMIC_RELAXED);
 	}
 	else if (usable)
 	{
@@ -123,21 +125,30 @@ replicas_start(const GatewaySettings *settings)
 	set->n = settings->nreplicas;
 	set->max_lag = settings->max_replica_lag;
 	for (int i = 0; i < set->n; i++)
-	{
 		set->replicas[i].dsn = settings->replicas[i];
-		set->replicas[i].pool = pool_open(settings->replicas[i], settings->pool, settings->endpoint_address);
-		if (set->replicas[i].pool == NULL)
-			return NULL;
-	}
 	if (pthread_create(&thread, NULL, watcher_main, set) != 0)
 		return NULL;
 	pthread_detach(thread);
 	return set;
 }
 
-/* A usable standby's pool, taken in turn, or NULL. */
-ConnPool *
-replicas_pick(ReplicaSet *set, int *index)
+/* The number of standbys (0 for none). */
+int
+replicas_count(const ReplicaSet *set)
+{
+	return set ? set->n : 0;
+}
+
+/* What a standby's lanes watch to connect again after it changed role. */
+const unsigned int *
+replicas_generation(ReplicaSet *set, int index)
+{
+	return &set->replicas[index].generation;
+}
+
+/* A usable standby, taken in turn, or -1. */
+int
+replicas_pick(ReplicaSet *set)
 {
 	unsigned int start = __atomic_fetch_add(&set->next, 1, __ATOMIC_RELAXED);
 
@@ -146,12 +157,9 @@ replicas_pick(ReplicaSet *set, int *index)
 		int			i = (int) ((start + k) % (unsigned int) set->n);
 
 		if (__atomic_load_n(&set->replicas[i].usable, __ATOMIC_RELAXED))
-		{
-			*index = i;
-			return set->replicas[i].pool;
-		}
+			return i;
 	}
-	return NULL;
+	return -1;
 }
 
 /* A request could not use standby index: skipped until the watcher finds it well. */

@@ -1,7 +1,7 @@
 /*
  * replicas.h — hot standbys that serve eventually consistent reads
- * (GetItem, Query, Scan and BatchGetItem without ConsistentRead), each with
- * a pool of its own, skipped while it lags more than --max-replica-lag
+ * (GetItem, Query, Scan and BatchGetItem without ConsistentRead), each
+ * with lanes of its own in every event thread, skipped while it lags more than --max-replica-lag
  * seconds, cannot be reached or has another version of the extension.
  * docs/scale-out.md.
  */
@@ -10,7 +10,6 @@
 
 #include <stdio.h>
 
-#include "pool.h"
 #include "settings.h"
 
 typedef struct ReplicaSet ReplicaSet;
@@ -18,8 +17,14 @@ typedef struct ReplicaSet ReplicaSet;
 /* The settings' standbys, watched by a thread of their own; NULL when there are none. */
 extern ReplicaSet *replicas_start(const GatewaySettings *settings);
 
-/* A usable standby's pool, taken in turn (its number in *index), or NULL: read on the primary. */
-extern ConnPool *replicas_pick(ReplicaSet *set, int *index);
+/* The number of standbys (0 for none: set NULL). */
+extern int	replicas_count(const ReplicaSet *set);
+
+/* What a standby's lanes watch: bumped when it is no longer a standby, so that they connect again. */
+extern const unsigned int *replicas_generation(ReplicaSet *set, int index);
+
+/* A usable standby, taken in turn, or -1: read on the primary. */
+extern int	replicas_pick(ReplicaSet *set);
 
 /* A request could not use standby index: it is skipped until the watcher finds it well again. */
 extern void replicas_failed(ReplicaSet *set, int index);

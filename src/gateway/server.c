@@ -2,13 +2,15 @@
  * server.c — the listening socket and the HTTP daemon (server.h).
  *
  * The gateway binds the socket itself, so that a port in use or an address
- * not of this machine is said plainly, and hands it to libmicrohttpd.  A
- * daemon serves it with a thread per pooled connection, over epoll (no
- * select(): descriptors past 1024 work).  Stopping one is gentle: it stops
- * accepting (MHD_quiesce_daemon), its responses ask clients to close, and
- * it is stopped once its requests in flight are answered or the timeout
- * passes.  A reload (SIGHUP, new TLS files) starts a new daemon on the same
- * socket before stopping the old one, so no connection attempt is refused.
+ * not of this machine is said plainly, and hands it to its event threads
+ * (worker.c), each with a libmicrohttpd daemon over epoll (no select():
+ * descriptors past 1024 work) and its own lanes to the database; --pool
+ * connections are shared out among --threads threads.  Stopping a server
+ * is gentle: it stops accepting (MHD_quiesce_daemon), its responses ask
+ * clients to close, and it is stopped once its requests in flight are
+ * answered or the timeout passes.  A reload (SIGHUP, new TLS files) starts
+ * a new server on the same socket before stopping the old one, so no
+ * connection attempt is refused.
  */
 #include "server.h"
 
@@ -24,15 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Descriptors the gateway needs beyond its clients': the pool's, the log's, libpq's and the listener's. */
+/* Descriptors the gateway needs beyond its clients' and its lanes': the log's, libpq's, epoll's and the listener's. */
 #define SPARE_DESCRIPTORS 64
 
 struct Server
 {
-	struct MHD_Daemon *daemon;
-	int			fd;				/* the daemon's own descriptor of the listening socket (a dup) */
-	ServeContext context;
-	char	   *cert_pem;		/* kept while the daemon runs */
+	ServeContext context;		/* with the event threads */
+	char	   *cert_pem;		/* kept while the daemons run */
 	char	   *key_pem;
 };
 
@@ -83,7 +83,9 @@ int
 server_raise_fd_limit(const GatewaySettings *settings)
 {
 	struct rlimit limit;
-	rlim_t		needed = (rlim_t) settings->max_connections + 2 * settings->pool + SPARE_DESCRIPTORS;
+	/* a reload runs two servers for a moment, each with its lanes to the primary and to each replica */
+	rlim_t		needed = (rlim_t) settings->max_connections +
+		2 * (rlim_t) (settings->pool + settings->threads) * (1 + settings->nreplicas) + SPARE_DESCRIPTORS;
 
 	if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
 		return 0;
@@ -145,7 +147,7 @@ read_file(const char *path, const char *setting)
 	return text;
 }
 
-/* Frees a server and its TLS files, the private key wiped first. */
+/* Frees a server whose event threads stopped, and its TLS files, the private key wiped first. */
 static void
 free_server(Server *server)
 {
@@ -153,31 +155,34 @@ free_server(Server *server)
 		explicit_bzero(server->key_pem, strlen(server->key_pem));
 	free(server->key_pem);
 	free(server->cert_pem);
+	free(server->context.workers);
 	free(server);
 }
 
-/* libmicrohttpd's messages, prefixed as the gateway's own. */
+/* Stops the event threads started so far. */
 static void
-log_daemon_message(void *cls, const char *format, va_list args)
+stop_workers(Server *server)
 {
-	char		message[512];
-
-	vsnprintf(message, sizeof(message), format, args);
-	fprintf(stderr, "ddb-gateway: http: %s%s", message, message[0] && message[strlen(message) - 1] == '\n' ? "" : "\n");
+	for (int i = 0; i < server->context.nworkers; i++)
+		worker_stop(server->context.workers[i]);
+	server->context.nworkers = 0;
 }
 
 /* Starts serving the socket; NULL with one line on stderr. */
 Server *
-server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool, ReplicaSet *replicas)
+server_start(const GatewaySettings *settings, int listen_fd, ReplicaSet *replicas)
 {
 	Server	   *server = calloc(1, sizeof(Server));
-	struct MHD_OptionItem options[10];
+	struct MHD_OptionItem options[3];
 	int			n = 0;
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	unsigned int flags = 0;
+	int			threads = settings->threads;
 
-	if (server == NULL)
+	if (server == NULL || (server->context.workers = calloc(threads, sizeof(Worker *))) == NULL)
+	{
+		free(server);
 		return NULL;
-	server->context.pool = pool;
+	}
 	server->context.replicas = replicas;
 	server->context.settings = settings;
 	if (settings->tls_cert)
@@ -185,7 +190,7 @@ server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool, Rep
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
 		{
 			fprintf(stderr, "ddb-gateway: this libmicrohttpd was built without TLS: install Debian's libmicrohttpd12\n");
-			free(server);
+			free_server(server);
 			return NULL;
 		}
 		server->cert_pem = read_file(settings->tls_cert, "tls-cert");
@@ -199,36 +204,26 @@ server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool, Rep
 		options[n++] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_CERT, 0, server->cert_pem};
 		options[n++] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_KEY, 0, server->key_pem};
 	}
-	/*
-	 * The daemon gets a descriptor of its own: libmicrohttpd closes the one
-	 * it was given when it fails to start, and the running daemon's must stay.
-	 */
-	server->fd = dup(listen_fd);
-	if (server->fd < 0)
-	{
-		fprintf(stderr, "ddb-gateway: cannot serve on %s: %s\n", settings->listen, strerror(errno));
-		free_server(server);
-		return NULL;
-	}
-	options[n++] = (struct MHD_OptionItem) {MHD_OPTION_LISTEN_SOCKET, server->fd, NULL};
-	options[n++] = (struct MHD_OptionItem) {MHD_OPTION_THREAD_POOL_SIZE, settings->pool, NULL};
-	options[n++] = (struct MHD_OptionItem) {MHD_OPTION_CONNECTION_LIMIT, settings->max_connections, NULL};
-	options[n++] = (struct MHD_OptionItem) {MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL};
 	options[n++] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
-	server->daemon = MHD_start_daemon(flags, 0, NULL, NULL, gateway_handle, &server->context,
-									  MHD_OPTION_EXTERNAL_LOGGER, log_daemon_message, NULL,
-									  MHD_OPTION_NOTIFY_COMPLETED, gateway_request_done, &server->context,
-									  MHD_OPTION_ARRAY, options,
-									  MHD_OPTION_END);
-	if (server->daemon == NULL)
+	for (int i = 0; i < threads; i++)
 	{
-		if (settings->tls_cert)
-			fprintf(stderr, "ddb-gateway: cannot serve HTTPS with %s and %s: are both PEM, and is the key the "
-					"certificate's?\n", settings->tls_cert, settings->tls_key);
-		else
-			fprintf(stderr, "ddb-gateway: cannot serve on %s\n", settings->listen);
-		free_server(server);
-		return NULL;
+		/* the connections and clients shared out, the first threads taking what does not divide */
+		int			lanes = settings->pool / threads + (i < settings->pool % threads);
+		int			clients = settings->max_connections / threads + (i < settings->max_connections % threads);
+		Worker	   *worker = worker_start(&server->context, listen_fd, flags, options, clients > 0 ? clients : 1, lanes);
+
+		if (worker == NULL)
+		{
+			if (settings->tls_cert)
+				fprintf(stderr, "ddb-gateway: cannot serve HTTPS with %s and %s: are both PEM, and is the key the "
+						"certificate's?\n", settings->tls_cert, settings->tls_key);
+			else
+				fprintf(stderr, "ddb-gateway: cannot serve on %s\n", settings->listen);
+			stop_workers(server);
+			free_server(server);
+			return NULL;
+		}
+		server->context.workers[server->context.nworkers++] = worker;
 	}
 	return server;
 }
@@ -244,9 +239,9 @@ server_stop(Server *server, int timeout_seconds, int listen_fd)
 	struct timespec now;
 
 	__atomic_store_n(&server->context.draining, 1, __ATOMIC_RELAXED);
-	/* the daemon's descriptor comes back to us; the socket closes with the last one */
-	if (MHD_quiesce_daemon(server->daemon) == server->fd)
-		close(server->fd);
+	/* each event thread closes its descriptor; the socket closes with the last one */
+	for (int i = 0; i < server->context.nworkers; i++)
+		worker_quiesce(server->context.workers[i]);
 	/* stopping for good: new clients are refused at once */
 	if (listen_fd >= 0)
 		close(listen_fd);
@@ -262,6 +257,6 @@ server_stop(Server *server, int timeout_seconds, int listen_fd)
 		}
 		usleep(20 * 1000);
 	}
-	MHD_stop_daemon(server->daemon);
+	stop_workers(server);
 	free_server(server);
 }

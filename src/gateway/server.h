@@ -1,8 +1,8 @@
 /*
- * server.h — the gateway's listening socket and its HTTP daemon (plain or
- * TLS): opened with a message that says what to do when it cannot be,
- * replaced on SIGHUP (new TLS files) without dropping a connection, and
- * stopped after the requests in flight.
+ * server.h — the gateway's listening socket and its event threads' HTTP
+ * daemons (plain or TLS): opened with a message that says what to do when
+ * it cannot be, replaced on SIGHUP (new TLS files) without dropping a
+ * connection, and stopped after the requests in flight.
  */
 #ifndef DDB_GATEWAY_SERVER_H
 #define DDB_GATEWAY_SERVER_H
@@ -22,10 +22,11 @@ extern int	server_listen(const GatewaySettings *settings);
 extern int	server_raise_fd_limit(const GatewaySettings *settings);
 
 /*
- * Starts serving the socket (HTTPS when the settings have TLS files), with
- * the primary's pool and the standbys (or NULL); NULL with one line on stderr.
+ * Starts serving the socket (HTTPS when the settings have TLS files) with
+ * the settings' event threads, their lanes to the primary and to the
+ * standbys (or NULL); NULL with one line on stderr.
  */
-extern Server *server_start(const GatewaySettings *settings, int listen_fd, ConnPool *pool, ReplicaSet *replicas);
+extern Server *server_start(const GatewaySettings *settings, int listen_fd, ReplicaSet *replicas);
 
 /*
  * Stops accepting, waits up to timeout seconds for the requests in flight,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ENV_PREFIX "DDB_GATEWAY_"
 
@@ -50,7 +51,8 @@ static const Setting settings_table[] = {
 	{"listen", SETTING_TEXT, FIELD(listen), 0, 0, "IPv4 HOST:PORT to listen on (default 127.0.0.1:8000)"},
 	{"endpoint-address", SETTING_TEXT, FIELD(endpoint_address), 0, 0, "the address DescribeEndpoints gives clients (default: listen's)"},
 	{"dsn", SETTING_TEXT, FIELD(dsn), 0, 0, "libpq connection string (default: libpq's defaults and PG* variables)"},
-	{"pool", SETTING_NUMBER, FIELD(pool), 1, 256, "database connections, and requests served at once (default 4)"},
+	{"pool", SETTING_NUMBER, FIELD(pool), 1, 256, "database connections to the primary (and to each replica), shared by the event threads; requests are pipelined on them (default 4)"},
+	{"threads", SETTING_NUMBER, FIELD(threads), 1, 256, "event threads (default: the machine's cores; at most --pool)"},
 	{"max-connections", SETTING_NUMBER, FIELD(max_connections), 1, 1000000, "client connections served at once (default 4096)"},
 	{"tls-cert", SETTING_TEXT, FIELD(tls_cert), 0, 0, "PEM certificate (chain) file: serve HTTPS"},
 	{"tls-key", SETTING_TEXT, FIELD(tls_key), 0, 0, "PEM private key file of --tls-cert"},
@@ -353,6 +355,11 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 		}
 	}
 
+	/* each event thread has a connection of its own at least */
+	if (settings->threads == 0)
+		settings->threads = (int) sysconf(_SC_NPROCESSORS_ONLN) > 0 ? (int) sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	if (settings->threads > settings->pool)
+		settings->threads = settings->pool;
 	if (parse_listen(settings->listen, &settings->address) != 0)
 		refuse("listen", "takes an IPv4 HOST:PORT, such as 127.0.0.1:8000");
 	if (settings->endpoint_address == NULL)

@@ -28,7 +28,8 @@ typedef struct GatewaySettings
 	char	   *endpoint_address;	/* DescribeEndpoints' address; the listen address when not given */
 	struct sockaddr_in address; /* listen, parsed */
 	char	   *dsn;			/* libpq connection string; "" = libpq's defaults */
-	int			pool;			/* database connections, and requests served at once */
+	int			pool;			/* database connections to the primary (and to each replica) */
+	int			threads;		/* event threads (worker.c), at most pool */
 	int			max_connections;	/* client connections served at once */
 	char	   *tls_cert;		/* PEM files, both or neither */
 	char	   *tls_key;

@@ -12,7 +12,7 @@
 #include "sigv4.h"
 
 #include "keycache.h"
-#include "pool.h"
+#include "connect.h"
 
 #include <ctype.h>
 #include <openssl/crypto.h>
@@ -273,55 +273,52 @@ parse_amz_date(const char *text)
 	return timegm(&tm);
 }
 
-/* The secret of an active access key and the role it acts as, NULL for none (read-only: the handler may retry it). */
-static PGresult *
-lookup_key(PGconn *conn, const char **params)
-{
-	return pool_exec(conn, "lookup_key", "SELECT secret_access_key, role_name "
-					 "FROM ddb.access_keys WHERE access_key_id OPERATOR(pg_catalog.=) $1 AND revoked_at IS NULL",
-					 1, params);
-}
-
 /*
- * "AWS4" and the secret of a key, which the signing key derives from, from
- * the gateway's cache or else from ddb.access_keys (and then cached); the
- * key's role goes into result.  NULL after refusing: an unknown or revoked
- * key, a lookup that failed (ServiceUnavailable when its connection failed).
+ * "AWS4" and the secret of a key, which the signing key derives from: the
+ * key given, or the gateway's cache's (its role into result).  NULL when
+ * neither has it (result->lookup set: look the key up) or out of memory
+ * (refused).
  */
 static char *
-signing_secret(PGconn *conn, const char *key_id, AuthResult *result)
+signing_secret(const char *key_id, const KnownKey *key, AuthResult *result)
 {
-	const char *params[1] = {key_id};
 	char		cached[KEYCACHE_SECRET_MAX];
-	unsigned long generation;
-	PGresult   *res;
 	char	   *secret = NULL;
 
-	if (keycache_get(key_id, cached, result->role_name, &generation))
+	if (key == NULL && !keycache_get(key_id, cached, result->role_name, &result->cache_generation))
 	{
-		if (asprintf(&secret, "AWS4%s", cached) < 0)
-			refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, "out of memory");
-		return secret;
+		result->lookup = 1;
+		return NULL;
 	}
-	res = lookup_key(conn, params);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK && pool_connection_failed(conn, res))
+	if (key)
+		snprintf(result->role_name, sizeof(result->role_name), "%s", key->role);
+	if (asprintf(&secret, "AWS4%s", key ? key->secret : cached) < 0)
+	{
+		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, "out of memory");
+		return NULL;
+	}
+	return secret;
+}
+
+/* What the key lookup's result says; see sigv4.h. */
+int
+sigv4_key_of_result(PGconn *conn, const PGresult *res, AuthResult *result, KnownKey *key)
+{
+	result->lookup = 0;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && db_connection_failed(conn, res))
 		refuse(result, DDB_ERROR_SERVICE_UNAVAILABLE, "The database is unavailable: retry later");
 	else if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQerrorMessage(conn));
+		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, PQresultErrorMessage(res));
 	else if (PQntuples(res) != 1)
 		refuse(result, DDB_ERROR_UNRECOGNIZED_CLIENT, "The security token included in the request is invalid.");
-	else if (asprintf(&secret, "AWS4%s", PQgetvalue(res, 0, 0)) < 0)
-	{
-		secret = NULL;
-		refuse(result, DDB_ERROR_INTERNAL_SERVER_ERROR, "out of memory");
-	}
 	else
 	{
-		snprintf(result->role_name, sizeof(result->role_name), "%s", PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
-		keycache_put(key_id, PQgetvalue(res, 0, 0), result->role_name, generation);
+		snprintf(key->secret, sizeof(key->secret), "%s", PQgetvalue(res, 0, 0));
+		snprintf(key->role, sizeof(key->role), "%s", PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
+		keycache_put(result->access_key_id, key->secret, key->role, result->cache_generation);
+		return 1;
 	}
-	PQclear(res);
-	return secret;
+	return 0;
 }
 
 /* True when name is one of the ';'-separated SignedHeaders. */
@@ -404,7 +401,7 @@ refuse_unsigned(struct MHD_Connection *connection, const char *signed_headers, A
 /* Verifies the request's SigV4 signature; see sigv4.h. */
 void
 sigv4_verify(struct MHD_Connection *connection, const char *method, const char *url,
-			 const char *body, size_t body_len, PGconn *conn, AuthResult *result)
+			 const char *body, size_t body_len, const KnownKey *key, AuthResult *result)
 {
 	const char *auth = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Authorization");
 	const char *amz_date = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "X-Amz-Date");
@@ -419,7 +416,7 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 	unsigned char digest[32];
 	char		hex[65];
 	char	   *to_sign;
-	unsigned char key[32];
+	unsigned char signing[32];
 	char	   *secret_key;
 	char		expected[65];
 	int			failed = 0;
@@ -460,10 +457,10 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 		return;
 	}
 
-	secret_key = signing_secret(conn, parts[0], result);
+	snprintf(result->access_key_id, sizeof(result->access_key_id), "%s", parts[0]);
+	secret_key = signing_secret(parts[0], key, result);
 	if (secret_key == NULL)
 		return;
-	snprintf(result->access_key_id, sizeof(result->access_key_id), "%s", parts[0]);
 
 	canonical = canonical_request(connection, method, url, signed_headers, body, body_len);
 	if (canonical == NULL || sha256_of(canonical, strlen(canonical), "", 0, digest) != 0)
@@ -474,10 +471,10 @@ sigv4_verify(struct MHD_Connection *connection, const char *method, const char *
 		failed = 1;
 	if (!failed)
 	{
-		failed = signing_key(secret_key, parts, key) != 0 || hmac(key, 32, to_sign, digest) != 0;
+		failed = signing_key(secret_key, parts, signing) != 0 || hmac(signing, 32, to_sign, digest) != 0;
 		free(to_sign);
 	}
-	OPENSSL_cleanse(key, sizeof(key));
+	OPENSSL_cleanse(signing, sizeof(signing));
 	free(secret_key);
 	if (failed)
 		REFUSE(DDB_ERROR_INTERNAL_SERVER_ERROR, "The signature could not be computed");
