@@ -62,7 +62,7 @@ check "the config file's listen, no --dsn (PGDATABASE and libpq's defaults): /he
 check "/health says ok and the extension's version" "{\"status\":\"ok\",\"extension\":\"$VERSION\",\"detail\":\"ddb_model $VERSION\"}" \
     "$(curl -s "$URL/health")"
 check "the environment wins over the file, the command line over both" \
-    "ddb-gateway: listening on 127.0.0.1:$PORT (HTTP), 2 database connections, up to 1500 clients" "$(head -1 "$WORK/main.log")"
+    "ddb-gateway: listening on 127.0.0.1:$PORT (HTTP), $(( $(nproc) < 2 ? $(nproc) : 2 )) event threads, 2 database connections, up to 1500 clients" "$(head -1 "$WORK/main.log")"
 
 # --- a signed request (curl --aws-sigv4), its metrics and its access-log line
 check "curl --aws-sigv4 signs a PutItem the gateway serves" "200" \
@@ -229,8 +229,8 @@ check "an access log that cannot be opened" "1 ddb-gateway: --access-log: cannot
     "$(exits nolog --listen "127.0.0.1:$((PORT + 5))" --dsn "dbname=$DB" --access-log "$WORK/no/such/dir/access.log")"
 check "plain HTTP beyond loopback without --insecure-listen" "2 ddb-gateway: listen: plain HTTP is served on loopback only: give --tls-cert and --tls-key for HTTPS, or --insecure-listen to serve plain HTTP there anyway" \
     "$(exits insecure --listen "0.0.0.0:$((PORT + 5))" --dsn "dbname=$DB")"
-check "a file-descriptor limit below --max-connections" "1 ddb-gateway: --max-connections 4096 needs 4168 file descriptors, but this process may open only 1024: raise the limit (ulimit -n in a shell, LimitNOFILE= in a systemd unit) or lower --max-connections" \
-    "$(ulimit -n 1024; exits fdlimit --listen "127.0.0.1:$((PORT + 5))" --dsn "dbname=$DB")"
+check "a file-descriptor limit below --max-connections" "1 ddb-gateway: --max-connections 4096 needs 4188 file descriptors, but this process may open only 1024: raise the limit (ulimit -n in a shell, LimitNOFILE= in a systemd unit) or lower --max-connections" \
+    "$(ulimit -n 1024; exits fdlimit --threads 2 --listen "127.0.0.1:$((PORT + 5))" --dsn "dbname=$DB")"
 check "a bad setting in the config file names its line" "2 ddb-gateway: $WORK/bad.conf line 2: pool takes a whole number from 1 to 256, not \"many\"" \
     "$(printf 'listen = 127.0.0.1:1\npool = many\n' >"$WORK/bad.conf"; exits badconf --config "$WORK/bad.conf")"
 check "a bad environment variable names itself" "2 ddb-gateway: DDB_GATEWAY_METRICS: metrics takes loopback, any or off, not \"all\"" \

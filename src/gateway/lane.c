@@ -312,12 +312,26 @@ lane_close(Lane *lane)
 	}
 }
 
-/* Flushes, gives up a call past its deadline, closes a failed lane; the earliest deadline, or -1. */
+/*
+ * Flushes, gives up a call past its deadline (in flight: the lane is given
+ * up; waiting for the connection: the call alone), closes a failed lane;
+ * the earliest deadline, or -1.
+ */
 long
 lane_tick(Lane *lane, long now)
 {
 	int			unsent;
 
+	if (lane->state == LANE_CONNECTING)
+	{
+		/* a call waits for a connection no longer than for its result: the attempt goes on for the next ones */
+		while (lane->waiting && lane->waiting->deadline <= now)
+		{
+			__atomic_sub_fetch(&lane->nwaiting, 1, __ATOMIC_RELAXED);
+			complete(pop(&lane->waiting, &lane->waiting_tail), NULL, PQmakeEmptyPGresult(NULL, PGRES_FATAL_ERROR));
+		}
+		return lane->waiting ? lane->waiting->deadline : -1;
+	}
 	if (lane->state != LANE_OPEN)
 		return -1;
 	if (!lane->failed && lane->sent && lane->sent->deadline <= now)

@@ -65,8 +65,9 @@ extern void lane_fail(Lane *lane);
 
 /*
  * Sends what is buffered, gives up a lane whose oldest call is past its
- * deadline (its socket shut down, never canceled), closes a failed one;
- * the earliest deadline of its calls in flight, or -1.
+ * deadline (its socket shut down, never canceled) and fails the calls that
+ * waited that long for a connection, closes a failed lane; the earliest
+ * deadline of its calls, or -1.
  */
 extern long lane_tick(Lane *lane, long now);
 

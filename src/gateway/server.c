@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Descriptors the gateway needs beyond its clients' and its lanes': the log's, libpq's, epoll's and the listener's. */
+/* Descriptors the gateway needs beyond its clients', its lanes' and its event threads': the log's, the listener's, the watcher's. */
 #define SPARE_DESCRIPTORS 64
 
 struct Server
@@ -83,9 +83,13 @@ int
 server_raise_fd_limit(const GatewaySettings *settings)
 {
 	struct rlimit limit;
-	/* a reload runs two servers for a moment, each with its lanes to the primary and to each replica */
+	/*
+	 * A reload runs two servers for a moment, each with its lanes to the
+	 * primary and to each replica, and its event threads' own (an epoll, an
+	 * eventfd, the daemon's epoll and wake-up, the listening socket's copy).
+	 */
 	rlim_t		needed = (rlim_t) settings->max_connections +
-		2 * (rlim_t) (settings->pool + settings->threads) * (1 + settings->nreplicas) + SPARE_DESCRIPTORS;
+		2 * ((rlim_t) settings->pool * (1 + settings->nreplicas) + 5 * (rlim_t) settings->threads) + SPARE_DESCRIPTORS;
 
 	if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
 		return 0;
