@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench/gateway_memory_bench.sh — ddb-gateway's latency spread and memory
-# (issue 16, target 5): p99 over p50 of signed GetItems at 8 connections,
-# for pools of 8, 4 and 2 connections; the gateway's resident memory with
-# 1,000 idle keep-alive connections; and its memory over a sustained run.
+# (issue 33, target 5): p99 over p50 of signed GetItems at 8 and 32
+# connections through a gateway with the default pool; its resident memory
+# with 10,000 idle keep-alive connections; and its memory over a sustained
+# run.
 #
 #   bash bench/gateway_memory_bench.sh
-#   BENCH_IDLE=1000 BENCH_MINUTES=10 BENCH_ROUNDS=3 BENCH_SECONDS=10 bash bench/gateway_memory_bench.sh
+#   BENCH_IDLE=10000 BENCH_MINUTES=10 BENCH_ROUNDS=3 BENCH_SECONDS=10 bash bench/gateway_memory_bench.sh
 #
 # Installs wrk (Debian), builds and installs the extension, starts a
 # throwaway cluster (fsync off), preloads 16,000 items (bench/gateway/load.js
@@ -21,17 +22,18 @@ source "$ROOT/bench/lib/gateway.sh"
 source "$ROOT/bench/lib/stats.sh"
 
 USERS=1000
-IDLE=${BENCH_IDLE:-1000}
+IDLE=${BENCH_IDLE:-10000}
 MINUTES=${BENCH_MINUTES:-10}
 ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
-POOLS=(8 4 2)
+CONNECTIONS=(8 32)
+POOL=4   # the gateway's default
 OUT="$ROOT/build/gwmemory"
 DB=ddb_gwmemory
-declare -A PORT=([8]=55491 [4]=55492 [2]=55493)
+PORT=55491
 rm -rf "$OUT" && mkdir -p "$OUT"
-# a thousand client connections, each a descriptor in the gateway and in the client
-ulimit -Sn 4096   # the soft limit only: the gateway raises its own to what --max-connections needs
+# the idle client connections, each a descriptor in the gateway and in the client
+ulimit -Sn $((IDLE + 1000))   # the soft limit only: the gateway raises its own to what --max-connections needs
 
 install_packages wrk
 build_and_install
@@ -55,55 +57,52 @@ kill "${GATEWAY_PIDS[0]}" && wait "${GATEWAY_PIDS[0]}" 2>/dev/null || true
 GATEWAY_PIDS=()
 psql_db -q -c "VACUUM ANALYZE"
 read -r KEY_ID SECRET <<<"$(psql_db -At -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
-declare -A GATEWAY_PID
-for pool in "${POOLS[@]}"; do
-    start_gateway "${PORT[$pool]}" "$pool"
-    GATEWAY_PID[$pool]=${GATEWAY_PIDS[-1]}
-done
+start_gateway "$PORT" "$POOL" --max-connections $((IDLE + 100))
+GATEWAY_PID=${GATEWAY_PIDS[-1]}
 
-# One wrk run of signed GetItems at 8 connections, for SECONDS; fails on a bad response.
-run_wrk() {  # pool, seconds, name
+# One wrk run of signed GetItems at some connections, for SECONDS; fails on a bad response.
+run_wrk() {  # connections, seconds, name
     local log="$OUT/wrk-$3.log"
-    node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[$1]}" "$KEY_ID" "$SECRET" GetItem "$USERS" 60000 \
+    node "$ROOT/bench/gateway/presign.js" "127.0.0.1:$PORT" "$KEY_ID" "$SECRET" GetItem "$USERS" 60000 \
         >"$OUT/signed-$3.txt"
-    wrk -t2 -c8 -d"$2s" -s "$ROOT/bench/gateway/signed.lua" "http://127.0.0.1:${PORT[$1]}" \
+    wrk -t2 -c"$1" -d"$2s" -s "$ROOT/bench/gateway/signed.lua" "http://127.0.0.1:$PORT" \
         -- "$OUT/signed-$3.txt" GetItem 2 >"$log"
     if ! grep -q '^checked [1-9][0-9]* bad 0$' "$log" || grep -q '^  Socket errors' "$log"; then
-        echo "GetItem through the pool of $1: bad responses or socket errors" >&2
+        echo "GetItem at $1 connections: bad responses or socket errors" >&2
         cat "$log" >&2
         return 1
     fi
 }
 
 declare -A OPS P50 P99
-for pool in "${POOLS[@]}"; do
-    echo "== warm-up: pool of $pool"
-    run_wrk "$pool" 5 "warmup-$pool"
+for c in "${CONNECTIONS[@]}"; do
+    echo "== warm-up: $c connections"
+    run_wrk "$c" 5 "warmup-$c"
 done
 for round in $(seq "$ROUNDS"); do
-    for pool in "${POOLS[@]}"; do
-        echo "== latency, pool of $pool, round $round of $ROUNDS (${SECONDS_PER_RUN}s)"
-        run_wrk "$pool" "$SECONDS_PER_RUN" "latency-$pool-$round"
-        OPS[$pool]+="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$OUT/wrk-latency-$pool-$round.log") "
-        P50[$pool]+="$(awk '/^latency p50/ { print $3 }' "$OUT/wrk-latency-$pool-$round.log") "
-        P99[$pool]+="$(awk '/^latency p50/ { print $5 }' "$OUT/wrk-latency-$pool-$round.log") "
+    for c in "${CONNECTIONS[@]}"; do
+        echo "== latency, $c connections, round $round of $ROUNDS (${SECONDS_PER_RUN}s)"
+        run_wrk "$c" "$SECONDS_PER_RUN" "latency-$c-$round"
+        OPS[$c]+="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$OUT/wrk-latency-$c-$round.log") "
+        P50[$c]+="$(awk '/^latency p50/ { print $3 }' "$OUT/wrk-latency-$c-$round.log") "
+        P99[$c]+="$(awk '/^latency p50/ { print $5 }' "$OUT/wrk-latency-$c-$round.log") "
     done
 done
 
-echo "== $IDLE idle keep-alive connections to the pool of 8"
-rss_before_idle=$(rss_mb "${GATEWAY_PID[8]}")
-node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[8]}" "$KEY_ID" "$SECRET" GetItem "$USERS" "$IDLE" >"$OUT/signed-idle.txt"
-node "$ROOT/bench/gateway/idle.js" 127.0.0.1 "${PORT[8]}" "$OUT/signed-idle.txt" "$IDLE" >"$OUT/idle.log" 2>&1 &
+echo "== $IDLE idle keep-alive connections"
+rss_before_idle=$(rss_mb "$GATEWAY_PID")
+node "$ROOT/bench/gateway/presign.js" "127.0.0.1:$PORT" "$KEY_ID" "$SECRET" GetItem "$USERS" "$IDLE" >"$OUT/signed-idle.txt"
+node "$ROOT/bench/gateway/idle.js" 127.0.0.1 "$PORT" "$OUT/signed-idle.txt" "$IDLE" >"$OUT/idle.log" 2>&1 &
 IDLE_PID=$!
-for _ in $(seq 600); do
+for _ in $(seq 1200); do
     grep -q '^idle ' "$OUT/idle.log" && break
     kill -0 "$IDLE_PID" 2>/dev/null || { cat "$OUT/idle.log" >&2; exit 1; }
     sleep 0.1
 done
-grep -q '^idle ' "$OUT/idle.log" || { echo "the idle connections were not all served in 60 s" >&2; exit 1; }
+grep -q '^idle ' "$OUT/idle.log" || { echo "the idle connections were not all served in 120 s" >&2; exit 1; }
 sleep 2
-open_connections=$(ss -Htn state established "( sport = :${PORT[8]} )" | wc -l)
-rss_idle=$(rss_mb "${GATEWAY_PID[8]}")
+open_connections=$(ss -Htn state established "( sport = :$PORT )" | wc -l)
+rss_idle=$(rss_mb "$GATEWAY_PID")
 # the gateway still serves while they wait
 run_wrk 8 5 "with-idle"
 served_with_idle=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$OUT/wrk-with-idle.log")
@@ -111,14 +110,14 @@ kill "$IDLE_PID" && wait "$IDLE_PID" 2>/dev/null || true
 IDLE_PID=
 
 echo "== $MINUTES minutes of GetItem at 8 connections, resident memory every 30 s"
-RSS_SAMPLES=("$(rss_mb "${GATEWAY_PID[8]}")")
-node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[8]}" "$KEY_ID" "$SECRET" GetItem "$USERS" 60000 >"$OUT/signed-long.txt"
-wrk -t2 -c8 -d"$((MINUTES * 60))s" -s "$ROOT/bench/gateway/signed.lua" "http://127.0.0.1:${PORT[8]}" \
+RSS_SAMPLES=("$(rss_mb "$GATEWAY_PID")")
+node "$ROOT/bench/gateway/presign.js" "127.0.0.1:$PORT" "$KEY_ID" "$SECRET" GetItem "$USERS" 60000 >"$OUT/signed-long.txt"
+wrk -t2 -c8 -d"$((MINUTES * 60))s" -s "$ROOT/bench/gateway/signed.lua" "http://127.0.0.1:$PORT" \
     -- "$OUT/signed-long.txt" GetItem 2 >"$OUT/wrk-long.log" &
 wrk_pid=$!
 while kill -0 "$wrk_pid" 2>/dev/null; do
     sleep 30
-    RSS_SAMPLES+=("$(rss_mb "${GATEWAY_PID[8]}")")
+    RSS_SAMPLES+=("$(rss_mb "$GATEWAY_PID")")
 done
 wait "$wrk_pid"
 grep -q '^checked [1-9][0-9]* bad 0$' "$OUT/wrk-long.log" || { cat "$OUT/wrk-long.log" >&2; exit 1; }
@@ -127,19 +126,19 @@ grep -q '^checked [1-9][0-9]* bad 0$' "$OUT/wrk-long.log" || { cat "$OUT/wrk-lon
     echo "### ddb-gateway: latency spread and memory"
     echo
     echo "Command: \`BENCH_IDLE=$IDLE BENCH_MINUTES=$MINUTES BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_PER_RUN bash bench/gateway_memory_bench.sh\`"
-    echo "($(date -u +%Y-%m-%d), $(nproc) cores, $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2) -t2 -c8 with signed GetItems;"
+    echo "($(date -u +%Y-%m-%d), $(nproc) cores, $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2) -t2 with signed GetItems;"
     echo "PostgreSQL $(psql_db -At -c 'SHOW server_version' | cut -d' ' -f1) (fsync off); ddb_model at $(git -C "$ROOT" rev-parse --short HEAD).)"
     echo
-    echo "Signed GetItem at 8 connections, median of $ROUNDS rounds of ${SECONDS_PER_RUN} s (latencies in µs, from wrk):"
+    echo "Signed GetItem through the gateway with its default pool ($POOL connections), median of $ROUNDS rounds of ${SECONDS_PER_RUN} s (latencies in µs, from wrk):"
     echo
-    echo "| gateway --pool | ops/s | p50 | p99 | p99 / p50 |"
+    echo "| connections | ops/s | p50 | p99 | p99 / p50 |"
     echo "|---:|---:|---:|---:|---:|"
-    for pool in "${POOLS[@]}"; do
-        p50=$(median "${P50[$pool]}") p99=$(median "${P99[$pool]}")
-        echo "| $pool | $(median "${OPS[$pool]}") | $p50 | $p99 | $(awk -v a="$p99" -v b="$p50" 'BEGIN { printf "%.2f", a / b }') |"
+    for c in "${CONNECTIONS[@]}"; do
+        p50=$(median "${P50[$c]}") p99=$(median "${P99[$c]}")
+        echo "| $c | $(median "${OPS[$c]}") | $p50 | $p99 | $(awk -v a="$p99" -v b="$p50" 'BEGIN { printf "%.2f", a / b }') |"
     done
     echo
-    echo "Resident memory of the gateway (--pool 8): $rss_before_idle MB before the idle connections;"
+    echo "Resident memory of the gateway: $rss_before_idle MB before the idle connections;"
     echo "$rss_idle MB with $IDLE idle keep-alive connections open ($open_connections established), each after one GetItem;"
     echo "meanwhile it served $served_with_idle signed GetItems/s at 8 other connections."
     echo

@@ -11,16 +11,18 @@
 # Installs wrk (Debian), builds and installs the extension, starts a
 # throwaway cluster (fsync off), preloads BENCH_USERS users of 16 items
 # (bench/gateway/load.js through a gateway without signatures), then starts
-# one signing gateway per connection count (--pool equal to it: as many
-# requests in flight as pgbench has clients) with a key of
-# ddb.create_access_key().  The requests are signed in advance
+# one signing gateway per connection count, with BENCH_POOL database
+# connections (default 4, the gateway's default: it pipelines many
+# requests on each), with a key of ddb.create_access_key().  The requests are signed in advance
 # (bench/gateway/presign.js; the gateway serves a resent request, as AWS
 # does) and sent by wrk (bench/gateway/signed.lua).  pgbench runs
 # `SELECT ddb.execute(op, request)` with -M prepared, the request built
 # from the same values.  Also measures the CPU per operation of the load
 # generator, the gateway and the cluster, and what the gateway serves when
-# it does nothing (a GET refused with 405).  Prints a markdown report (also
-# build/gwsigned/report.md).
+# it does nothing (a GET refused with 405).  With BENCH_PROFILE=1, also
+# records where the gateway's CPU goes (perf record -g on its process) over
+# one more run of each operation at 8 connections (build/gwsigned/profile-*.txt).
+# Prints a markdown report (also build/gwsigned/report.md).
 set -euo pipefail
 export CLUSTER_NAME=gwsigned DDB_PGPORT=${DDB_PGPORT:-55437}
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
@@ -31,6 +33,7 @@ source "$ROOT/bench/lib/cpu.sh"
 USERS=${BENCH_USERS:-1000}
 ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
+POOL=${BENCH_POOL:-4}
 CONNECTIONS=(8 32)
 OPERATIONS=(GetItem Query PutItem)
 OUT="$ROOT/build/gwsigned"
@@ -90,7 +93,7 @@ EOF
 
 read -r KEY_ID SECRET <<<"$(psql_db -At -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 for c in "${CONNECTIONS[@]}"; do
-    start_gateway "${PORT[$c]}" "$c"
+    start_gateway "${PORT[$c]}" "$POOL"
 done
 declare -A OPS LAT CLIENT_MS SERVER_TICKS CLUSTER_TICKS DONE
 POSTMASTER=$(head -1 "$PGDATA_DIR/postmaster.pid")
@@ -164,6 +167,19 @@ for c in "${CONNECTIONS[@]}"; do
     done
 done
 
+if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+    install_packages linux-perf
+    for op in "${OPERATIONS[@]}"; do
+        echo "== profile of the gateway: $op, 8 connections"
+        perf record -g -o "$OUT/perf-$op.data" -p "${GATEWAY_PID[8]}" -- sleep "$SECONDS_PER_RUN" >/dev/null 2>&1 &
+        perf_pid=$!
+        measure_gateway "$op" 8 profile
+        wait "$perf_pid" || true
+        perf report -i "$OUT/perf-$op.data" --no-children --sort symbol --stdio 2>/dev/null | grep -v '^$' | head -80 \
+            >"$OUT/profile-$op.txt"
+    done
+fi
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # CPU microseconds per operation of what ticks or milliseconds measured, over the operations done.
 us_per_op() {  # ticks, operations
@@ -176,7 +192,7 @@ declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Qu
     echo "Command: \`BENCH_USERS=$USERS BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_PER_RUN bash bench/gateway_signed_bench.sh\`"
     echo "($(date -u +%Y-%m-%d), $(nproc) cores, $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2) -t2 with requests signed in advance,"
     echo "pgbench -M prepared -j 2; PostgreSQL $(psql_db -At -c 'SHOW server_version' | cut -d' ' -f1) (fsync off);"
-    echo "$((USERS * 16)) items preloaded; ddb_model at $(git -C "$ROOT" rev-parse --short HEAD); the gateway's --pool equal to the connections.)"
+    echo "$((USERS * 16)) items preloaded; ddb_model at $(git -C "$ROOT" rev-parse --short HEAD); the gateway with --pool $POOL.)"
     echo
     echo "ops/s: median of $ROUNDS rounds (lowest–highest); the two take turns within each round."
     echo
@@ -194,12 +210,17 @@ declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Qu
     echo "(wrk, pgbench; from time(1)), the gateway's process, and the cluster's processes (backends, and"
     echo "the background ones)."
     echo
-    echo "| operation | connections | gateway: wrk / ddb-gateway / PostgreSQL | pgbench: pgbench / PostgreSQL |"
-    echo "|---|---:|---:|---:|"
+    echo "The last two columns leave the load generators out: PostgreSQL behind the gateway against PostgreSQL"
+    echo "behind pgbench, and (pgbench + its PostgreSQL) against (the gateway + its PostgreSQL), each per operation."
+    echo
+    echo "| operation | connections | gateway: wrk / ddb-gateway / PostgreSQL | pgbench: pgbench / PostgreSQL | PostgreSQL, gateway / pgbench | servers' CPU, pgbench / gateway |"
+    echo "|---|---:|---:|---:|---:|---:|"
     for op in "${OPERATIONS[@]}"; do
         for c in "${CONNECTIONS[@]}"; do
             g="$op,$c,gateway" p="$op,$c,pgbench"
-            echo "| ${LABEL[$op]} | $c | $(us_per_op "$(( CLIENT_MS[$g] * $(getconf CLK_TCK) / 1000 ))" "${DONE[$g]}") / $(us_per_op "${SERVER_TICKS[$g]}" "${DONE[$g]}") / $(us_per_op "${CLUSTER_TICKS[$g]}" "${DONE[$g]}") | $(us_per_op "$(( CLIENT_MS[$p] * $(getconf CLK_TCK) / 1000 ))" "${DONE[$p]}") / $(us_per_op "${CLUSTER_TICKS[$p]}" "${DONE[$p]}") |"
+            gw=$(us_per_op "${SERVER_TICKS[$g]}" "${DONE[$g]}") gpg=$(us_per_op "${CLUSTER_TICKS[$g]}" "${DONE[$g]}")
+            pb=$(us_per_op "$(( CLIENT_MS[$p] * $(getconf CLK_TCK) / 1000 ))" "${DONE[$p]}") ppg=$(us_per_op "${CLUSTER_TICKS[$p]}" "${DONE[$p]}")
+            echo "| ${LABEL[$op]} | $c | $(us_per_op "$(( CLIENT_MS[$g] * $(getconf CLK_TCK) / 1000 ))" "${DONE[$g]}") / $gw / $gpg | $pb / $ppg | $(ratio "$gpg" "$ppg") | $(awk -v a="$pb" -v b="$ppg" -v c="$gw" -v d="$gpg" 'BEGIN { printf "%.2f", (a + b) / (c + d) }') |"
         done
     done
     echo
