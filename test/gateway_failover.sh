@@ -81,8 +81,11 @@ check "a primary and its synchronous streaming standby" "f t sync" \
     "$(on primary -c 'SELECT pg_is_in_recovery()') $(on standby -c 'SELECT pg_is_in_recovery()') $(on primary -c 'SELECT sync_state FROM pg_stat_replication')"
 
 # ---- one gateway, its dsn naming both servers ----
+# one event thread: its first connection serves every request in turn, so that the request sent to the frozen
+# primary below finds that connection open and waits on its statement (with two threads it could land on one
+# still connecting, and be answered 503 when the attempt fails, as soon or sooner)
 dsn="host=$PRIMARY,$STANDBY port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=$DB target_session_attrs=read-write"
-start_gateway "$PORT" "$WORK/gateway.log" --dsn "$dsn" --pool 2 --connect-timeout "$CONNECT_TIMEOUT" \
+start_gateway "$PORT" "$WORK/gateway.log" --dsn "$dsn" --pool 2 --threads 1 --connect-timeout "$CONNECT_TIMEOUT" \
     --request-timeout "$REQUEST_TIMEOUT" --endpoint-address gateway.example:443 \
     --replica "host=$PRIMARY,$STANDBY port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=$DB target_session_attrs=standby"
 pid=$gateway_pid
