@@ -123,6 +123,14 @@ check "metrics: src/gateway/metrics.c lists every operation of src/execute/execu
     "$(grep -o '^	{"[A-Z][A-Za-z]*", ' "$ROOT/src/execute/execute.c" | tr -d '\t{", ' | sort -u |
        comm -23 - <(grep -o '"[A-Z][A-Za-z]*"' "$ROOT/src/gateway/metrics.c" | tr -d '"' | sort -u) | tr '\n' ' ')"
 
+# --- a connection keeps --connection-memory bytes (default 4096) for a request's headers: beyond, 431
+padded() {  # url, header bytes, curl args...
+    curl -s -o /dev/null -w '%{http_code}' -H "X-Pad: $(head -c "$2" /dev/zero | tr '\0' a)" "${@:3}" "$1/health"
+}
+check "headers of 2.5 kB are taken by default" "200" "$(padded "$URL" 2500)"
+check "headers beyond what --connection-memory holds are 431, the connection closed" "431" "$(padded "$URL" 5000)"
+check "the gateway serves on" "200" "$(healthy "$URL")"
+
 # --- more than 1,024 client connections (epoll, not select()), all served
 /usr/bin/python3 - "$PORT" >"$WORK/many.txt" 2>&1 <<'PY'
 import resource, socket, struct, sys
@@ -164,9 +172,10 @@ done
 cp "$WORK/cert1.pem" "$WORK/cert.pem" && cp "$WORK/key1.pem" "$WORK/key.pem"
 TLS_URL="https://127.0.0.1:$((PORT + 1))"
 start tls --listen "127.0.0.1:$((PORT + 1))" --dsn "dbname=$DB" --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" \
-    --access-log off
+    --access-log off --connection-memory 16384
 TLS=$started
 check "HTTPS with --tls-cert and --tls-key" "200" "$(healthy "$TLS_URL" --cacert "$WORK/cert1.pem")"
+check "a larger --connection-memory takes larger headers" "200" "$(padded "$TLS_URL" 12000 --cacert "$WORK/cert1.pem")"
 check "a signed request over HTTPS" "200" \
     "$(CURL_CA_BUNDLE="$WORK/cert1.pem" signed "$TLS_URL" "$KEY" "$SECRET" GetItem '{"TableName": "Svc", "Key": {"pk": {"S": "a"}}}')"
 check "plain HTTP to the HTTPS port gets no DynamoDB answer" "000" \

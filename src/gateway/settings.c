@@ -54,6 +54,7 @@ static const Setting settings_table[] = {
 	{"pool", SETTING_NUMBER, FIELD(pool), 1, 256, "database connections to the primary (and to each replica), shared by the event threads; requests are pipelined on them (default 4)"},
 	{"threads", SETTING_NUMBER, FIELD(threads), 1, 256, "event threads (default: the machine's cores; at most --pool)"},
 	{"max-connections", SETTING_NUMBER, FIELD(max_connections), 1, 1000000, "client connections served at once (default 4096)"},
+	{"connection-memory", SETTING_NUMBER, FIELD(connection_memory), 2048, 1048576, "bytes each client connection keeps for a request's headers and its response's (default 4096: headers up to about 3 kB; more is answered 431)"},
 	{"tls-cert", SETTING_TEXT, FIELD(tls_cert), 0, 0, "PEM certificate (chain) file: serve HTTPS"},
 	{"tls-key", SETTING_TEXT, FIELD(tls_key), 0, 0, "PEM private key file of --tls-cert"},
 	{"insecure-listen", SETTING_FLAG, FIELD(insecure_listen), 0, 0, "allow plain HTTP on an address beyond loopback"},
@@ -298,6 +299,7 @@ settings_load(int argc, char **argv, GatewaySettings *settings)
 	settings->dsn = "";
 	settings->pool = 4;
 	settings->max_connections = 4096;
+	settings->connection_memory = 4096;
 	settings->access_log = "-";
 	settings->connect_timeout = 10;
 	settings->request_timeout = 10;

@@ -31,6 +31,7 @@ typedef struct GatewaySettings
 	int			pool;			/* database connections to the primary (and to each replica) */
 	int			threads;		/* event threads (worker.c), at most pool */
 	int			max_connections;	/* client connections served at once */
+	int			connection_memory;	/* bytes each keeps for headers (libmicrohttpd's pool) */
 	char	   *tls_cert;		/* PEM files, both or neither */
 	char	   *tls_key;
 	int			insecure_listen;	/* plain HTTP allowed beyond loopback */

@@ -6,7 +6,10 @@
  * descriptor, the lanes' sockets and the thread's eventfd (connections
  * made, commands), results go to their requests, and the daemon runs:
  * requests whose statement was sent are suspended, and resumed with their
- * response when its result came.  Several event threads share the
+ * response when its result came.  A daemon polled from outside has no
+ * wake-up of its own (libmicrohttpd drops it): a resumed request is taken
+ * up by the daemon's next run, which each turn ends with (and a turn whose
+ * ticks answered requests begins with).  Several event threads share the
  * listening socket; each daemon accepts its own clients.
  */
 #include "worker.h"
@@ -153,15 +156,19 @@ turn(Worker *worker)
 	long		next = -1;
 	MHD_UNSIGNED_LONG_LONG daemon_ms;
 	int			timeout;
+	int			answered = 0;
 	int			n;
 
 	for (int i = 0; i < lane_count(worker); i++)
 	{
-		long		deadline = lane_tick(worker->lanes[i], now);
+		long		deadline = lane_tick(worker->lanes[i], now, &answered);
 
 		if (deadline >= 0 && (next < 0 || deadline < next))
 			next = deadline;
 	}
+	/* requests answered here were resumed: the daemon takes them up before the wait (it has no wake-up of its own) */
+	if (answered)
+		MHD_run(worker->daemon);
 	if (MHD_get_timeout(worker->daemon, &daemon_ms) == MHD_YES &&
 		(next < 0 || now + (long) daemon_ms < next))
 		next = now + (long) daemon_ms;
@@ -295,6 +302,7 @@ worker_start(ServeContext *context, int listen_fd, unsigned int flags, const str
 										  MHD_OPTION_LISTEN_SOCKET, worker->listen_fd,
 										  MHD_OPTION_CONNECTION_LIMIT, (unsigned int) max_connections,
 										  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 60,
+										  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) context->settings->connection_memory,
 										  MHD_OPTION_ARRAY, options,
 										  MHD_OPTION_END);
 	if (worker->daemon == NULL)
