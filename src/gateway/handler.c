@@ -54,6 +54,7 @@ finish(RequestState *state)
 	{
 		state->suspended = 0;
 		MHD_resume_connection(state->connection);
+		worker_resumed(state->worker);
 	}
 }
 

@@ -51,7 +51,6 @@ struct Lane
 	PGresult   *result;			/* the oldest call's result, until its sync arrives */
 	int			in_flight;		/* atomic (the metrics read it) */
 	int			nwaiting;		/* atomic */
-	unsigned long completed;	/* callbacks run */
 };
 
 /* The prepared statements' names, in LaneStatement's order. */
@@ -177,7 +176,6 @@ send_call(Lane *lane, Call *call)
 static void
 complete(Call *call, PGconn *conn, PGresult *res)
 {
-	call->lane->completed++;
 	call->done(call, conn, res);
 	PQclear(res);
 }
@@ -320,10 +318,9 @@ lane_close(Lane *lane)
  * the earliest deadline, or -1.
  */
 long
-lane_tick(Lane *lane, long now, int *answered)
+lane_tick(Lane *lane, long now)
 {
 	int			unsent;
-	unsigned long completed = lane->completed;
 
 	if (lane->state == LANE_CONNECTING)
 	{
@@ -332,7 +329,6 @@ lane_tick(Lane *lane, long now, int *answered)
 		{
 			__atomic_sub_fetch(&lane->nwaiting, 1, __ATOMIC_RELAXED);
 			complete(pop(&lane->waiting, &lane->waiting_tail), NULL, PQmakeEmptyPGresult(NULL, PGRES_FATAL_ERROR));
-			*answered = 1;
 		}
 		return lane->waiting ? lane->waiting->deadline : -1;
 	}
@@ -356,8 +352,6 @@ lane_tick(Lane *lane, long now, int *answered)
 	}
 	if (lane->failed)
 		lane_close(lane);
-	if (lane->completed != completed)
-		*answered = 1;
 	return lane->state == LANE_OPEN && lane->sent ? lane->sent->deadline : -1;
 }
 

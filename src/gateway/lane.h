@@ -67,9 +67,9 @@ extern void lane_fail(Lane *lane);
  * Sends what is buffered, gives up a lane whose oldest call is past its
  * deadline (its socket shut down, never canceled) and fails the calls that
  * waited that long for a connection, closes a failed lane; the earliest
- * deadline of its calls, or -1.  *answered is set when a callback ran.
+ * deadline of its calls, or -1.
  */
-extern long lane_tick(Lane *lane, long now, int *answered);
+extern long lane_tick(Lane *lane, long now);
 
 /* A connection attempt ended: conn is open (in pipeline mode, statements prepared) or NULL/bad. */
 extern void lane_connected(Lane *lane, PGconn *conn, unsigned int generation);

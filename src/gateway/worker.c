@@ -7,9 +7,8 @@
  * made, commands), results go to their requests, and the daemon runs:
  * requests whose statement was sent are suspended, and resumed with their
  * response when its result came.  A daemon polled from outside has no
- * wake-up of its own (libmicrohttpd drops it): a resumed request is taken
- * up by the daemon's next run, which each turn ends with (and a turn whose
- * ticks answered requests begins with).  Several event threads share the
+ * wake-up of its own (libmicrohttpd drops it): the thread notes a resumed
+ * request (worker_resumed) and runs the daemon before it waits again.  Several event threads share the
  * listening socket; each daemon accepts its own clients.
  */
 #include "worker.h"
@@ -49,6 +48,7 @@ struct Worker
 	int			nreplicas;
 	int			command;
 	int			quiesced;
+	int			resumed;		/* a request was resumed since the daemon last ran */
 };
 
 /* libmicrohttpd's messages, prefixed as the gateway's own. */
@@ -147,41 +147,66 @@ wake(Worker *worker)
 	}
 }
 
-/* One turn: ticks the lanes, waits for events, hands them out, runs the daemon. */
+/* A request of this thread was resumed: the daemon runs before the thread waits again. */
+void
+worker_resumed(Worker *worker)
+{
+	worker->resumed = 1;
+}
+
+/*
+ * One turn: ticks the lanes, waits for events, hands them out, and runs the
+ * daemon when it has something to do: its descriptor is ready, a request
+ * was resumed, or its own timeout is due (it has data pending, or a
+ * connection to time out).
+ */
 static void
 turn(Worker *worker)
 {
 	struct epoll_event events[64];
 	long		now = db_now_ms();
 	long		next = -1;
+	long		daemon_due = -1;
 	MHD_UNSIGNED_LONG_LONG daemon_ms;
 	int			timeout;
-	int			answered = 0;
+	int			run_daemon = 0;
 	int			n;
 
 	for (int i = 0; i < lane_count(worker); i++)
 	{
-		long		deadline = lane_tick(worker->lanes[i], now, &answered);
+		long		deadline = lane_tick(worker->lanes[i], now);
 
 		if (deadline >= 0 && (next < 0 || deadline < next))
 			next = deadline;
 	}
-	/* requests answered here were resumed: the daemon takes them up before the wait (it has no wake-up of its own) */
-	if (answered)
+	if (worker->resumed)
+	{
+		/* answered by a tick (a deadline, a lane closed): taken up before the wait */
+		worker->resumed = 0;
 		MHD_run(worker->daemon);
-	if (MHD_get_timeout(worker->daemon, &daemon_ms) == MHD_YES &&
-		(next < 0 || now + (long) daemon_ms < next))
-		next = now + (long) daemon_ms;
+	}
+	if (MHD_get_timeout(worker->daemon, &daemon_ms) == MHD_YES)
+	{
+		daemon_due = now + (long) daemon_ms;
+		if (next < 0 || daemon_due < next)
+			next = daemon_due;
+	}
 	timeout = next < 0 ? -1 : next <= now ? 0 : (int) (next - now);
 	n = epoll_wait(worker->epoll_fd, events, 64, timeout);
 	for (int i = 0; i < n; i++)
 	{
 		if (events[i].data.ptr == &worker->wake_fd)
 			wake(worker);
-		else if (events[i].data.ptr != &worker->daemon)
+		else if (events[i].data.ptr == &worker->daemon)
+			run_daemon = 1;
+		else
 			lane_on_event(events[i].data.ptr, events[i].events);
 	}
-	MHD_run(worker->daemon);
+	if (run_daemon || worker->resumed || (daemon_due >= 0 && db_now_ms() >= daemon_due))
+	{
+		worker->resumed = 0;
+		MHD_run(worker->daemon);
+	}
 }
 
 /* True while a lane waits for its connection. */

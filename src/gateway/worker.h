@@ -46,6 +46,9 @@ extern Lane *worker_primary_lane(Worker *worker);
 /* Standby replica's lane with the least work. */
 extern Lane *worker_replica_lane(Worker *worker, int replica);
 
+/* Notes that a request of this thread was resumed: the daemon runs before the thread waits again. */
+extern void worker_resumed(Worker *worker);
+
 /* Adds the thread's lanes to the primary to use. */
 extern void worker_add_use(Worker *worker, PoolUse *use);
 
