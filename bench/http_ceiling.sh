@@ -35,7 +35,6 @@ set -euo pipefail
 export CLUSTER_NAME=httpceiling
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
 source "$ROOT/bench/lib/stats.sh"
-source "$ROOT/bench/lib/cpu.sh"
 
 ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_PER_RUN=${BENCH_SECONDS:-5}
@@ -77,7 +76,7 @@ cc "${CFLAGS[@]}" -o "$OUT/evhttp_server" "$SRC/evhttp_server.c" "$SRC/common.c"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
     -keyout "$OUT/key.pem" -out "$OUT/cert.pem" 2>/dev/null
 
-declare -A PID PORT RATE SERVER_TICKS CLIENT_MS DONE
+declare -A PID PORT RATE SERVER_USER SERVER_SYSTEM CLIENT_MS DONE
 trap 'kill "${PID[@]}" 2>/dev/null || true' EXIT
 # The servers measured over plain HTTP or TLS: all but the 405 over TLS (a new handshake each request).
 servers_of() {  # http or https
@@ -117,29 +116,35 @@ start_servers() {  # http or https
         port=$((port + 1))
     done
 }
+# The user and system ticks a process has used, its threads' (ended ones too).
+user_system_ticks() {  # pid
+    sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }'
+}
 # Stops every server.
 stop_servers() {
     for server in "${!PID[@]}"; do kill "${PID[$server]}" && wait "${PID[$server]}" 2>/dev/null || true; done
     PID=()
 }
 # One wrk run against a server; fails when the server ended, on wrk's failure, no request answered or
-# a socket error, and on a status other than 200 (the gateway's: 503 or 405).
+# a socket error, and on a status other than 200 (the gateway's: 503 or 405).  A request unanswered
+# after 2 s (wrk's timeout: a server starved of CPU) is no error.
 measure() {  # http or https, server, connections, round
-    local key="$1,$2,$3" log="$OUT/wrk-$1-$2-$3-$4.log" script=(-s "$SRC/post.lua") t0 t1 statuses=0
+    local key="$1,$2,$3" log="$OUT/wrk-$1-$2-$3-$4.log" script=(-s "$SRC/post.lua") u0 s0 u1 s1 statuses=0
     [ "$2" = gateway-405 ] && script=()
-    t0=$(cpu_ticks "${PID[$2]}")
+    read -r u0 s0 <<<"$(user_system_ticks "${PID[$2]}")"
     { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$3" -d"${SECONDS_PER_RUN}s" "${script[@]}" \
         "$1://127.0.0.1:${PORT[$2]}/" >"$log" 2>&1 || true; } 2>"$log.time"
-    t1=$(cpu_ticks "${PID[$2]}")
+    read -r u1 s1 <<<"$(user_system_ticks "${PID[$2]}" 2>/dev/null || echo 0 0)"
     case "$2" in gateway-*) statuses=$(awk '/ requests in / { print $1 }' "$log") ;; esac
-    if ! kill -0 "${PID[$2]}" 2>/dev/null || ! grep -q '^ *[1-9][0-9]* requests in ' "$log" || grep -q '^  Socket errors' "$log" ||
+    if ! kill -0 "${PID[$2]}" 2>/dev/null || ! grep -q '^ *[1-9][0-9]* requests in ' "$log" || grep -q '^  Socket errors: .*[1-9].*, timeout' "$log" ||
         [ "$(awk '/^  Non-2xx or 3xx responses:/ { n = $5 } END { print n + 0 }' "$log")" != "$statuses" ]; then
         echo "$2 ($1) at $3 connections: the server ended, or wrk failed, saw errors or unexpected statuses" >&2
         cat "$log" >&2
         return 1
     fi
     RATE[$key]+="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log") "
-    SERVER_TICKS[$key]=$(( ${SERVER_TICKS[$key]:-0} + t1 - t0 ))
+    SERVER_USER[$key]=$(( ${SERVER_USER[$key]:-0} + u1 - u0 ))
+    SERVER_SYSTEM[$key]=$(( ${SERVER_SYSTEM[$key]:-0} + s1 - s0 ))
     CLIENT_MS[$key]=$(( ${CLIENT_MS[$key]:-0} + $(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$log.time") ))
     DONE[$key]=$(( ${DONE[$key]:-0} + $(awk '/ requests in / { print $1 }' "$log") ))
 }
@@ -161,6 +166,10 @@ done
 us_per_request() {  # seconds of CPU, requests
     awk -v s="$1" -v n="$2" 'BEGIN { printf "%.1f", s * 1e6 / n }'
 }
+# Microseconds of CPU per request of clock ticks.
+ticks_per_request() {  # ticks, requests
+    us_per_request "$(awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')" "$2"
+}
 {
     echo "Command: \`BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECONDS_PER_RUN bash bench/http_ceiling.sh\`"
     echo "($(date -u +%Y-%m-%d), $(nproc) cores, $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2) -t2 sending a POST of 192 bytes"
@@ -171,15 +180,17 @@ us_per_request() {  # seconds of CPU, requests
     for scheme in http https; do
         echo
         echo "$([ "$scheme" = http ] && echo Plain HTTP || echo TLS). Requests/s: median of $ROUNDS rounds of ${SECONDS_PER_RUN}s (lowest–highest);"
-        echo "CPU per request over all rounds, in microseconds, of the server (/proc/PID/stat) and of wrk (time)."
+        echo "CPU per request over all rounds, in microseconds, of the server (/proc/PID/stat: user + system,"
+        echo "the system part the kernel's, sockets and epoll) and of wrk (time)."
         echo
-        echo "| server | connections | requests/s | server µs/request | wrk µs/request |"
+        echo "| server | connections | requests/s | server µs/request (user + system) | wrk µs/request |"
         echo "|---|---:|---:|---:|---:|"
         for server in $(servers_of "$scheme"); do
             for c in "${CONNECTIONS[@]}"; do
                 key="$scheme,$server,$c"
                 echo "| ${LABEL[$server]} | $c | $(median "${RATE[$key]}") ($(spread "${RATE[$key]}")) |" \
-                    "$(us_per_request "$(awk -v t="${SERVER_TICKS[$key]}" -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')" "${DONE[$key]}") |" \
+                    "$(ticks_per_request $((SERVER_USER[$key] + SERVER_SYSTEM[$key])) "${DONE[$key]}")" \
+                    "($(ticks_per_request "${SERVER_USER[$key]}" "${DONE[$key]}") + $(ticks_per_request "${SERVER_SYSTEM[$key]}" "${DONE[$key]}")) |" \
                     "$(us_per_request "$(awk -v ms="${CLIENT_MS[$key]}" 'BEGIN { print ms / 1000 }')" "${DONE[$key]}") |"
             done
         done

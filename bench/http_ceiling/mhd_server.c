@@ -121,7 +121,7 @@ drive(void *arg)
 		if (epoll_wait(epoll_fd, &event, 1, wait_ms) < 0 && errno != EINTR)
 			fail("epoll_wait");
 		MHD_run(worker->daemon);
-		/* a resumed connection does not wake the daemon's epoll set (0.9.75): run it again at once */
+		/* with external polling a resumed connection does not wake the daemon's epoll set: run it again, as its manual asks */
 		while (worker->suspended_count > 0)
 		{
 			for (int i = 0; i < worker->suspended_count; i++)
