@@ -75,8 +75,10 @@ serve(void *arg)
 	listener = h2o_evloop_socket_create(context.loop, listen_socket(options.port, 1), H2O_SOCKET_FLAG_DONT_READ);
 	listener->data = &accept_context;
 	h2o_socket_read_start(listener, accept_connections);
-	while (h2o_evloop_run(context.loop, INT32_MAX) == 0)
+	/* h2o_evloop_run fails when a signal interrupts its wait (EINTR): that is no reason to stop */
+	for (;;)
 	{
+		h2o_evloop_run(context.loop, INT32_MAX);
 		for (int i = 0; i < waiting_count; i++)
 			respond(waiting[i]);
 		waiting_count = 0;
