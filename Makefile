@@ -46,6 +46,7 @@ OBJS = \
 	src/table/gsi_store.o \
 	src/table/drop_guard.o \
 	src/table/stream_capture.o \
+	src/table/stream_horizon.o \
 	src/table/pitr_capture.o \
 	src/table/table_access.o \
 	src/table/trigger_guard.o \

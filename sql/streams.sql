@@ -5,10 +5,12 @@
 --
 -- A table with a stream carries the trigger ddb_stream, which collects its
 -- changes for the commit: a change rolled back leaves no record, and a
--- committed one is numbered at commit under the stream's lock, so sequence numbers follow
--- commit order and a reader (who takes the lock shared) never passes a
--- record that is still to come.  One shard per stream; records are kept 24
--- hours (ddb.trim_stream_records removes older ones).
+-- committed one is numbered at commit, one writer of the stream at a time
+-- until its records are in the index (not until its commit ends), so a
+-- reader that stops at the first record still being committed
+-- (ddb.stream_horizon) never passes a record that is still to come.  One
+-- shard per stream; records are kept 24 hours (ddb.trim_stream_records
+-- removes older ones).
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE ddb.stream_records (
@@ -29,13 +31,21 @@ COMMENT ON TABLE ddb.stream_records IS 'DynamoDB Streams: the item changes of ta
 CREATE SEQUENCE ddb.stream_sequence;
 
 -- Waits for the writers of a table that are committing stream records, for a
--- reader that may read the table: writers hold the stream's lock exclusive
--- from numbering their records until their commit ends (ddb.stream_capture,
--- src/table/stream_capture.c); the reader takes no lock, so it stalls no
--- writer.  The lock is one of the server's own (src/ddb_locks.h): no SQL
--- takes it.
-CREATE FUNCTION ddb.await_stream_writers(table_name text) RETURNS void
+-- reader that may read the table, and returns the last sequence number given
+-- out before the wait (GetShardIterator LATEST): writers hold the stream's
+-- lock shared from before numbering their records until their commit ends
+-- (ddb.stream_capture, src/table/stream_capture.c); the reader takes no
+-- lock, so it stalls no writer.  The lock is one of the server's own
+-- (src/ddb_locks.h): no SQL takes it.
+CREATE FUNCTION ddb.await_stream_writers(table_name text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'ddb_await_stream_writers' LANGUAGE C VOLATILE STRICT;
+
+-- How far the caller's snapshot may read a stream after a sequence number,
+-- page records at most: up to the first record whose writer it sees still
+-- running, for a reader that may read the table; it waits for nobody
+-- (src/table/stream_horizon.c).
+CREATE FUNCTION ddb.stream_horizon(table_name text, label text, after bigint, page integer) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ddb_stream_horizon' LANGUAGE C VOLATILE STRICT;
 
 -- A stream's ARN: the table's, /stream/, its label.
 CREATE FUNCTION ddb.stream_arn(table_name text, label text) RETURNS text
@@ -230,17 +240,16 @@ BEGIN
         END IF;
         after_sequence := (request->>'SequenceNumber')::numeric - CASE WHEN kind = 'AT_SEQUENCE_NUMBER' THEN 1 ELSE 0 END;
     ELSIF kind = 'LATEST' THEN
-        -- after every record committed so far
-        PERFORM ddb.await_stream_writers(t.table_name);
-        SELECT coalesce(max(sequence_number), 0) INTO after_sequence FROM ddb.stream_records r
-        WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label;
+        -- after every record committed so far: once its writers are done, every number given out
+        after_sequence := ddb.await_stream_writers(t.table_name);
     ELSE
         after_sequence := 0;
     END IF;
     RETURN jsonb_build_object('ShardIterator', ddb.stream_iterator(t.table_name, t.stream_label, after_sequence));
 END $$;
 
--- GetRecords: the records after a shard iterator, in commit order, and the iterator after them.
+-- GetRecords: the records after a shard iterator, in sequence order, up to
+-- the first one still being committed, and the iterator after them.
 CREATE FUNCTION ddb.api_get_records(request jsonb) RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -250,7 +259,7 @@ DECLARE
     t ddb.tables;
     page_size integer := ddb.request_limit(request, 1000, 1000);
     records jsonb;
-    last_sequence bigint;
+    horizon bigint;
 BEGIN
     IF request->>'ShardIterator' IS NULL THEN
         PERFORM ddb.validation_error('1 validation error detected: Value null at ''shardIterator'' failed to satisfy constraint: Member must not be null');
@@ -265,8 +274,8 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'YD004', MESSAGE = 'Requested resource not found: the stream of this iterator is gone';
     END IF;
     PERFORM ddb.check_table_access(t.table_name, 'GetRecords', 'read');
-    -- wait for writers of the stream that are committing: no record is numbered behind the reader
-    PERFORM ddb.await_stream_writers(t.table_name);
+    -- no further than the first record still being committed: nothing appears behind the reader
+    horizon := ddb.stream_horizon(t.table_name, t.stream_label, position.after_sequence, page_size);
     SELECT jsonb_agg(jsonb_build_object(
                'eventID', md5(r.table_name || r.stream_label || r.sequence_number),
                'eventName', r.event_name,
@@ -281,17 +290,17 @@ BEGIN
                    'SequenceNumber', ddb.stream_sequence_text(r.sequence_number),
                    'SizeBytes', r.size_bytes,
                    'StreamViewType', coalesce(t.stream_view_type, 'KEYS_ONLY'))))
-               ORDER BY r.sequence_number),
-           max(r.sequence_number)
-    INTO records, last_sequence
+               ORDER BY r.sequence_number)
+    INTO records
     FROM (SELECT * FROM ddb.stream_records r
           WHERE r.table_name = t.table_name AND r.stream_label = t.stream_label
-            AND r.sequence_number > position.after_sequence AND r.created_at > now() - interval '24 hours'
+            AND r.sequence_number > position.after_sequence AND r.sequence_number <= horizon
+            AND r.created_at > now() - interval '24 hours'
           ORDER BY r.sequence_number LIMIT page_size) r;
     RETURN jsonb_build_object('Records', coalesce(records, '[]'))
         || CASE WHEN t.stream_view_type IS NOT NULL OR records IS NOT NULL
                 THEN jsonb_build_object('NextShardIterator',
-                         ddb.stream_iterator(t.table_name, t.stream_label, coalesce(last_sequence, position.after_sequence)))
+                         ddb.stream_iterator(t.table_name, t.stream_label, horizon))
                 ELSE '{}'::jsonb END;
 END $$;
 

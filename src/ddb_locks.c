@@ -1,6 +1,7 @@
 /*
  * ddb_locks.c — the server's own locks (ddb_locks.h): their tags, taken
- * until the transaction ends, or waited for without being taken.  The
+ * until the transaction ends (or released before), or waited for without
+ * being taken.  The
  * functions that let SQL reach them are src/table/table_locks.c and
  * src/router/router_locks.c.
  */
@@ -34,6 +35,17 @@ ddb_lock_xact(DdbLockClass lock_class, uint32 key, LOCKMODE mode)
 
 	ddb_lock_tag(&tag, lock_class, key);
 	(void) LockAcquire(&tag, mode, false, false);
+}
+
+/* Releases a lock early; see ddb_locks.h. */
+void
+ddb_lock_release(DdbLockClass lock_class, uint32 key, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	ddb_lock_tag(&tag, lock_class, key);
+	if (!LockRelease(&tag, mode, false))
+		elog(ERROR, "ddb_model: released a lock not held (class %d)", (int) lock_class);
 }
 
 /* Waits for the holders of conflicting modes; see ddb_locks.h. */

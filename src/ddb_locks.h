@@ -25,7 +25,7 @@
 /* The classes of the server's locks: the second field of the tag (pg_locks.classid). */
 typedef enum DdbLockClass
 {
-	DDB_LOCK_STREAM = 1,		/* a table's stream: committing writers, exclusive */
+	DDB_LOCK_STREAM = 1,		/* a table's stream: committing writers, shared (RowExclusiveLock) */
 	DDB_LOCK_PITR = 2,			/* a table's history: committing writers, shared */
 	DDB_LOCK_JOB_REQUEST = 3,	/* a job: the transaction that started it, until it ends */
 	DDB_LOCK_JOB_RUN = 4,		/* a job: its worker, for its whole life */
@@ -37,7 +37,8 @@ typedef enum DdbLockClass
 	DDB_LOCK_ROUTER_PARTITION = 10, /* a router's partition: its writers, shared */
 	DDB_LOCK_ROUTER_MOVE = 11,	/* a router's partition: the move running, for the session */
 	DDB_LOCK_ROUTER_UNIQUE = 12,	/* a router's unique value being written */
-	DDB_LOCK_ROUTER_RECOVERY = 13	/* a router's recovery of transactions in doubt */
+	DDB_LOCK_ROUTER_RECOVERY = 13,	/* a router's recovery of transactions in doubt */
+	DDB_LOCK_STREAM_ORDER = 14	/* a table's stream: the writer numbering and inserting its records */
 } DdbLockClass;
 
 /* Fills tag with the server's lock of a class and key in this database. */
@@ -48,6 +49,9 @@ extern uint32 ddb_lock_name_key(const char *name);
 
 /* Takes the server's lock of a class and key in mode until the transaction ends (waits). */
 extern void ddb_lock_xact(DdbLockClass lock_class, uint32 key, LOCKMODE mode);
+
+/* Releases a lock ddb_lock_xact took before the transaction ends. */
+extern void ddb_lock_release(DdbLockClass lock_class, uint32 key, LOCKMODE mode);
 
 /*
  * Waits until every transaction holding the lock in a mode conflicting

@@ -126,7 +126,8 @@ run_checks() {  # title, log name, script...
 run_checks "code shape" code_shape "$ROOT/tools/check_includes.sh" "$ROOT/tools/check_release.sh" "$ROOT/tools/check_manpages.sh"
 run_checks "dump, restore and DROP EXTENSION" dump "$ROOT/test/dump_restore.sh"
 run_checks "upgrade from 0.1" upgrade "$ROOT/test/upgrade.sh"
-run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh"
+run_checks "concurrency" concurrency "$ROOT/test/concurrency.sh" "$ROOT/test/contention.sh" "$ROOT/test/models_concurrency.sh" "$ROOT/test/server_locks.sh" \
+    "$ROOT/test/streams_concurrency.sh"
 run_checks "gateway" gateway "$ROOT/test/gateway.sh" "$ROOT/test/gateway_service.sh" "$ROOT/test/gateway_replicas.sh" "$ROOT/test/gateway_failover.sh" "$ROOT/test/authorization.sh" "$ROOT/test/sdk_clients.sh" \
     "$ROOT/test/gateway_table_settings.sh" "$ROOT/test/gateway_throttling.sh" "$ROOT/test/gateway_fuzz.sh" "$ROOT/test/gateway_cors.sh"
 # high availability (docs/operations.md): pg_auto_failover formations of

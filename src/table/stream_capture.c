@@ -6,9 +6,12 @@
  * (only when the item changed) or REMOVE, with the key and the images the
  * stream's view type asks for, in DynamoDB JSON, and collects it
  * (commit_queue.c).  When the transaction commits, its records go into
- * ddb.stream_records, numbered under the streams' locks, which the writer
- * holds until its commit ends and readers wait on, so sequence numbers
- * follow commit order.  They go straight into the heap and the primary key
+ * ddb.stream_records, numbered and inserted one writer of a stream at a
+ * time (its order lock, released as soon as they are in), so that a record
+ * is in the index before any record numbered after it: a reader that stops
+ * at the first record still being committed never passes one that is yet
+ * to come (stream_horizon.c).  Writers do not wait for each other's commit.
+ * They go straight into the heap and the primary key
  * of ddb.stream_records, as GSI entries do (direct_insert.c): through SPI,
  * the executor's start and end for one row cost a fifth of a streamed
  * write.  ddb.stream_records has no triggers, rules or checks.
@@ -143,9 +146,10 @@ record_attnums(Relation rel, AttrNumber *attnums)
 
 /*
  * Writes a committing transaction's records: takes the streams' locks of
- * its tables (in one order, so that two committing writers do not wait on
- * each other), then numbers each record and inserts it as the owner of
- * ddb.stream_records.
+ * its tables shared until the commit ends (GetShardIterator LATEST waits
+ * for them), and their order locks (in one order, so that two committing
+ * writers do not deadlock) while it numbers each record and inserts it as
+ * the owner of ddb.stream_records.
  */
 static void
 write_records(CommitQueue *queue)
@@ -162,9 +166,14 @@ write_records(CommitQueue *queue)
 	bool	   *nulls;
 
 	list_sort(keys, list_int_cmp);
-	/* the streams' locks, exclusive until commit (ddb.await_stream_writers waits for them; no SQL takes them) */
+	/* taken before numbering: no SQL takes these (src/ddb_locks.h) */
 	foreach(lc, keys)
-		ddb_lock_xact(DDB_LOCK_STREAM, (uint32) lfirst_int(lc), ExclusiveLock);
+	{
+		/* shared until the commit ends: ddb.await_stream_writers waits for it, no writer does */
+		ddb_lock_xact(DDB_LOCK_STREAM, (uint32) lfirst_int(lc), RowExclusiveLock);
+		/* one writer numbering at a time, until its records are in */
+		ddb_lock_xact(DDB_LOCK_STREAM_ORDER, (uint32) lfirst_int(lc), ExclusiveLock);
+	}
 	/* stream records are the owner's: whoever may write the table makes them, nobody writes them directly */
 	owner_context_enter(relid, &saved);
 	rel = table_open(relid, RowExclusiveLock);
@@ -179,13 +188,16 @@ write_records(CommitQueue *queue)
 			values[attnums[c] - 1] = slot->tts_values[c];
 			nulls[attnums[c] - 1] = slot->tts_isnull[c];
 		}
-		/* numbered under the lock, so that numbers follow commit order */
+		/* numbered under the order lock, so that every lower number is in the index already */
 		values[attnums[RECORD_SEQUENCE_NUMBER] - 1] = Int64GetDatum(nextval_internal(sequence, true));
 		nulls[attnums[RECORD_SEQUENCE_NUMBER] - 1] = false;
 		direct_insert(rel, values, nulls);
 	}
 	table_close(rel, NoLock);
 	owner_context_exit(&saved);
+	/* the records are in: the next writer may number, before this commit ends */
+	foreach(lc, keys)
+		ddb_lock_release(DDB_LOCK_STREAM_ORDER, (uint32) lfirst_int(lc), ExclusiveLock);
 	ExecDropSingleTupleTableSlot(slot);
 }
 

@@ -4,7 +4,7 @@
  * first that its caller may do what the lock stands for, so that no role
  * gains a power it did not have (docs/security.md, "The server's locks"):
  *
- * - waiting for a table's committing writers (GetRecords' LATEST, a
+ * - waiting for a table's committing writers (GetShardIterator LATEST, a
  *   restore's or an export's moment) takes no lock: nobody waits behind
  *   the waiter, and a reader can stall no writer;
  * - a CreateTable's name lock is for whoever may create tables; an audit
@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 
 #include "../ddb_locks.h"
 #include "table_access.h"
@@ -29,23 +30,47 @@ PG_FUNCTION_INFO_V1(ddb_lock_table_name);
 PG_FUNCTION_INFO_V1(ddb_lock_client_token);
 PG_FUNCTION_INFO_V1(ddb_lock_table_audit);
 
+/* The last number ddb.stream_sequence gave out (0 before the first), read as its owner. */
+static int64
+stream_sequence_last(void)
+{
+	Oid			sequence = ddb_relation_oid("stream_sequence");
+	OwnerContext saved;
+	LOCAL_FCINFO(fcinfo, 1);
+	Datum		last;
+
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = ObjectIdGetDatum(sequence);
+	fcinfo->args[0].isnull = false;
+	owner_context_enter(sequence, &saved);
+	last = pg_sequence_last_value(fcinfo);
+	owner_context_exit(&saved);
+	return fcinfo->isnull ? 0 : DatumGetInt64(last);
+}
+
 /*
  * ddb.await_stream_writers(table_name): waits for the writers of a table
- * that are numbering stream records (each holds the stream's lock
- * exclusive until its commit, src/table/stream_capture.c), for a role that
- * may read the table.
+ * that are committing stream records (each holds the stream's lock shared
+ * from before it numbers them until its commit ends,
+ * src/table/stream_capture.c), for a role that may read the table, and
+ * returns the last sequence number given out before the wait: every record
+ * numbered up to it is now committed or rolled back (GetShardIterator
+ * LATEST).  The number is read before the writers are listed, so that a
+ * writer holding one below it is among them.
  */
 Datum
 ddb_await_stream_writers(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	TableDef   *def = table_def_find(name);
+	int64		last;
 
 	if (def == NULL)
-		PG_RETURN_VOID();		/* no table, no writers */
+		PG_RETURN_INT64(0);		/* no table, no writers */
 	table_access_check_operation(def->name, "GetRecords", "read");
+	last = stream_sequence_last();
 	ddb_lock_await(DDB_LOCK_STREAM, ddb_lock_name_key(def->name), ShareLock);
-	PG_RETURN_VOID();
+	PG_RETURN_INT64(last);
 }
 
 /*

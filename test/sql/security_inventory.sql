@@ -360,6 +360,7 @@ INSERT INTO reviewed (function, may_execute, why) VALUES
     ('ddb.attach_trigger(text,text)', 'PUBLIC', 'attaches one of five fixed triggers of the extension, only to a table whose relation the caller owns (test/sql/security_triggers.sql)'),
     ('ddb.check_now()', 'PUBLIC', 'runs the extension''s own commit checks of the keys this transaction wrote, early: what its commit would run'),
     ('ddb.await_stream_writers(text)', 'PUBLIC', 'for a role that may read the table: waits for committing writers without taking their lock, so it stalls no one (test/server_locks.sh)'),
+    ('ddb.stream_horizon(text,text,bigint,integer)', 'PUBLIC', 'for a role that may read the table: a sequence number of its stream, from the caller''s snapshot; waits for and locks nothing (test/streams_concurrency.sh)'),
     ('ddb.lock_table_name(text)', 'PUBLIC', 'the server''s lock of a table name (no SQL can take it otherwise), for a role that may create tables only'),
     ('ddb.lock_table_audit(text)', 'PUBLIC', 'the server''s lock of a table''s audit trail, for a role that may write the table only (it could LOCK TABLE)'),
     ('ddb.lock_client_token(text,text)', 'PUBLIC', 'the caller''s own role is part of the key: no role holds another role''s ClientToken'),
