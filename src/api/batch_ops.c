@@ -103,6 +103,8 @@ push_unprocessed_writes(JsonbParseState **state, BatchWrite *writes, int n)
  * before any is applied, in DynamoDB's order: table by table, the table,
  * then write by write its values, its key, a put's index keys and whether an
  * earlier write has the same key (the first error met is the one reported).
+ * Applied by table, then key; the puts to a table that no delete separates
+ * are written by one statement (store_puts_write), each checked as it comes.
  * With throttling on, the writes it refuses are left out and come back in
  * UnprocessedItems.
  */
