@@ -160,17 +160,22 @@ SELECT (SELECT count(*) FROM public."Batched" WHERE pk = 'c9') AS c9_items,
 -- before it are counted.  The index keeps 300 units: 200 KB items take 200
 -- each, so the first two puts pass and the third comes back unprocessed.
 SET ddb.throttling = on;
-SELECT ddb.execute('CreateTable', '{"TableName": "Metered", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+SELECT ddb.execute('CreateTable', '{"TableName": "BatchMetered", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "city", "AttributeType": "S"}],
     "ProvisionedThroughput": {"ReadCapacityUnits": 100, "WriteCapacityUnits": 100},
     "GlobalSecondaryIndexes": [{"IndexName": "ByCity", "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}],
         "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]}')
     -> 'TableDescription' -> 'TableStatus';
-SELECT jsonb_path_query_array(r, '$.UnprocessedItems.Metered[*].PutRequest.Item.pk.S') AS unprocessed,
+SELECT jsonb_path_query_array(r, '$.UnprocessedItems.BatchMetered[*].PutRequest.Item.pk.S') AS unprocessed,
        r -> 'ConsumedCapacity' AS consumed
-FROM ddb.execute('BatchWriteItem', jsonb_build_object('ReturnConsumedCapacity', 'INDEXES', 'RequestItems', jsonb_build_object('Metered',
+FROM ddb.execute('BatchWriteItem', jsonb_build_object('ReturnConsumedCapacity', 'INDEXES', 'RequestItems', jsonb_build_object('BatchMetered',
     (SELECT jsonb_agg(pg_temp.put_of(jsonb_build_object('pk', jsonb_build_object('S', 'k' || i), 'city', '{"S": "Oslo"}'::jsonb,
                                                         'big', jsonb_build_object('S', repeat('x', 200 * 1024 - 64)))))
      FROM generate_series(1, 3) i)))) r;
-SELECT pk::text FROM public."Metered" ORDER BY pk;
+SELECT pk::text FROM public."BatchMetered" ORDER BY pk;
 RESET ddb.throttling;
+
+-- the tables go, with their stream records and histories
+SELECT ddb.delete_table(t) FROM unnest(ARRAY['Batched', 'BatchedSolo', 'Single', 'SingleSolo', 'BatchMetered']) t;
+SELECT count(*) AS records_left FROM ddb.stream_records WHERE table_name IN ('Batched', 'Single');
+SELECT to_regclass('public."Batched$pitr"') AS batched_history, to_regclass('public."Single$pitr"') AS single_history;
