@@ -7,6 +7,12 @@
 #
 #   bash bench/execute_bench.sh
 #   BENCH_USERS=20000 BENCH_ROUNDS=5 BENCH_SECONDS=10 bash bench/execute_bench.sh
+#   BENCH_OPERATIONS=batchwrite BENCH_PROFILE=1 bash bench/execute_bench.sh
+#
+# BENCH_OPERATIONS picks some of get, query, batchget and batchwrite;
+# BENCH_PROFILE=1 then records the backend of one client running the last
+# of them through ddb.execute (perf record -g -p, BENCH_SECONDS) and writes
+# its report to build/execute_bench/profile.txt.
 #
 # Both sides hold BENCH_USERS users of 20 items (user_service-shaped, no
 # GSIs).  The baseline is what a hand-written service would keep: a table of
@@ -150,7 +156,7 @@ run() {  # script, clients: appends tps to TPS[script,clients]
         -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres ddb_execbench >"$log" 2>&1 || { tail -5 "$log" >&2; return 1; }
     TPS[$1,$2]+="$(awk '/^tps/ { printf "%.0f", $3 }' "$log") "
 }
-OPERATIONS=(get query batchget batchwrite)
+read -ra OPERATIONS <<<"${BENCH_OPERATIONS:-get query batchget batchwrite}"
 for op in "${OPERATIONS[@]}"; do
     echo "== warm-up: $op"
     run "${op}_execute" 8
@@ -166,6 +172,22 @@ for op in "${OPERATIONS[@]}"; do
         done
     done
 done
+
+# The call graph of one client's backend running the last operation through ddb.execute.
+profile() {  # operation
+    local log="$OUT/pgbench-profile.log" pid
+    pgbench -n -M prepared -c 1 -T $((SECONDS_PER_RUN + 4)) -f "$OUT/$1_execute.sql" \
+        -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres ddb_execbench >"$log" 2>&1 &
+    local bench=$!
+    sleep 1
+    pid=$(psql_bench -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
+    perf record -q -g -o "$OUT/perf.data" -p "$pid" -- sleep "$SECONDS_PER_RUN" >/dev/null 2>&1
+    wait "$bench"
+    perf report -q -i "$OUT/perf.data" --no-children --percent-limit 1 --stdio >"$OUT/profile.txt" 2>/dev/null
+    perf report -q -i "$OUT/perf.data" --children --percent-limit 2 --stdio -g none >"$OUT/profile-children.txt" 2>/dev/null
+    echo "== profile of $1 (one client) in $OUT/profile.txt and profile-children.txt"
+}
+[ -n "${BENCH_PROFILE:-}" ] && profile "${OPERATIONS[-1]}"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 declare -A LABEL=([get]="GetItem" [query]="Query begins_with, Limit 20 (20 items)" [batchget]="BatchGetItem, 100 keys"

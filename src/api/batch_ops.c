@@ -103,6 +103,8 @@ push_unprocessed_writes(JsonbParseState **state, BatchWrite *writes, int n)
  * before any is applied, in DynamoDB's order: table by table, the table,
  * then write by write its values, its key, a put's index keys and whether an
  * earlier write has the same key (the first error met is the one reported).
+ * Applied by table, then key; the puts to a table that no delete separates
+ * are written by one statement (store_puts_write), each checked as it comes.
  * With throttling on, the writes it refuses are left out and come back in
  * UnprocessedItems.
  */
@@ -120,6 +122,7 @@ api_batch_write_item(Jsonb *request)
 	JsonbParseState *state = NULL;
 	bool		metrics;
 	int			nunprocessed = 0;
+	StorePuts	puts;
 
 	if (tables == NULL)
 		api_missing("requestItems");
@@ -192,6 +195,7 @@ api_batch_write_item(Jsonb *request)
 	for (int i = 0; i < n; i++)
 		order[i] = &writes[i];
 	qsort(order, n, sizeof(BatchWrite *), write_order);
+	store_puts_init(&puts, n);
 	for (int i = 0; i < n; i++)
 	{
 		/* admitted while its table and indexes hold capacity, counting the writes before it */
@@ -202,12 +206,21 @@ api_batch_write_item(Jsonb *request)
 			continue;
 		}
 		if (order[i]->item)
-			store_put(order[i]->def, order[i]->item, NULL, NULL);
+		{
+			/* a run of puts to one table is written by one statement, when it ends */
+			store_puts_add(&puts, order[i]->def, order[i]->item, order[i]->pk, order[i]->sk);
+			if (api_throttle_counts_index_writes(order[i]->def))
+				store_puts_write(&puts);
+		}
 		else
+		{
+			store_puts_write(&puts);
 			store_delete(order[i]->def, order[i]->pk, order[i]->sk, NULL, NULL);
+		}
 		/* a deleted item is not read back: one unit, DynamoDB's least */
 		api_capacity_write_item(order[i]->def->name, order[i]->item, NULL);
 	}
+	store_puts_write(&puts);
 	if (nunprocessed == n)
 		api_throttle_admit(order[0]->def, NULL, THROTTLE_WRITE, true);
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);

@@ -252,6 +252,13 @@ api_throttle_admit(TableDef *def, IndexDef *index, ThrottleSide side, bool raise
 	return false;
 }
 
+/* True when admitting a write of def counts its index entries written so far (throttle.h). */
+bool
+api_throttle_counts_index_writes(TableDef *def)
+{
+	return active && def->nindexes > 0;
+}
+
 /* Charges the units the request recorded to the buckets it was admitted to. */
 void
 api_throttle_charge(void)

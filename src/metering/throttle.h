@@ -46,6 +46,14 @@ extern bool api_throttle_start(void);
  */
 extern bool api_throttle_admit(TableDef *def, IndexDef *index, ThrottleSide side, bool raise);
 
+/*
+ * True when admitting a write of def counts the index entries the request
+ * has written so far (throttling is on and the table has indexes, whose
+ * entries are metered as their trigger writes them): each write must then
+ * be made before the next is admitted.
+ */
+extern bool api_throttle_counts_index_writes(TableDef *def);
+
 /* Charges the units the request recorded to the buckets it was admitted to (the end of a request that succeeded). */
 extern void api_throttle_charge(void);
 

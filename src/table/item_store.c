@@ -325,15 +325,24 @@ lock_current(TableDef *def, Datum *args, char *nulls, Oid *argtypes)
 	return SPI_processed > 0;
 }
 
+/* The size of an item to be written, refused above DynamoDB's 400 KB. */
+static int64
+checked_item_size(Jsonb *item)
+{
+	int64		size = item_size(&item->root);
+
+	if (size > ITEM_MAX_SIZE)
+		ddb_validation_error("Item size has exceeded the maximum allowed size");
+	return size;
+}
+
 /* Fills the item parameters ($3 item, $4 expires_at, $5 item_size) of a write. */
 static void
 set_item_args(TableDef *def, Jsonb *item, Datum *args, char *nulls)
 {
-	int64		size = item_size(&item->root);
+	int64		size = checked_item_size(item);
 	int64		expires_at = store_item_expiry(def, &item->root);
 
-	if (size > ITEM_MAX_SIZE)
-		ddb_validation_error("Item size has exceeded the maximum allowed size");
 	args[2] = JsonbPGetDatum(item);
 	args[3] = Int64GetDatum(expires_at);
 	args[4] = Int32GetDatum((int32) size);
@@ -525,6 +534,106 @@ store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old)
 	if (def->nindexes > 0)
 		gsi_check_item(def, item);
 	return write_item(def, pk, sk, item, NULL, cond, old, NULL);
+}
+
+/* Makes room for up to max puts; see item_store.h. */
+void
+store_puts_init(StorePuts *puts, int max)
+{
+	puts->def = NULL;
+	puts->n = 0;
+	puts->max = max;
+	puts->pks = palloc(sizeof(Datum) * max);
+	puts->sks = palloc(sizeof(Datum) * max);
+	puts->items = palloc(sizeof(Datum) * max);
+	puts->expiries = palloc(sizeof(Datum) * max);
+	puts->no_expiry = palloc(sizeof(bool) * max);
+	puts->sizes = palloc(sizeof(Datum) * max);
+}
+
+/*
+ * Adds a put, checked as write_item checks one (its access, no other
+ * transaction holding the item, its size), writing first the puts held of
+ * another table; see item_store.h.
+ */
+void
+store_puts_add(StorePuts *puts, TableDef *def, Jsonb *item, Datum pk, Datum sk)
+{
+	int64		expires_at;
+
+	if (puts->def && (strcmp(puts->def->name, def->name) != 0 || puts->n == puts->max))
+		store_puts_write(puts);
+	if (puts->def == NULL)
+	{
+		/* as write_item: the table locked before its definition is read again */
+		LockRelationOid(def->relid, RowExclusiveLock);
+		puts->def = table_def_get(def->name);
+	}
+	def = puts->def;
+	check_access(def, pk, TABLE_WRITE);
+	check_no_transaction(def, pk, sk);
+	puts->sizes[puts->n] = Int32GetDatum((int32) checked_item_size(item));
+	expires_at = store_item_expiry(def, &item->root);
+	puts->expiries[puts->n] = Int64GetDatum(expires_at);
+	puts->no_expiry[puts->n] = expires_at < 0;
+	puts->pks[puts->n] = pk;
+	puts->sks[puts->n] = sk;
+	puts->items[puts->n++] = JsonbPGetDatum(item);
+}
+
+/* A one-dimensional array of n values of a type, NULL where nulls says (nulls may be NULL). */
+static Datum
+value_array(Datum *values, bool *nulls, int n, Oid type)
+{
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_md_array(values, nulls, 1, dims, lbs, type, typlen, typbyval, typalign));
+}
+
+/* Writes the puts held, in the order they were added, by one statement; see item_store.h. */
+void
+store_puts_write(StorePuts *puts)
+{
+	TableDef   *def = puts->def;
+	int			n = puts->n;
+	Oid			keyarray = get_array_type(ddb_key_type_oid());
+	Oid			argtypes[5] = {keyarray, keyarray, JSONBARRAYOID, INT8ARRAYOID, INT4ARRAYOID};
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	const char *sk;
+	SPIPlanPtr	plan;
+
+	if (n == 0)
+		return;
+	sk = def->keys.range_key ? ", sk" : "";
+	nulls[1] = def->keys.range_key ? ' ' : 'n';
+	args[0] = value_array(puts->pks, NULL, n, ddb_key_type_oid());
+	args[1] = def->keys.range_key ? value_array(puts->sks, NULL, n, ddb_key_type_oid()) : (Datum) 0;
+	args[2] = value_array(puts->items, NULL, n, JSONBOID);
+	args[3] = value_array(puts->expiries, puts->no_expiry, n, INT8OID);
+	args[4] = value_array(puts->sizes, NULL, n, INT4OID);
+	SPI_connect();
+	/* PLAN_PUT's upsert, of rows unnested in order: row by row as n single puts, under one executor */
+	plan = SLOT_PLAN(&def->plans[PLAN_PUT_MANY],
+					 psprintf("INSERT INTO %s AS t (pk%s, item, expires_at, item_size) "
+							  "SELECT r.pk%s, r.item, r.expires_at, r.item_size FROM ROWS FROM (pg_catalog.unnest($1)%s, "
+							  "pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5)) "
+							  "r(pk%s, item, expires_at, item_size) "
+							  "ON CONFLICT (pk%s) DO UPDATE SET item = EXCLUDED.item, "
+							  "expires_at = EXCLUDED.expires_at, item_size = EXCLUDED.item_size",
+							  store_qualified(def, def->relation_name), sk, sk,
+							  def->keys.range_key ? ", pg_catalog.unnest($2)" : "", sk, sk),
+					 5, argtypes);
+	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "ddb_model: BatchWriteItem's write failed");
+	SPI_finish();
+	puts->def = NULL;
+	puts->n = 0;
 }
 
 /* Updates an item: change makes the new item from the current one (NULL when absent). */

@@ -88,6 +88,40 @@ typedef struct WriteCondition
  */
 extern bool store_put(TableDef *def, Jsonb *item, const WriteCondition *cond, Jsonb **old);
 
+/*
+ * Puts of one table held to be written by one statement (BatchWriteItem's):
+ * each is checked when added, as store_put checks it before writing; the
+ * statement writes them row by row in the order added, as that many
+ * store_put calls would (triggers fire for each row), under one executor.
+ */
+typedef struct StorePuts
+{
+	TableDef   *def;			/* the table, read again under its lock; NULL while none is held */
+	int			n;
+	int			max;
+	Datum	   *pks;
+	Datum	   *sks;
+	Datum	   *items;			/* canonical natural items */
+	Datum	   *expiries;
+	bool	   *no_expiry;
+	Datum	   *sizes;
+} StorePuts;
+
+/* Makes room for up to max puts, none held. */
+extern void store_puts_init(StorePuts *puts, int max);
+
+/*
+ * Holds a put of an item whose keys store_item_keys gave and whose index
+ * keys gsi_check_item checked: raises what store_put would before writing
+ * (AccessDeniedException, TransactionConflictException, an item over 400
+ * KB).  The puts held of another table (or max of them) are written first.
+ * The keys of the puts held must differ.
+ */
+extern void store_puts_add(StorePuts *puts, TableDef *def, Jsonb *item, Datum pk, Datum sk);
+
+/* Writes the puts held, if any, by one INSERT ... ON CONFLICT DO UPDATE, and holds none. */
+extern void store_puts_write(StorePuts *puts);
+
 /* How an update makes the new item from the current one (NULL when absent). */
 typedef struct WriteChange
 {

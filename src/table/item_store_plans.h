@@ -19,6 +19,7 @@
 #define PLAN_GET 3
 #define PLAN_INSERT_NEW 4
 #define PLAN_GET_MANY 5
+#define PLAN_PUT_MANY 6
 #define PLAN_READ_FIRST 16		/* + read shape, see item_read.c */
 
 /* The visibility condition of TTL, for now = $n (operators qualified: no search_path). */
