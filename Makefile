@@ -80,6 +80,7 @@ OBJS = \
 	src/partiql/partiql_rewrite.o \
 	src/partiql/partiql_execute.o \
 	src/execute/execute.o \
+	src/execute/direct.o \
 	src/execute/item_claims.o \
 	src/jobs/job_catalog.o \
 	src/jobs/job_worker.o \
@@ -183,6 +184,7 @@ ROUTER_SQL = \
 	sql/router/placements.sql \
 	sql/router/reference.sql \
 	sql/router/move.sql \
+	sql/router/direct.sql \
 	sql/router/pitr.sql \
 	sql/router/transfer.sql \
 	sql/router/execute.sql
