@@ -29,6 +29,7 @@
 #include "pool.h"
 #include "replicas.h"
 #include "server.h"
+#include "shard_direct.h"
 #include "settings.h"
 #include "sigv4.h"
 
@@ -189,6 +190,9 @@ main(int argc, char **argv)
 	gateway_router = health_is_router(settings.dsn) == 1;
 	if (gateway_router)
 		fprintf(stderr, "ddb-gateway: the database is the router of a sharded deployment (ddb_router): requests go to its shard nodes\n");
+	/* requests of one partition key go straight to their node, by the router's map (shard_map.c) */
+	if (gateway_router && shard_direct_start(settings.dsn, settings.pool, settings.endpoint_address) != 0)
+		fprintf(stderr, "ddb-gateway: every request goes through the router: cannot start reading its map\n");
 	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
 	if (!settings.development && keycache_start(settings.dsn) != 0)
 		fprintf(stderr, "ddb-gateway: key cache off: cannot start its listener\n");
