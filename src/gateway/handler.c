@@ -38,6 +38,7 @@
 #include "cors.h"
 #include "health.h"
 #include "metrics.h"
+#include "shard_direct.h"
 #include "sigv4.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
@@ -377,7 +378,11 @@ execute(struct MHD_Connection *connection, ServeContext *context, RequestState *
 			replica = -1;
 		}
 	}
-	res = run_metered(conn, auth.role_name[0] ? auth.role_name : NULL, state);
+	/* issue 33, target 2 (for the new request path to take over): a request of one partition key straight to its shard */
+	res = gateway_router && replica < 0 ?
+		shard_direct_execute(auth.role_name[0] ? auth.role_name : NULL, state->operation, state->data, state->len) : NULL;
+	if (res == NULL)
+		res = run_metered(conn, auth.role_name[0] ? auth.role_name : NULL, state);
 	if (replica >= 0 && PQresultStatus(res) != PGRES_TUPLES_OK && server_went_away(conn, res))
 	{
 		/* the standby went away, or the read needed a write (25006): the primary serves it */
