@@ -133,7 +133,7 @@ part_ticks() {  # target, connections
         echo "$part=$(cluster_ticks "${POSTMASTER[$part]}")"
     done
 }
-# One wrk run through a target's gateway; fails on a bad response.
+# One wrk run through a target's gateway; fails on a bad response, or a response later than 10 s.
 measure() {  # target, operation, connections, round
     local target=$1 op=$2 c=$3 round=$4 log="$OUT/wrk-$1-$2-$3-$4.log" before after line part ops
     case "$target" in
@@ -144,7 +144,7 @@ measure() {  # target, operation, connections, round
     node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[$target,$c]}" "${KEY_ID[$target]}" "${SECRET[$target]}" \
         "$op" "$USERS" 60000 $(( ($c * 100 + $round) * 10000 )) >"$OUT/signed-$target-$op-$c-$round.txt"
     before=$(part_ticks "$target" "$c")
-    { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$c" -d"${SECONDS_PER_RUN}s" -s "$ROOT/bench/gateway/signed.lua" \
+    { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$c" -d"${SECONDS_PER_RUN}s" --timeout 10s -s "$ROOT/bench/gateway/signed.lua" \
         "http://127.0.0.1:${PORT[$target,$c]}" -- "$OUT/signed-$target-$op-$c-$round.txt" "$op" 2 >"$log"; } 2>"$log.time"
     after=$(part_ticks "$target" "$c")
     if ! grep -q '^checked [1-9][0-9]* bad 0$' "$log" || grep -q '^  Socket errors' "$log"; then

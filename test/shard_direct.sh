@@ -6,9 +6,10 @@
 # the router gives the nodes their partitions (ddb_router.publish_partitions)
 # item requests and Queries go straight to the node of their partition and
 # answer as through the router; a node refuses (YR001) a request of a
-# partition it does not serve directly, or whose key is in another; after a
-# move the gateway, told by the router's NOTIFY, sends the partition's
-# requests to its new node; and no role but the gateway's user may call the
+# partition it does not serve directly, or whose key is in another; a move
+# waits for a write sent straight to the node, and gives the partition back
+# when it fails; after a move the gateway, told by the router's NOTIFY, sends
+# the partition's requests to its new node; and no role but the gateway's user may call the
 # nodes' entry point, which acts as a role only for a caller that may.
 # Runs against the cluster of tools/test.sh (PGHOST/PGPORT/PGUSER set);
 # prints TAP (test/lib.sh).
@@ -173,11 +174,40 @@ check "a put of the partition lands on n2 (which holds its two items; n0 the 7 o
     "$(call PutItem "{\"TableName\": \"Direct\", \"Item\": {\"pk\": {\"S\": \"${KEY_OF[$P]}\"}, \"sk\": {\"S\": \"b\"}}}" >/dev/null
       q -d "${NODES[2]}" -c "SELECT count(*) FROM ddb.scan('Direct')") $(q -d "${NODES[0]}" -c "SELECT count(*) FROM ddb.scan('Direct')")"
 
+# A write the node serves directly while a move begins: the move waits for it (after taking the
+# partition from the node), so the copy holds it.
+PARTITION_LOCK=$(q -c "SELECT ddb_router.lock_class('partition')")
+PGAPPNAME=held q -d "${NODES[1]}" -c "BEGIN" \
+    -c "SELECT ddb.execute_direct($P1, NULL, 'PutItem', '{\"TableName\": \"Direct\", \"Item\": {\"pk\": {\"S\": \"${KEY_OF[$P1]}\"}, \"sk\": {\"S\": \"held\"}}}')" \
+    -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null &
+held_pid=$!
+wait_for 10 '[ "$(q -d "${NODES[1]}" -c "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE a.application_name = '"'held'"'
+    AND l.locktype = '"'advisory'"' AND l.classid = $PARTITION_LOCK AND l.objid = $P1 AND l.objsubid = 3 AND l.granted")" = 1 ]'
+started=$SECONDS
+check "partition $P1 moves to n2 while a write sent straight to n1 holds its lock" "0" \
+    "$(q -c "CALL ddb_router.move_partition($P1, 'n2')" 2>"$WORK/move2.log"; echo $?)"
+wait $held_pid
+held_item="SELECT ddb.get_item('Direct', ddb.ddb_key('${KEY_OF[$P1]}'), ddb.ddb_key('held')) IS NOT NULL"
+check "the move waited for the write, which it copied to n2 (and removed from n1)" "t t f" \
+    "$([ $((SECONDS - started)) -ge 1 ] && echo t || echo f) $(q -d "${NODES[2]}" -c "$held_item") $(q -d "${NODES[1]}" -c "$held_item")"
+
+# A move that fails while copying (n2 refuses an item of the partition) gives the partition back to its node.
+P2=$(q -d "${NODES[1]}" -c "SELECT min(partition) FROM ddb.direct_partitions")
+q -d "${NODES[2]}" -c "CREATE FUNCTION public.refuse() RETURNS trigger LANGUAGE plpgsql AS \$\$
+    BEGIN RAISE EXCEPTION 'refused for the test'; END \$\$" \
+    -c "CREATE TRIGGER refuse BEFORE INSERT ON public.\"Direct\" FOR EACH ROW EXECUTE FUNCTION public.refuse()"
+q -c "CALL ddb_router.move_partition($P2, 'n2')" >/dev/null 2>&1
+check "a move that fails gives the partition back to its node, direct again" "n1 1 0 t" \
+    "$(node_of "$P2") $(q -d "${NODES[1]}" -c "SELECT count(*) FROM ddb.direct_partitions WHERE partition = $P2") $(
+      q -d "${NODES[2]}" -c "SELECT count(*) FROM ddb.direct_partitions WHERE partition = $P2") $(
+      q -c "SELECT direct FROM ddb_router.partitions WHERE partition = $P2")"
+q -d "${NODES[2]}" -c "DROP TRIGGER refuse ON public.\"Direct\""
+
 # A stale map costs a trip through the router, no wrong answer: n1 is told to serve nothing directly
 # behind the router's back; the gateway still sends n1's partitions there, and they answer through the router.
 q -d "${NODES[1]}" -c "DELETE FROM ddb.direct_partitions"
-check "requests a node refuses are answered through the router" "$P1" \
-    "$(call GetItem "{\"TableName\": \"Direct\", \"Key\": {\"pk\": {\"S\": \"${KEY_OF[$P1]}\"}, \"sk\": {\"S\": \"a\"}}}" | grep -o '"N": "[0-9]*"' | grep -o '[0-9]*')"
+check "requests a node refuses are answered through the router" "${KEY_OF[$P2]} 200" \
+    "$(call GetItem "{\"TableName\": \"Direct\", \"Key\": {\"pk\": {\"S\": \"${KEY_OF[$P2]}\"}, \"sk\": {\"S\": \"a\"}}}" | grep -o "${KEY_OF[$P2]}\\| [0-9]*$" | tr -d '\n')"
 
 stop_gateway
 drop_db "$ROUTER" "${NODES[@]}"
