@@ -81,6 +81,7 @@ OBJS = \
 	src/partiql/partiql_rewrite.o \
 	src/partiql/partiql_execute.o \
 	src/execute/execute.o \
+	src/execute/direct.o \
 	src/execute/item_claims.o \
 	src/jobs/job_catalog.o \
 	src/jobs/job_worker.o \
@@ -184,6 +185,7 @@ ROUTER_SQL = \
 	sql/router/placements.sql \
 	sql/router/reference.sql \
 	sql/router/move.sql \
+	sql/router/direct.sql \
 	sql/router/pitr.sql \
 	sql/router/transfer.sql \
 	sql/router/execute.sql
@@ -202,14 +204,24 @@ tools: $(TOOLS)
 TOOLS_HARDENING_CFLAGS ?=
 TOOLS_HARDENING_LDFLAGS ?=
 
-# ddb-gateway, the HTTP daemon (docs/gateway.md); it shares the table of error types with the extension.
-GATEWAY_SRCS = $(wildcard src/gateway/*.c) src/error_types.c
+# ddb-gateway, the HTTP daemon (docs/gateway.md); it shares the table of error types and the key
+# codec with the extension, and hashes keys with PostgreSQL's own code (libpgcommon, of the
+# server's development files) as the router does (src/gateway/shard_hash.c).
+GATEWAY_SRCS = $(wildcard src/gateway/*.c) src/error_types.c src/key/key_codec.c
 GATEWAY_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter $(WERROR) -pthread -DDDB_MODEL_VERSION='"$(EXTVERSION)"' \
-	-I$(shell $(PG_CONFIG) --includedir) $(shell pkg-config --cflags libmicrohttpd jansson libcrypto)
-GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(shell pkg-config --libs libmicrohttpd jansson zlib libcrypto) -pthread
+	-I$(shell $(PG_CONFIG) --includedir) -I$(shell $(PG_CONFIG) --includedir-server) \
+	$(shell pkg-config --cflags libmicrohttpd jansson libcrypto)
+GATEWAY_PGCOMMON = $(shell $(PG_CONFIG) --pkglibdir)/libpgcommon.a
+GATEWAY_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq $(GATEWAY_PGCOMMON) \
+	$(shell pkg-config --libs libmicrohttpd jansson zlib libcrypto) -pthread
 
-ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h) src/error_types.h ddb_model.control
+ddb-gateway: $(GATEWAY_SRCS) $(wildcard src/gateway/*.h) src/error_types.h src/key/key_codec.h ddb_model.control
 	$(CC) $(GATEWAY_CFLAGS) $(TOOLS_HARDENING_CFLAGS) -o $@ $(GATEWAY_SRCS) $(GATEWAY_LIBS) $(TOOLS_HARDENING_LDFLAGS)
+
+# The gateway's routing hash alone, which test/shard_direct.sh compares with the router's.
+build/route_hash: test/shard_direct/route_hash.c src/gateway/shard_hash.c src/gateway/shard_hash.h src/key/key_codec.c
+	@mkdir -p build
+	$(CC) $(GATEWAY_CFLAGS) -o $@ test/shard_direct/route_hash.c src/gateway/shard_hash.c src/key/key_codec.c $(GATEWAY_PGCOMMON)
 
 # ddb-transfer, DynamoDB's export to S3 format in and out of tables (docs/transfer.md).
 TRANSFER_SRCS = $(wildcard src/transfer/*.c)

@@ -6,7 +6,8 @@
 #   bash bench/conformance.sh [SUITE]     # SUITE: a checkout, or a git dir of one
 #   CONFORMANCE_DEPLOYMENT=router bash bench/conformance.sh
 #                                          # through a router (ddb_router) and two node
-#                                          # databases of the cluster (docs/scale-out.md)
+#                                          # databases of the cluster (docs/scale-out.md), the
+#                                          # requests of one partition key straight to their node
 #   CONFORMANCE_DEPLOYMENT=scale-out bash bench/conformance.sh
 #                                          # through tools/scale-out.sh's deployment: a router
 #                                          # and two shards with standbys, clusters of their own
@@ -64,7 +65,8 @@ else
                 cluster_psql -q -d ddb_conformance -c "SELECT ddb_router.add_node('$node',
                     'host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=ddb_conformance_$node')" >/dev/null
             done
-            cluster_psql -q -d ddb_conformance -c "SELECT ddb_router.create_partitions(16)" >/dev/null ;;
+            cluster_psql -q -d ddb_conformance -c "SELECT ddb_router.create_partitions(16)" \
+                -c "SELECT ddb_router.publish_partitions()" >/dev/null ;;
     esac
     read -r KEY_ID KEY_SECRET <<<"$(cluster_psql -X -q -At -F ' ' -d ddb_conformance -c "SELECT * FROM ddb.create_access_key()")"
     "$ROOT/ddb-gateway" --listen "127.0.0.1:$GATEWAY_PORT" --pool 4 \

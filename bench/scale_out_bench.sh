@@ -6,14 +6,18 @@
 # begins_with (16 items) and PutItem (a new item each) at 8 and 32
 # connections, in rounds where the two take turns; then the per-shard load
 # balance and, from the CPU each part spent per operation, an estimate of
-# throughput on N machines.
+# throughput on N machines.  The sharded side runs twice in each round
+# (issue 33, target 2): "sharded", its gateways sending requests of one
+# partition key straight to their shard (docs/scale-out.md), and "routed",
+# the same gateways with every request through the router (the router's map
+# marks no partition direct meanwhile, which the gateways hear at once).
 #
 #   flock /tmp/ddb-test.lock bash bench/scale_out_bench.sh
 #   BENCH_USERS=2000 BENCH_ROUNDS=5 BENCH_SECONDS=10 flock /tmp/ddb-test.lock bash bench/scale_out_bench.sh
 #
 # Installs wrk (Debian), builds and installs the extension, starts a
-# throwaway single-node cluster (port 55586) and the sharded deployment
-# (tools/scale-out.sh in build/scale-out-bench, ports 55580-55585), every
+# throwaway single-node cluster (port BENCH_PORT + 6) and the sharded deployment
+# (tools/scale-out.sh in build/scale-out-bench, ports BENCH_PORT to + 5), every
 # server with fsync off.  Both get BENCH_USERS users of 16 items
 # (bench/gateway/load.js through a gateway without signatures).  The
 # clients are those of bench/gateway_signed_bench.sh: requests signed in
@@ -26,7 +30,9 @@
 # transactions (pg_stat_database) and the CPU of the sharded runs of each
 # operation.  Prints a markdown report (also build/scale-out-bench/report.md).
 set -euo pipefail
-export CLUSTER_NAME=scalebench DDB_PGPORT=${DDB_PGPORT:-55586}
+# the ports: BENCH_PORT (55580) to BENCH_PORT + 11
+BASE=${BENCH_PORT:-55580}
+export CLUSTER_NAME=scalebench DDB_PGPORT=$((BASE + 6))
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster.sh"
 source "$ROOT/bench/lib/gateway.sh"
 source "$ROOT/bench/lib/stats.sh"
@@ -37,13 +43,15 @@ ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 CONNECTIONS=(8 32)
 OPERATIONS=(GetItem Query PutItem)
-TARGETS=(single sharded)
+TARGETS=(single sharded routed)
 SHARDS=(shard1 shard2)
 OUT="$ROOT/build/scale-out-bench"
 DB=ddb_scalebench
-export DDB_SCALE_OUT_DIR="$OUT/deployment" DDB_SCALE_OUT_PGPORT=55580 DDB_SCALE_OUT_GATEWAY_PORT=55585
+export DDB_SCALE_OUT_DIR="$OUT/deployment" DDB_SCALE_OUT_PGPORT=$BASE DDB_SCALE_OUT_GATEWAY_PORT=$((BASE + 5))
 export DDB_SCALE_OUT_SERVER_OPTS="-c fsync=off" DDB_SCALE_OUT_INSTALLED=1
-declare -A PORT=([single,8]=55587 [single,32]=55588 [sharded,8]=55589 [sharded,32]=55590)
+# routed: the sharded side's gateways, every request through the router
+declare -A PORT=([single,8]=$((BASE + 7)) [single,32]=$((BASE + 8)) [sharded,8]=$((BASE + 9)) [sharded,32]=$((BASE + 10))
+                 [routed,8]=$((BASE + 9)) [routed,32]=$((BASE + 10)))
 
 install_packages wrk
 build_and_install
@@ -58,6 +66,7 @@ cluster_psql -q -c "CREATE DATABASE $DB"
 cluster_psql -q -d "$DB" -c "CREATE EXTENSION ddb_model"
 declare -A DSN_OF=([single]="host=$SOCKET_DIR port=$PGPORT_NUM user=postgres dbname=$DB"
                    [sharded]="host=$SOCKET port=$BASE_PORT user=postgres dbname=ddb")
+LOADED=(single sharded)
 declare -A SERVER_PORT=([router]=$BASE_PORT [shard1]=$((BASE_PORT + 1)) [shard2]=$((BASE_PORT + 2))
                         [shard1_standby]=$((BASE_PORT + 3)) [shard2_standby]=$((BASE_PORT + 4)))
 # psql on a database of a target: the single node's, or a server of the deployment by name
@@ -72,10 +81,10 @@ target_psql() {  # single | server name, psql arguments...
 }
 
 echo "== preloading $((USERS * 16)) items on each side"
-for target in "${TARGETS[@]}"; do
+for target in "${LOADED[@]}"; do
     DSN=${DSN_OF[$target]}
-    start_gateway 55591 4 --development --access-log off
-    node "$ROOT/bench/gateway/load.js" http://127.0.0.1:55591 "$USERS"
+    start_gateway $((BASE + 11)) 4 --development --access-log off
+    node "$ROOT/bench/gateway/load.js" "http://127.0.0.1:$((BASE + 11))" "$USERS"
     kill "${GATEWAY_PIDS[0]}" && wait "${GATEWAY_PIDS[0]}" 2>/dev/null || true
     GATEWAY_PIDS=()
 done
@@ -87,12 +96,16 @@ done
 declare -A KEY_ID SECRET GATEWAY_PID
 read -r KEY_ID[single] SECRET[single] <<<"$(target_psql single -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
 read -r KEY_ID[sharded] SECRET[sharded] <<<"$(target_psql router -F ' ' -c "SELECT * FROM ddb.create_access_key()")"
-for target in "${TARGETS[@]}"; do
+KEY_ID[routed]=${KEY_ID[sharded]} SECRET[routed]=${SECRET[sharded]}
+for target in "${LOADED[@]}"; do
     DSN=${DSN_OF[$target]}
     for c in "${CONNECTIONS[@]}"; do
         start_gateway "${PORT[$target,$c]}" "$c"
         GATEWAY_PID[$target,$c]=${GATEWAY_PIDS[-1]}
     done
+done
+for c in "${CONNECTIONS[@]}"; do
+    GATEWAY_PID[routed,$c]=${GATEWAY_PID[sharded,$c]}
 done
 # the processes whose CPU is counted, by part: the single node's cluster, and each server of the deployment
 declare -A POSTMASTER=([postgres]=$(head -1 "$PGDATA_DIR/postmaster.pid"))
@@ -100,6 +113,16 @@ for name in router "${SHARDS[@]}" shard1_standby shard2_standby; do
     POSTMASTER[$name]=$(head -1 "$DDB_SCALE_OUT_DIR/$name/postmaster.pid")
 done
 declare -A PARTS=([single]="postgres" [sharded]="router shard1 shard2 shard1_standby shard2_standby")
+PARTS[routed]=${PARTS[sharded]}
+# Whether the sharded side's gateways send requests straight to the shards: the router's map marks
+# every partition direct, or none; the gateways read it again at its NOTIFY (a moment: 1 s is ample).
+DIRECT=on
+direct() {  # on | off
+    [ "$DIRECT" = "$1" ] && return 0
+    target_psql router -c "UPDATE ddb_router.partitions SET direct = $([ "$1" = on ] && echo true || echo false)"
+    DIRECT=$1
+    sleep 1
+}
 
 declare -A OPS LAT CLIENT_MS TICKS DONE
 # The CPU ticks of each part of a target, and of its gateway for a connection count, as "part=ticks ...".
@@ -110,14 +133,18 @@ part_ticks() {  # target, connections
         echo "$part=$(cluster_ticks "${POSTMASTER[$part]}")"
     done
 }
-# One wrk run through a target's gateway; fails on a bad response.
+# One wrk run through a target's gateway; fails on a bad response, or a response later than 10 s.
 measure() {  # target, operation, connections, round
     local target=$1 op=$2 c=$3 round=$4 log="$OUT/wrk-$1-$2-$3-$4.log" before after line part ops
+    case "$target" in
+        sharded) direct on ;;
+        routed) direct off ;;
+    esac
     # signed just before (a signature is good for 15 minutes); puts write new users, each run its own
     node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[$target,$c]}" "${KEY_ID[$target]}" "${SECRET[$target]}" \
         "$op" "$USERS" 60000 $(( ($c * 100 + $round) * 10000 )) >"$OUT/signed-$target-$op-$c-$round.txt"
     before=$(part_ticks "$target" "$c")
-    { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$c" -d"${SECONDS_PER_RUN}s" -s "$ROOT/bench/gateway/signed.lua" \
+    { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$c" -d"${SECONDS_PER_RUN}s" --timeout 10s -s "$ROOT/bench/gateway/signed.lua" \
         "http://127.0.0.1:${PORT[$target,$c]}" -- "$OUT/signed-$target-$op-$c-$round.txt" "$op" 2 >"$log"; } 2>"$log.time"
     after=$(part_ticks "$target" "$c")
     if ! grep -q '^checked [1-9][0-9]* bad 0$' "$log" || grep -q '^  Socket errors' "$log"; then
@@ -160,7 +187,7 @@ before=$(shard_transactions)
 for op in "${OPERATIONS[@]}"; do
     for c in "${CONNECTIONS[@]}"; do
         for round in $(seq "$ROUNDS"); do
-            echo "== $op, $c connections, round $round of $ROUNDS (${SECONDS_PER_RUN}s each, single node then sharded)"
+            echo "== $op, $c connections, round $round of $ROUNDS (${SECONDS_PER_RUN}s each, single node, sharded, routed)"
             for target in "${TARGETS[@]}"; do
                 measure "$target" "$op" "$c" "$round"
             done
@@ -203,26 +230,39 @@ partitions=$(target_psql router -c "SELECT count(*) FROM ddb_router.partitions")
     echo "The sharded side: tools/scale-out.sh's router, 2 shard primaries ($partitions partitions) and their 2 streaming standbys,"
     echo "all on this machine with the gateways and wrk."
     echo
-    echo "ops/s: median of $ROUNDS rounds (lowest–highest); the two take turns within each round."
+    echo "ops/s: median of $ROUNDS rounds (lowest–highest); the three take turns within each round. sharded: requests"
+    echo "of one partition key sent straight to their shard; routed: the same gateways, every request through the router."
     echo
-    echo "| operation | connections | single node | sharded | sharded / single | p50 latency ms, single / sharded |"
-    echo "|---|---:|---:|---:|---:|---:|"
+    echo "| operation | connections | single node | sharded | routed | sharded / single | routed / single | p50 latency ms, single / sharded / routed |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
     for op in "${OPERATIONS[@]}"; do
         for c in "${CONNECTIONS[@]}"; do
-            s=$(median "${OPS[single,$op,$c]}") d=$(median "${OPS[sharded,$op,$c]}")
-            echo "| ${LABEL[$op]} | $c | $s ($(spread "${OPS[single,$op,$c]}")) | $d ($(spread "${OPS[sharded,$op,$c]}")) | $(ratio "$d" "$s") | $(median "${LAT[single,$op,$c]}") / $(median "${LAT[sharded,$op,$c]}") |"
+            s=$(median "${OPS[single,$op,$c]}") d=$(median "${OPS[sharded,$op,$c]}") r=$(median "${OPS[routed,$op,$c]}")
+            echo "| ${LABEL[$op]} | $c | $s ($(spread "${OPS[single,$op,$c]}")) | $d ($(spread "${OPS[sharded,$op,$c]}")) | $r ($(spread "${OPS[routed,$op,$c]}")) | $(ratio "$d" "$s") | $(ratio "$r" "$s") | $(median "${LAT[single,$op,$c]}") / $(median "${LAT[sharded,$op,$c]}") / $(median "${LAT[routed,$op,$c]}") |"
         done
     done
     echo
     echo "Where the CPU goes: microseconds of CPU per operation over all rounds, of wrk (time(1)), the gateway's"
     echo "process, and each cluster's processes (the router's backends make the PL/Proxy calls)."
     echo
-    echo "| operation | connections | single: wrk / gateway / PostgreSQL | sharded: wrk / gateway / router / shard1 / shard2 / standbys |"
-    echo "|---|---:|---:|---:|"
+    echo "The last columns: the CPU of the gateway and the primaries (router and shards) per operation, over the single"
+    echo "node's (gateway and PostgreSQL)."
+    echo
+    echo "| operation | connections | single: wrk / gateway / PostgreSQL | sharded: wrk / gateway / router / shard1 / shard2 / standbys | routed: the same | CPU sharded / single | CPU routed / single |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
     for op in "${OPERATIONS[@]}"; do
         for c in "${CONNECTIONS[@]}"; do
-            standbys=$(( TICKS[sharded,$op,$c,shard1_standby] + TICKS[sharded,$op,$c,shard2_standby] ))
-            echo "| ${LABEL[$op]} | $c | $(client_us "single,$op,$c") / $(part_us single "$op" "$c" gateway) / $(part_us single "$op" "$c" postgres) | $(client_us "sharded,$op,$c") / $(part_us sharded "$op" "$c" gateway) / $(part_us sharded "$op" "$c" router) / $(part_us sharded "$op" "$c" shard1) / $(part_us sharded "$op" "$c" shard2) / $(us_per_op "$standbys" "${DONE[sharded,$op,$c]}") |"
+            line="| ${LABEL[$op]} | $c | $(client_us "single,$op,$c") / $(part_us single "$op" "$c" gateway) / $(part_us single "$op" "$c" postgres)"
+            for target in sharded routed; do
+                standbys=$(( TICKS[$target,$op,$c,shard1_standby] + TICKS[$target,$op,$c,shard2_standby] ))
+                line+=" | $(client_us "$target,$op,$c") / $(part_us "$target" "$op" "$c" gateway) / $(part_us "$target" "$op" "$c" router) / $(part_us "$target" "$op" "$c" shard1) / $(part_us "$target" "$op" "$c" shard2) / $(us_per_op "$standbys" "${DONE[$target,$op,$c]}")"
+            done
+            single_cpu=$(awk -v a="$(part_us single "$op" "$c" gateway)" -v b="$(part_us single "$op" "$c" postgres)" 'BEGIN { print a + b }')
+            for target in sharded routed; do
+                line+=" | $(awk -v s="$single_cpu" -v g="$(part_us "$target" "$op" "$c" gateway)" -v r="$(part_us "$target" "$op" "$c" router)" \
+                    -v a="$(part_us "$target" "$op" "$c" shard1)" -v b="$(part_us "$target" "$op" "$c" shard2)" 'BEGIN { printf "%.2f", (g + r + a + b) / s }')"
+            done
+            echo "$line |"
         done
     done
     echo

@@ -2679,6 +2679,43 @@ CREATE FUNCTION ddb.execute_for_merge(role_name name, operation text, request js
 COMMENT ON FUNCTION ddb.execute_for_merge(name, text, jsonb, integer) IS
     'ddb.execute_metered of a Query or Scan whose response also lists the key and ordinal of every row read (a router''s merge)';
 
+-- The partitions of a sharded deployment that this node serves directly
+-- (docs/scale-out.md, "Requests sent straight to their shard"): ddb-gateway
+-- sends a request of one partition key here, past the router, only while
+-- the router has given the partition to this node by a row here, which it
+-- takes away before moving the partition.  Written by the router's user over
+-- its connection to the node, and by no other role.  Not dumped: a node
+-- restored from a dump serves nothing directly until the router gives it
+-- its partitions again (ddb_router.publish_partitions()).
+CREATE TABLE ddb.direct_partitions (
+    partition integer PRIMARY KEY,
+    partition_count integer NOT NULL CHECK (partition_count BETWEEN 1 AND 1024
+                                            AND (partition_count & (partition_count - 1)) = 0),
+    CHECK (partition >= 0 AND partition < partition_count)
+);
+-- (which partitions a node serves is no secret: read by the gateway's user, whoever it is)
+GRANT SELECT ON ddb.direct_partitions TO PUBLIC;
+
+-- ddb.execute_metered of a request sent straight to this node (GetItem,
+-- PutItem, UpdateItem, DeleteItem, Query of a table or local index): served
+-- when its partition key is in partition and this node serves partition
+-- directly, holding the partition's lock shared until the transaction ends;
+-- otherwise refused with SQLSTATE YR001, on which ddb-gateway sends it
+-- through the router.  Not for PUBLIC: the lock it holds makes a move of the
+-- partition wait; the gateway's user is a superuser or is granted it.
+CREATE FUNCTION ddb.execute_direct(partition integer, role_name name, operation text, request jsonb) RETURNS text
+    AS 'MODULE_PATHNAME', 'ddb_execute_direct' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION ddb.execute_direct(integer, name, text, jsonb) IS
+    'ddb.execute_metered of a request of one partition key sent straight to this node, served while it serves the partition directly';
+REVOKE ALL ON FUNCTION ddb.execute_direct(integer, name, text, jsonb) FROM PUBLIC;
+
+-- Waits until every request that ddb.execute_direct serves on a partition
+-- has ended, without taking its lock (a move, once the partition's row is
+-- gone); lock_timeout bounds it.  Not for PUBLIC.
+CREATE FUNCTION ddb.await_direct_requests(partition integer) RETURNS void
+    AS 'MODULE_PATHNAME', 'ddb_await_direct_requests' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION ddb.await_direct_requests(integer) FROM PUBLIC;
+
 -- Raises AccessDeniedException unless the current user may 'read', 'write'
 -- or 'own' a table, naming the DynamoDB action.
 CREATE FUNCTION ddb.check_table_access(table_name text, action text, access text) RETURNS void

@@ -34,7 +34,7 @@ typedef enum DdbLockClass
 	DDB_LOCK_TABLE_NAME = 7,	/* a table's name while CreateTable, a restore or an import makes it */
 	DDB_LOCK_CLIENT_TOKEN = 8,	/* a role's ClientToken of a kind of job */
 	DDB_LOCK_TABLE_AUDIT = 9,	/* a table's audit trail (the underwriting model's rulebooks) */
-	DDB_LOCK_ROUTER_PARTITION = 10, /* a router's partition: its writers, shared */
+	DDB_LOCK_ROUTER_PARTITION = 10, /* a router's partition: its writers, shared (on a node: its direct requests) */
 	DDB_LOCK_ROUTER_MOVE = 11,	/* a router's partition: the move running, for the session */
 	DDB_LOCK_ROUTER_UNIQUE = 12,	/* a router's unique value being written */
 	DDB_LOCK_ROUTER_RECOVERY = 13,	/* a router's recovery of transactions in doubt */

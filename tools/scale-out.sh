@@ -248,6 +248,8 @@ start_deployment() {  # [--ha]
         server_psql router -c "SELECT ddb_router.add_node('$shard', '$(shard_connstr "$shard")')" >/dev/null
     done
     server_psql router -c "SELECT ddb_router.create_partitions($PARTITIONS)" >/dev/null
+    # the gateway sends requests of one partition key straight to its shard (docs/scale-out.md)
+    server_psql router -c "SELECT ddb_router.publish_partitions()" >/dev/null
 
     if [ "$HA" != 1 ]; then
         echo "== a streaming hot standby of each shard (pg_basebackup -R -X stream, ports $((BASE_PORT + 3))-$((BASE_PORT + 4)))"

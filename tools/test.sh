@@ -145,7 +145,7 @@ scale_out=$!
 prove_checks ddb_local "$ROOT/test/ddb_local.sh" &
 ddb_local=$!
 run_checks "sharding (ddb_router)" sharding "$ROOT/test/router.sh" "$ROOT/test/router_move.sh" "$ROOT/test/router_transactions.sh" \
-    "$ROOT/test/router_models.sh"
+    "$ROOT/test/router_models.sh" "$ROOT/test/shard_direct.sh"
 echo "== sharding: tools/scale-out.sh's deployment (checked meanwhile)"
 wait "$scale_out"
 count_checks scale_out

@@ -17,7 +17,8 @@ SELECT pg_catalog.pg_extension_config_dump('ddb_router.nodes', '');
 CREATE TABLE ddb_router.partitions (
     partition integer PRIMARY KEY CHECK (partition >= 0),
     node_name text NOT NULL REFERENCES ddb_router.nodes,
-    moving boolean NOT NULL DEFAULT false   -- writes are refused (retryable) while it moves
+    moving boolean NOT NULL DEFAULT false,  -- writes are refused (retryable) while it moves
+    direct boolean NOT NULL DEFAULT false   -- its node serves ddb-gateway's requests of it straight (sql/router/direct.sql)
 );
 COMMENT ON TABLE ddb_router.partitions IS 'The logical partitions and the node each lives on';
 SELECT pg_catalog.pg_extension_config_dump('ddb_router.partitions', '');
@@ -75,6 +76,23 @@ CREATE TRIGGER map_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_r
     FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.map_changed();
 CREATE TRIGGER map_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.partitions
     FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.map_changed();
+-- ddb-gateway reads the map to send requests of one partition straight to its node
+-- (sql/router/direct.sql), and reads it again when the channel ddb_router_map is notified:
+-- by a change of the map, once it commits (a change of the placements and the reference
+-- tables, which the gateway sends through the router, notifies it too).
+CREATE FUNCTION ddb_router.notify_map() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pg_notify('ddb_router_map', '');
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER notify_map AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.notify_map();
+CREATE TRIGGER notify_map AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.partitions
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.notify_map();
 -- (the router's cache reads the version, the sequence's last value, which needs SELECT on it)
 GRANT SELECT ON ddb_router.cluster_version TO PUBLIC;
 

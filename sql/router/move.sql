@@ -483,7 +483,7 @@ BEGIN
 
     INSERT INTO ddb_router.moves (partition, source_node, target_node, step)
     VALUES (partition, p.node_name, node_name, 'copying');
-    UPDATE ddb_router.partitions SET moving = true WHERE partitions.partition = move_begin.partition;
+    UPDATE ddb_router.partitions SET moving = true, direct = false WHERE partitions.partition = move_begin.partition;
     PERFORM ddb_router.lock_move(partition);
     RAISE NOTICE 'partition % marked moving from node % to node %: its writes are refused (retryably) until it has moved',
         partition, p.node_name, node_name;
@@ -512,6 +512,8 @@ BEGIN
     -- the map version moved before the mark committed: a map read in between is read again
     PERFORM nextval('ddb_router.cluster_version');
     BEGIN
+        -- the source serves no request of it straight from ddb-gateway, and those it served are done
+        PERFORM ddb_router.withdraw_direct('ddb_move_source', partition);
         -- every writer that took the partition's writer lock before is done (waited for, not taken)
         PERFORM ddb_router.await_partition_writers(partition);
         models := ddb_router.model_tables_with_items('ddb_move_source', partition);
@@ -529,8 +531,9 @@ BEGIN
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         GET STACKED DIAGNOSTICS failure = MESSAGE_TEXT, error_code = RETURNED_SQLSTATE;
         IF error_code = '55P03' THEN
-            failure := format('the writes in flight to it did not end within %s (a transaction of the router holds '
-                              'its writer lock: see pg_locks, classid %s, objid %s, objsubid 3)',
+            failure := format('the writes in flight to it did not end within %s (a transaction of the router, or '
+                              'of the source node serving a request sent straight to it, holds its lock: see '
+                              'pg_locks there, classid %s, objid %s, objsubid 3)',
                               current_setting('lock_timeout'), ddb_router.lock_class('partition'), partition);
         END IF;
         BEGIN
@@ -643,6 +646,8 @@ BEGIN
     IF result.failure IS NOT NULL THEN
         PERFORM ddb_router.move_cancel(partition, result.cleaned);
         COMMIT;
+        PERFORM ddb_router.give_direct(partition);
+        COMMIT;
         PERFORM ddb_router.move_end(partition);
         COMMIT;
         RAISE EXCEPTION USING ERRCODE = result.error_code, MESSAGE = result.failure;
@@ -652,6 +657,9 @@ BEGIN
     PERFORM ddb_router.move_switch(partition);
     COMMIT;
     PERFORM ddb_router.move_open(partition);
+    COMMIT;
+    -- the target serves its requests straight from ddb-gateway
+    PERFORM ddb_router.give_direct(partition);
     COMMIT;
     -- (e) the items removed from the old node
     failure := ddb_router.move_finish(partition);
@@ -743,6 +751,9 @@ BEGIN
         failure := ddb_router.move_finish(partition);
         COMMIT;
     END IF;
+    -- its node, the old or the new one, serves its requests straight from ddb-gateway
+    PERFORM ddb_router.give_direct(partition);
+    COMMIT;
     PERFORM ddb_router.move_end(partition);
     COMMIT;
     IF failure IS NOT NULL THEN

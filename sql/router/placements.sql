@@ -24,6 +24,8 @@ CREATE FUNCTION ddb_router.tables_changed() RETURNS trigger
     AS 'MODULE_PATHNAME', 'ddb_router_tables_changed' LANGUAGE C;
 CREATE TRIGGER tables_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.placements
     FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.tables_changed();
+CREATE TRIGGER notify_map AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.placements
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.notify_map();
 
 -- The routing hash of a table's partition key, placements included.
 CREATE FUNCTION ddb_router.route_hash(table_name text, key ddb.ddb_key) RETURNS integer

@@ -16,6 +16,8 @@ SELECT pg_catalog.pg_extension_config_dump('ddb_router.reference_tables', 'WHERE
 INSERT INTO ddb_router.reference_tables VALUES ('apps', 'uds');
 CREATE TRIGGER tables_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.reference_tables
     FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.tables_changed();
+CREATE TRIGGER notify_map AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ddb_router.reference_tables
+    FOR EACH STATEMENT EXECUTE FUNCTION ddb_router.notify_map();
 
 -- The tables a request's items belong to (TableName, a batch's RequestItems, a transaction's
 -- actions, the tables of PartiQL statements); none for a request of another shape.

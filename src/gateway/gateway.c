@@ -30,6 +30,7 @@
 #include "connector.h"
 #include "replicas.h"
 #include "server.h"
+#include "shard_direct.h"
 #include "settings.h"
 #include "sigv4.h"
 
@@ -186,7 +187,12 @@ main(int argc, char **argv)
 		return waited == 1 ? 1 : 0;
 	}
 	if (health_is_router(settings.dsn) == 1)
+	{
 		fprintf(stderr, "ddb-gateway: the database is the router of a sharded deployment (ddb_router): requests go to its shard nodes\n");
+		/* requests of one partition key go straight to their node, by the router's map (shard_map.c) */
+		if (shard_direct_start(settings.dsn) != 0)
+			fprintf(stderr, "ddb-gateway: every request goes through the router: cannot start reading its map\n");
+	}
 	/* signed requests look their keys up in a cache the database keeps fresh (keycache.c) */
 	if (!settings.development && keycache_start(settings.dsn) != 0)
 		fprintf(stderr, "ddb-gateway: key cache off: cannot start its listener\n");

@@ -35,6 +35,7 @@
 #include "metrics.h"
 #include "request.h"
 #include "respond.h"
+#include "shard_direct.h"
 #include "sigv4.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
@@ -134,6 +135,17 @@ eventually_consistent_read(const RequestState *state)
 }
 
 static void executed(Call *call, PGconn *conn, PGresult *res);
+static void executed_direct(Call *call, PGconn *conn, PGresult *res);
+
+/* Sends the request's ddb.execute_metered on the primary's lane (a router's: it goes through the router). */
+static void
+run_on_primary(RequestState *state)
+{
+	state->call.params[0] = state->auth.role_name[0] ? state->auth.role_name : NULL;
+	state->call.params[1] = state->operation;
+	state->call.params[2] = state->data;
+	submit(state, worker_primary_lane(state->worker), STATEMENT_EXECUTE, 3, executed);
+}
 
 /*
  * Sends the request's ddb.execute_metered, as the access key's role when it
@@ -156,11 +168,46 @@ run(RequestState *state)
 	}
 	state->eventual = context->replicas && eventually_consistent_read(state);
 	state->replica = state->eventual ? replicas_pick(context->replicas) : -1;
-	lane = state->replica >= 0 ? worker_replica_lane(state->worker, state->replica) : worker_primary_lane(state->worker);
-	state->call.params[0] = state->auth.role_name[0] ? state->auth.role_name : NULL;
-	state->call.params[1] = state->operation;
-	state->call.params[2] = state->data;
-	submit(state, lane, STATEMENT_EXECUTE, 3, executed);
+	if (state->replica >= 0)
+	{
+		state->call.params[0] = state->auth.role_name[0] ? state->auth.role_name : NULL;
+		state->call.params[1] = state->operation;
+		state->call.params[2] = state->data;
+		submit(state, worker_replica_lane(state->worker, state->replica), STATEMENT_EXECUTE, 3, executed);
+		return;
+	}
+	/* a router's request of one partition key goes straight to its shard (shard_direct.c) */
+	lane = shard_direct_lane(state->worker, state->operation, state->data, state->len, state->partition);
+	if (lane == NULL)
+	{
+		run_on_primary(state);
+		return;
+	}
+	state->call.params[0] = state->partition;
+	state->call.params[1] = state->auth.role_name[0] ? state->auth.role_name : NULL;
+	state->call.params[2] = state->operation;
+	state->call.params[3] = state->data;
+	submit(state, lane, STATEMENT_EXECUTE_DIRECT, 4, executed_direct);
+}
+
+/*
+ * ddb.execute_direct's result on a shard: answered as ddb.execute_metered's,
+ * unless the shard refused the request (its map moved on) or cannot be
+ * reached: then it goes through the router.
+ */
+static void
+executed_direct(Call *call, PGconn *conn, PGresult *res)
+{
+	RequestState *state = REQUEST_OF_CALL(call);
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && db_connection_failed(conn, res))
+		lane_fail(call->lane);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && (db_connection_failed(conn, res) || shard_direct_refused(res)))
+	{
+		run_on_primary(state);
+		return;
+	}
+	executed(call, conn, res);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include "connect.h"
 #include "connector.h"
 #include "health.h"
+#include "shard_map.h"
 #include "sigv4.h"
 
 typedef enum LaneState
@@ -54,7 +55,7 @@ struct Lane
 };
 
 /* The prepared statements' names, in LaneStatement's order. */
-static const char *const statement_names[NSTATEMENTS] = {"execute", "lookup_key", "health"};
+static const char *const statement_names[NSTATEMENTS] = {"execute", "lookup_key", "health", "execute_direct"};
 
 /* A lane to dsn, closed until first used; NULL when out of memory. */
 Lane *
@@ -103,6 +104,7 @@ lane_setup(PGconn *conn, const char *endpoint_address)
 		"SELECT ddb.execute_metered($1, $2, $3::jsonb)";
 	sql[STATEMENT_LOOKUP_KEY] = SIGV4_LOOKUP_KEY_SQL;
 	sql[STATEMENT_HEALTH] = HEALTH_SQL;
+	sql[STATEMENT_EXECUTE_DIRECT] = SHARD_DIRECT_SQL;
 	for (int s = 0; s < NSTATEMENTS; s++)
 	{
 		/* one that fails (no ddb_model yet) fails its calls, and they close the lane to prepare it again */

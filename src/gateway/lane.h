@@ -22,6 +22,7 @@ typedef enum LaneStatement
 	STATEMENT_EXECUTE,			/* ddb.execute_metered(role, operation, request) (ddb_router's on a router) */
 	STATEMENT_LOOKUP_KEY,		/* an active access key's secret and role */
 	STATEMENT_HEALTH,			/* the version of ddb_model in the database */
+	STATEMENT_EXECUTE_DIRECT,	/* ddb.execute_direct(partition, role, operation, request) on a shard */
 	NSTATEMENTS
 } LaneStatement;
 
@@ -36,7 +37,7 @@ struct Call
 {
 	LaneStatement statement;
 	int			nparams;
-	const char *params[3];
+	const char *params[4];
 	CallDone	done;
 	Lane	   *lane;			/* set by lane_submit */
 	long		deadline;		/* set by lane_submit: db_now_ms() past which the lane is given up */

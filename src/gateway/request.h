@@ -29,6 +29,7 @@ typedef struct RequestState
 	AuthResult	auth;
 	int			eventual;		/* an eventually consistent read */
 	int			replica;		/* the standby it is read from, or -1 */
+	char		partition[12];	/* its partition, when it goes straight to its shard */
 	int			suspended;		/* waiting for its statement's result */
 	struct MHD_Response *response;	/* prepared, queued at the handler's next call */
 	struct timespec started;

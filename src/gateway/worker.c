@@ -34,6 +34,9 @@ enum
 	WORKER_STOP
 };
 
+/* The most shard nodes a thread keeps a lane to (shard_direct.c). */
+#define WORKER_NODES_MAX 64
+
 struct Worker
 {
 	ServeContext *context;
@@ -43,9 +46,11 @@ struct Worker
 	int			listen_fd;		/* the daemon's own descriptor of the listening socket */
 	struct MHD_Daemon *daemon;
 	ConnectInbox inbox;
-	Lane	  **lanes;			/* nlanes to the primary, then nlanes to each standby */
+	Lane	  **lanes;			/* nlanes to the primary, nlanes to each standby, then one to each shard node */
 	int			nlanes;
 	int			nreplicas;
+	char	   *node_dsns[WORKER_NODES_MAX];	/* the shard nodes' connection strings, of lanes[fixed_lanes(worker) + i] */
+	int			nnodes;
 	int			command;
 	int			quiesced;
 	int			resumed;		/* a request was resumed since the daemon last ran */
@@ -61,11 +66,18 @@ log_daemon_message(void *cls, const char *format, va_list args)
 	fprintf(stderr, "ddb-gateway: http: %s%s", message, message[0] && message[strlen(message) - 1] == '\n' ? "" : "\n");
 }
 
+/* The lanes to the primary and the standbys. */
+static int
+fixed_lanes(const Worker *worker)
+{
+	return worker->nlanes * (1 + worker->nreplicas);
+}
+
 /* All the thread's lanes. */
 static int
 lane_count(const Worker *worker)
 {
-	return worker->nlanes * (1 + worker->nreplicas);
+	return fixed_lanes(worker) + worker->nnodes;
 }
 
 /* The lane with the least work among n. */
@@ -102,6 +114,29 @@ Lane *
 worker_replica_lane(Worker *worker, int replica)
 {
 	return least_busy(worker->lanes + worker->nlanes * (1 + replica), worker->nlanes);
+}
+
+/* The thread's lane to a shard node's connection string, made when first asked for; NULL past the most nodes. */
+Lane *
+worker_node_lane(Worker *worker, const char *dsn)
+{
+	int			first = fixed_lanes(worker);
+	char	   *copy;
+	Lane	   *lane;
+
+	for (int i = 0; i < worker->nnodes; i++)
+		if (strcmp(worker->node_dsns[i], dsn) == 0)
+			return worker->lanes[first + i];
+	if (worker->nnodes == WORKER_NODES_MAX || (copy = strdup(dsn)) == NULL)
+		return NULL;
+	if ((lane = lane_new(copy, NULL, worker->epoll_fd, &worker->inbox)) == NULL)
+	{
+		free(copy);
+		return NULL;
+	}
+	worker->node_dsns[worker->nnodes] = copy;
+	worker->lanes[first + worker->nnodes++] = lane;
+	return lane;
 }
 
 /* The context the thread serves. */
@@ -273,6 +308,8 @@ free_worker(Worker *worker)
 		if (worker->lanes[i])
 			lane_free(worker->lanes[i]);
 	free(worker->lanes);
+	for (int i = 0; i < worker->nnodes; i++)
+		free(worker->node_dsns[i]);
 	if (worker->wake_fd >= 0)
 		close(worker->wake_fd);
 	if (worker->epoll_fd >= 0)
@@ -295,7 +332,7 @@ worker_start(ServeContext *context, int listen_fd, unsigned int flags, const str
 	worker->nreplicas = replicas_count(context->replicas);
 	worker->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	worker->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	worker->lanes = calloc(lane_count(worker), sizeof(Lane *));
+	worker->lanes = calloc(fixed_lanes(worker) + WORKER_NODES_MAX, sizeof(Lane *));
 	if (worker->epoll_fd < 0 || worker->wake_fd < 0 || worker->lanes == NULL)
 	{
 		fprintf(stderr, "ddb-gateway: cannot start an event thread: %m\n");
@@ -303,7 +340,7 @@ worker_start(ServeContext *context, int listen_fd, unsigned int flags, const str
 		return NULL;
 	}
 	connector_inbox_init(&worker->inbox, worker->wake_fd);
-	for (int i = 0; i < lane_count(worker); i++)
+	for (int i = 0; i < fixed_lanes(worker); i++)
 	{
 		int			replica = i / lanes - 1;
 

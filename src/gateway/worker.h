@@ -46,6 +46,9 @@ extern Lane *worker_primary_lane(Worker *worker);
 /* Standby replica's lane with the least work. */
 extern Lane *worker_replica_lane(Worker *worker, int replica);
 
+/* The thread's lane to a shard node (its connection string), made when first asked for; NULL past the most nodes. */
+extern Lane *worker_node_lane(Worker *worker, const char *dsn);
+
 /* Notes that a request of this thread was resumed: the daemon runs before the thread waits again. */
 extern void worker_resumed(Worker *worker);
 
