@@ -1,7 +1,7 @@
 /*
  * health.c — the database's state as the gateway needs it (health.h): one
- * query of pg_extension, on a pooled connection for GET /health and on a
- * connection of its own at start-up.
+ * query of pg_extension, on an event thread's lane for GET /health and on
+ * a connection of its own at start-up.
  */
 #include "health.h"
 

@@ -97,7 +97,7 @@ listen_connection(void)
 		PQfinish(conn);
 		return NULL;
 	}
-	/* named, so that an operator (and the tests) can tell it from the pool's connections */
+	/* named, so that an operator (and the tests) can tell it from the event threads' connections */
 	res = db_query(conn, "SET application_name = '" KEYCACHE_LISTENER_NAME "'; LISTEN " KEYCACHE_CHANNEL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 	{

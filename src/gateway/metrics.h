@@ -1,7 +1,7 @@
 /*
  * metrics.h — ddb-gateway's counters, served by GET /metrics in
  * Prometheus's text format: requests by operation and status, their
- * latency by operation, consumed capacity by table, and the pool's use.
+ * latency by operation, consumed capacity by table, and the connections' use.
  */
 #ifndef DDB_GATEWAY_METRICS_H
 #define DDB_GATEWAY_METRICS_H
