@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "connect.h"
+#include "string_hash.h"
 
 #define KEYCACHE_BUCKETS 1024
 #define KEYCACHE_MAX_ENTRIES 100000	/* past this the cache is emptied: key ids are the client's to choose */
@@ -44,15 +45,11 @@ static unsigned long generation;
 static int	listening;			/* the cache is in use only while the listener listens */
 static char *listener_dsn;
 
-/* FNV-1a of a key id, the bucket's index. */
+/* The bucket of a key id. */
 static unsigned
 bucket_of(const char *key_id)
 {
-	unsigned	h = 2166136261u;
-
-	for (const unsigned char *c = (const unsigned char *) key_id; *c; c++)
-		h = (h ^ *c) * 16777619u;
-	return h % KEYCACHE_BUCKETS;
+	return string_hash(key_id) % KEYCACHE_BUCKETS;
 }
 
 /* Empties the cache and starts a new generation; the caller holds cache_lock. */

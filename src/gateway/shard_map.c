@@ -25,6 +25,7 @@
 
 #include "connect.h"
 #include "shard_hash.h"
+#include "string_hash.h"
 
 #define SHARD_MAP_CHANNEL "ddb_router_map"
 /* The listening connection's application_name (pg_stat_activity) */
@@ -81,15 +82,11 @@ static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 static ShardMap *current_map;	/* NULL while not listening */
 static char *router_dsn;
 
-/* FNV-1a of a table name, its bucket. */
+/* The bucket of a table name. */
 static unsigned
 bucket_of(const char *name)
 {
-	unsigned	h = 2166136261u;
-
-	for (const unsigned char *c = (const unsigned char *) name; *c; c++)
-		h = (h ^ *c) * 16777619u;
-	return h % SHARD_MAP_TABLE_BUCKETS;
+	return string_hash(name) % SHARD_MAP_TABLE_BUCKETS;
 }
 
 /* Frees a map. */
