@@ -189,23 +189,11 @@ worker_resumed(Worker *worker)
 	worker->resumed = 1;
 }
 
-/*
- * One turn: ticks the lanes, waits for events, hands them out, and runs the
- * daemon when it has something to do: its descriptor is ready, a request
- * was resumed, or its own timeout is due (it has data pending, or a
- * connection to time out).
- */
-static void
-turn(Worker *worker)
+/* Ticks every lane (flushes what was sent, gives up what is past its deadline): the earliest deadline, or -1. */
+static long
+tick_lanes(Worker *worker, long now)
 {
-	struct epoll_event events[64];
-	long		now = db_now_ms();
 	long		next = -1;
-	long		daemon_due = -1;
-	MHD_UNSIGNED_LONG_LONG daemon_ms;
-	int			timeout;
-	int			run_daemon = 0;
-	int			n;
 
 	for (int i = 0; i < lane_count(worker); i++)
 	{
@@ -214,11 +202,36 @@ turn(Worker *worker)
 		if (deadline >= 0 && (next < 0 || deadline < next))
 			next = deadline;
 	}
-	if (worker->resumed)
+	return next;
+}
+
+/*
+ * One turn: ticks the lanes, waits for events, hands them out, and runs the
+ * daemon when it has something to do: its descriptor is ready, a request
+ * was resumed, or its own timeout is due (it has data pending, or a
+ * connection to time out).  Every run of the daemon is followed by a tick
+ * before the thread waits: a statement it sent is flushed, not left in the
+ * lane's buffer until some other event comes.
+ */
+static void
+turn(Worker *worker)
+{
+	struct epoll_event events[64];
+	long		now = db_now_ms();
+	long		next = tick_lanes(worker, now);
+	long		daemon_due = -1;
+	MHD_UNSIGNED_LONG_LONG daemon_ms;
+	int			timeout;
+	int			run_daemon = 0;
+	int			n;
+
+	while (worker->resumed)
 	{
 		/* answered by a tick (a deadline, a lane closed): taken up before the wait */
 		worker->resumed = 0;
 		MHD_run(worker->daemon);
+		now = db_now_ms();
+		next = tick_lanes(worker, now);
 	}
 	if (MHD_get_timeout(worker->daemon, &daemon_ms) == MHD_YES)
 	{
