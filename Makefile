@@ -26,6 +26,7 @@ OBJS = \
 	src/ddb_errors.o \
 	src/ddb_jsonb.o \
 	src/ddb_locks.o \
+	src/key/key_attribute.o \
 	src/key/key_codec.o \
 	src/key/key_tuple.o \
 	src/key/key_tuple_datum.o \

@@ -15,7 +15,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common/base64.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
@@ -24,7 +23,7 @@
 #include "../api/api.h"
 #include "../ddb_locks.h"
 #include "../key/ddb_key.h"
-#include "../key/key_codec.h"
+#include "../key/key_attribute.h"
 #include "../request/subtransaction.h"
 #include "../table/table_def.h"
 
@@ -48,28 +47,6 @@ refuse(const char *why, int partition)
 			 errhint("Send the request through the router (ddb_router.execute_metered).")));
 }
 
-/* The string of a one-member AttributeValue of type ({"S": "..."}); false for anything else. */
-static bool
-attribute_string(JsonbValue *av, char type, char **str, int *len)
-{
-	JsonbIterator *it;
-	JsonbValue	k;
-	JsonbValue	v;
-
-	if (av == NULL || av->type != jbvBinary || !JsonContainerIsObject(av->val.binary.data) ||
-		JsonContainerSize(av->val.binary.data) != 1)
-		return false;
-	it = JsonbIteratorInit(av->val.binary.data);
-	(void) JsonbIteratorNext(&it, &k, false);
-	if (JsonbIteratorNext(&it, &k, true) != WJB_KEY || k.val.string.len != 1 || k.val.string.val[0] != type)
-		return false;
-	if (JsonbIteratorNext(&it, &v, true) != WJB_VALUE || v.type != jbvString)
-		return false;
-	*str = v.val.string.val;
-	*len = v.val.string.len;
-	return true;
-}
-
 /* The routing hash of an item operation's partition key (in member "Key" or "Item"); false when it has none valid. */
 static bool
 item_hash(Jsonb *request, const char *member, uint32 *hash)
@@ -79,32 +56,13 @@ item_hash(Jsonb *request, const char *member, uint32 *hash)
 	TableDef   *def;
 	uint8_t		enc[KEY_MAX_ENCODED];
 	size_t		enclen;
-	char	   *str;
-	int			len;
-	KeyStatus	status;
 
 	if (name == NULL || name->type != jbvString || map == NULL || map->type != jbvBinary ||
 		!JsonContainerIsObject(map->val.binary.data) ||
 		(def = table_def_find(pnstrdup(name->val.string.val, name->val.string.len))) == NULL ||
-		!attribute_string(getKeyJsonValueFromContainer(map->val.binary.data, def->keys.hash_key,
-													   strlen(def->keys.hash_key), NULL),
-						  def->keys.hash_type, &str, &len))
-		return false;
-	if (def->keys.hash_type == 'S')
-		status = key_encode_string(str, (size_t) len, enc, &enclen);
-	else if (def->keys.hash_type == 'N')
-		status = key_encode_number(str, (size_t) len, enc, &enclen);
-	else
-	{
-		int			max = pg_b64_dec_len(len);
-		char	   *bytes = palloc(max > 0 ? max : 1);
-		int			n = pg_b64_decode(str, len, bytes, max);
-
-		if (n < 0)
-			return false;
-		status = key_encode_binary((const uint8_t *) bytes, (size_t) n, enc, &enclen);
-	}
-	if (status != KEY_OK)
+		!key_attribute_encode(getKeyJsonValueFromContainer(map->val.binary.data, def->keys.hash_key,
+														   strlen(def->keys.hash_key), NULL),
+							  def->keys.hash_type, enc, &enclen))
 		return false;
 	*hash = ddb_key_route_hash_encoded(enc, enclen);
 	return true;

@@ -10,73 +10,27 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "common/base64.h"
 #include "access/htup_details.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "../key/key_codec.h"
+#include "../key/key_attribute.h"
 #include "model_imports.h"
 #include "router.h"
 
 PG_FUNCTION_INFO_V1(ddb_router_route_of);
 PG_FUNCTION_INFO_V1(ddb_router_statement_route);
 
-/* The string of a one-member AttributeValue object of type ({"S": "..."}); false for anything else. */
-static bool
-attribute_string(JsonbValue *av, char type, char **str, int *len)
-{
-	JsonbIterator *it;
-	JsonbValue	k;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-
-	if (av->type != jbvBinary || !JsonContainerIsObject(av->val.binary.data) ||
-		JsonContainerSize(av->val.binary.data) != 1)
-		return false;
-	it = JsonbIteratorInit(av->val.binary.data);
-	(void) JsonbIteratorNext(&it, &k, false);	/* WJB_BEGIN_OBJECT */
-	tok = JsonbIteratorNext(&it, &k, true);
-	if (tok != WJB_KEY || k.val.string.len != 1 || k.val.string.val[0] != type)
-		return false;
-	tok = JsonbIteratorNext(&it, &v, true);
-	if (tok != WJB_VALUE || v.type != jbvString)
-		return false;
-	*str = v.val.string.val;
-	*len = v.val.string.len;
-	return true;
-}
-
 /* The routing hash of a table's partition key attribute's DynamoDB value in map; false when it is no valid key of type. */
 bool
 route_key_value(const char *table_name, JsonbContainer *map, const char *attribute, char type, uint32 *hash)
 {
-	JsonbValue *av = getKeyJsonValueFromContainer(map, attribute, strlen(attribute), NULL);
 	uint8_t		enc[KEY_MAX_ENCODED];
 	size_t		enclen;
-	char	   *str;
-	int			len;
-	KeyStatus	status;
 
-	if (av == NULL || !attribute_string(av, type, &str, &len))
-		return false;
-	if (type == 'S')
-		status = key_encode_string(str, (size_t) len, enc, &enclen);
-	else if (type == 'N')
-		status = key_encode_number(str, (size_t) len, enc, &enclen);
-	else
-	{
-		int			max = pg_b64_dec_len(len);
-		char	   *bytes = palloc(max > 0 ? max : 1);
-		int			n = pg_b64_decode(str, len, bytes, max);
-
-		if (n < 0)
-			return false;
-		status = key_encode_binary((const uint8_t *) bytes, (size_t) n, enc, &enclen);
-	}
-	if (status != KEY_OK)
+	if (!key_attribute_encode(getKeyJsonValueFromContainer(map, attribute, strlen(attribute), NULL), type, enc, &enclen))
 		return false;
 	*hash = router_route_hash(table_name, enc, enclen);
 	return true;
