@@ -101,7 +101,7 @@ passed=$((passed + tap_ok)); failed=$((failed + tap_bad))
 prove_checks() {  # log name, script...
     local log="$LOG_DIR/$1.log"
     shift
-    prove --verbose --merge --exec bash "$@" >"$log" 2>&1 || true
+    prove --verbose --timer --merge --exec bash "$@" >"$log" 2>&1 || true
 }
 
 # Shows the log of prove_checks here and counts each check (ok / not ok).  A
