@@ -37,6 +37,7 @@ ulimit -Sn $((IDLE + 1000))   # the soft limit only: the gateway raises its own 
 
 install_packages wrk
 build_and_install
+cc -O2 -o "$OUT/latency_probe" "$ROOT/bench/gateway/latency_probe.c"
 start_cluster
 IDLE_PID=
 trap 'kill "${GATEWAY_PIDS[@]}" $IDLE_PID 2>/dev/null || true; stop_cluster' EXIT
@@ -60,13 +61,17 @@ read -r KEY_ID SECRET <<<"$(psql_db -At -F ' ' -c "SELECT * FROM ddb.create_acce
 start_gateway "$PORT" "$POOL" --max-connections $((IDLE + 100))
 GATEWAY_PID=${GATEWAY_PIDS[-1]}
 
-# One wrk run of signed GetItems at some connections, for SECONDS; fails on a bad response.
+# One run of signed GetItems at some connections, for SECONDS: one connection is the latency
+# probe's (bench/gateway/latency_probe.c, every request timed), the others wrk's; fails on a bad response.
 run_wrk() {  # connections, seconds, name
-    local log="$OUT/wrk-$3.log"
+    local log="$OUT/wrk-$3.log" probe
     node "$ROOT/bench/gateway/presign.js" "127.0.0.1:$PORT" "$KEY_ID" "$SECRET" GetItem "$USERS" 60000 \
         >"$OUT/signed-$3.txt"
-    wrk -t2 -c"$1" -d"$2s" -s "$ROOT/bench/gateway/signed.lua" "http://127.0.0.1:$PORT" \
+    "$OUT/latency_probe" "$PORT" "$OUT/signed-$3.txt" GetItem "$2" >"$log.probe" &
+    probe=$!
+    wrk -t2 -c"$(($1 - 1))" -d"$2s" -s "$ROOT/bench/gateway/signed.lua" "http://127.0.0.1:$PORT" \
         -- "$OUT/signed-$3.txt" GetItem 2 >"$log"
+    wait "$probe" || { echo "GetItem at $1 connections: the latency probe failed" >&2; return 1; }
     # a bad response or a broken connection fails the run; a request past wrk's 2 s is counted and reported
     if ! grep -q '^checked [1-9][0-9]* bad 0$' "$log" || grep -Eq '^  Socket errors: connect [1-9]|read [1-9]|write [1-9]' "$log"; then
         echo "GetItem at $1 connections: bad responses or socket errors" >&2
@@ -76,7 +81,7 @@ run_wrk() {  # connections, seconds, name
     TIMEOUTS=$(( ${TIMEOUTS:-0} + $(awk '/^  Socket errors/ { print $NF + 0; found = 1 } END { if (!found) print 0 }' "$log") ))
 }
 
-declare -A OPS P50 P99
+declare -A OPS P50 P99 MAX WRK_RATIO
 for c in "${CONNECTIONS[@]}"; do
     echo "== warm-up: $c connections"
     run_wrk "$c" 5 "warmup-$c"
@@ -85,9 +90,12 @@ for round in $(seq "$ROUNDS"); do
     for c in "${CONNECTIONS[@]}"; do
         echo "== latency, $c connections, round $round of $ROUNDS (${SECONDS_PER_RUN}s)"
         run_wrk "$c" "$SECONDS_PER_RUN" "latency-$c-$round"
-        OPS[$c]+="$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$OUT/wrk-latency-$c-$round.log") "
-        P50[$c]+="$(awk '/^latency p50/ { print $3 }' "$OUT/wrk-latency-$c-$round.log") "
-        P99[$c]+="$(awk '/^latency p50/ { print $5 }' "$OUT/wrk-latency-$c-$round.log") "
+        log="$OUT/wrk-latency-$c-$round.log"
+        OPS[$c]+="$(awk -v s="$SECONDS_PER_RUN" '/^Requests\/sec:/ { r = $2 } /^probe requests/ { p = $3 } END { printf "%.0f", r + p / s }' "$log" "$log.probe") "
+        P50[$c]+="$(awk '/^probe requests/ { print $5 }' "$log.probe") "
+        P99[$c]+="$(awk '/^probe requests/ { print $7 }' "$log.probe") "
+        MAX[$c]+="$(awk '/^probe requests/ { printf "%.1f", $9 / 1000 }' "$log.probe") "
+        WRK_RATIO[$c]+="$(awk '/^latency p50/ { printf "%.2f", $5 / $3 }' "$log") "
     done
 done
 
@@ -131,13 +139,15 @@ grep -q '^checked [1-9][0-9]* bad 0$' "$OUT/wrk-long.log" || { cat "$OUT/wrk-lon
     echo "($(date -u +%Y-%m-%d), $(nproc) cores, $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2) -t2 with signed GetItems;"
     echo "PostgreSQL $(psql_db -At -c 'SHOW server_version' | cut -d' ' -f1) (fsync off); ddb_model at $(git -C "$ROOT" rev-parse --short HEAD).)"
     echo
-    echo "Signed GetItem through the gateway with its default pool ($POOL connections), median of $ROUNDS rounds of ${SECONDS_PER_RUN} s (latencies in µs, from wrk):"
+    echo "Signed GetItem through the gateway with its default pool ($POOL connections), median of $ROUNDS rounds of ${SECONDS_PER_RUN} s"
+    echo "(latencies in µs, of every request on one of the connections, bench/gateway/latency_probe.c's; wrk's"
+    echo "own p99 / p50 is corrected for coordinated omission, so one slow request moves it):"
     echo
-    echo "| connections | ops/s | p50 | p99 | p99 / p50 |"
-    echo "|---:|---:|---:|---:|---:|"
+    echo "| connections | ops/s | p50 | p99 | p99 / p50 | slowest request, ms | wrk's p99 / p50 (corrected) |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|"
     for c in "${CONNECTIONS[@]}"; do
         p50=$(median "${P50[$c]}") p99=$(median "${P99[$c]}")
-        echo "| $c | $(median "${OPS[$c]}") | $p50 | $p99 | $(awk -v a="$p99" -v b="$p50" 'BEGIN { printf "%.2f", a / b }') |"
+        echo "| $c | $(median "${OPS[$c]}") | $p50 | $p99 | $(awk -v a="$p99" -v b="$p50" 'BEGIN { printf "%.2f", a / b }') | $(spread "${MAX[$c]}") | $(median "${WRK_RATIO[$c]}") |"
     done
     echo
     echo "Requests past wrk's 2 s timeout, over every run: ${TIMEOUTS:-0}."

@@ -19,7 +19,9 @@
 # `SELECT ddb.execute(op, request)` with -M prepared, the request built
 # from the same values.  Also measures the CPU per operation of the load
 # generator, the gateway and the cluster, and what the gateway serves when
-# it does nothing (a GET refused with 405).  With BENCH_PROFILE=1, also
+# it does nothing (a GET refused with 405).  Latency: one of each run's
+# connections is bench/gateway/latency_probe.c's, which times every request
+# it sends; pgbench logs every transaction's.  With BENCH_PROFILE=1, also
 # records where the gateway's CPU goes (perf record -g on its process) over
 # one more run of each operation at 8 connections (build/gwsigned/profile-*.txt).
 # Prints a markdown report (also build/gwsigned/report.md).
@@ -43,6 +45,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 
 install_packages wrk
 build_and_install
+cc -O2 -o "$OUT/latency_probe" "$ROOT/bench/gateway/latency_probe.c"
 start_cluster
 trap 'kill "${GATEWAY_PIDS[@]}" 2>/dev/null || true; stop_cluster' EXIT
 cluster_psql -q -c "CREATE DATABASE $DB"
@@ -95,7 +98,7 @@ read -r KEY_ID SECRET <<<"$(psql_db -At -F ' ' -c "SELECT * FROM ddb.create_acce
 for c in "${CONNECTIONS[@]}"; do
     start_gateway "${PORT[$c]}" "$POOL"
 done
-declare -A OPS LAT CLIENT_MS SERVER_TICKS CLUSTER_TICKS DONE TIMEOUTS
+declare -A OPS LAT WRK_LAT MAX_MS CLIENT_MS SERVER_TICKS CLUSTER_TICKS DONE TIMEOUTS
 POSTMASTER=$(head -1 "$PGDATA_DIR/postmaster.pid")
 declare -A GATEWAY_PID=([8]=${GATEWAY_PIDS[0]} [32]=${GATEWAY_PIDS[1]})
 # Adds up what one run used: the client's CPU (from `time`), the gateway's and the cluster's ticks, and the operations done.
@@ -112,8 +115,12 @@ measure_gateway() {  # operation, connections, round
     node "$ROOT/bench/gateway/presign.js" "127.0.0.1:${PORT[$2]}" "$KEY_ID" "$SECRET" "$1" "$USERS" 60000 \
         $(( ($2 * 100 + $3) * 10000 )) >"$OUT/signed-$1-$2-$3.txt"
     g0=$(cpu_ticks "${GATEWAY_PID[$2]}") c0=$(cluster_ticks "$POSTMASTER")
-    { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$2" -d"${SECONDS_PER_RUN}s" -s "$ROOT/bench/gateway/signed.lua" \
+    # one of the connections is the latency probe's, the others wrk's
+    "$OUT/latency_probe" "${PORT[$2]}" "$OUT/signed-$1-$2-$3.txt" "$1" "$SECONDS_PER_RUN" >"$log.probe" &
+    probe=$!
+    { TIMEFORMAT='%3U %3S'; time wrk -t2 -c"$(($2 - 1))" -d"${SECONDS_PER_RUN}s" -s "$ROOT/bench/gateway/signed.lua" \
         "http://127.0.0.1:${PORT[$2]}" -- "$OUT/signed-$1-$2-$3.txt" "$1" 2 >"$log"; } 2>"$log.time"
+    wait "$probe" || { echo "gateway $1 with $2 connections: the latency probe failed" >&2; return 1; }
     g1=$(cpu_ticks "${GATEWAY_PID[$2]}") c1=$(cluster_ticks "$POSTMASTER")
     # a bad response or a broken connection fails the run; a request past wrk's 2 s is counted and reported
     if ! grep -q '^checked [1-9][0-9]* bad 0$' "$log" || grep -Eq '^  Socket errors: connect [1-9]|read [1-9]|write [1-9]' "$log"; then
@@ -122,20 +129,25 @@ measure_gateway() {  # operation, connections, round
         return 1
     fi
     TIMEOUTS[$1,$2]=$(( ${TIMEOUTS[$1,$2]:-0} + $(awk '/^  Socket errors/ { print $NF + 0; found = 1 } END { if (!found) print 0 }' "$log") ))
-    ops=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$log")
+    ops=$(awk -v s="$SECONDS_PER_RUN" '/^Requests\/sec:/ { r = $2 } /^probe requests/ { p = $3 } END { printf "%.0f", r + p / s }' "$log" "$log.probe")
     OPS[$1,$2,gateway]+="$ops "
     account "$1,$2,gateway" "$log.time" "$ops" $((g1 - g0)) $((c1 - c0))
-    LAT[$1,$2,gateway]+="$(awk '/^latency p50/ { printf "%.2f", $5 / $3 }' "$log") "
+    LAT[$1,$2,gateway]+="$(awk '/^probe requests/ { printf "%.2f", $7 / $5 }' "$log.probe") "
+    WRK_LAT[$1,$2]+="$(awk '/^latency p50/ { printf "%.2f", $5 / $3 }' "$log") "
+    MAX_MS[$1,$2]+="$(awk '/^probe requests/ { printf "%.1f", $9 / 1000 }' "$log.probe") "
 }
 # One pgbench run of the same operation.
 measure_pgbench() {  # operation, connections
     local log="$OUT/pgbench-$1-$2.log" c0 c1 ops
+    rm -f "$OUT"/txn.*
     c0=$(cluster_ticks "$POSTMASTER")
+    # -l: each transaction's latency (µs, the third column) into $OUT/txn.*, for p99 / p50 as wrk reports it
     { TIMEFORMAT='%3U %3S'; time pgbench -n -M prepared -c "$2" -j 2 -T "$SECONDS_PER_RUN" -f "$OUT/$1.sql" \
-        -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres "$DB" >"$log" 2>&1 || { cat "$log" >&2; return 1; }; } 2>"$log.time"
+        -l --log-prefix="$OUT/txn" -h "$SOCKET_DIR" -p "$PGPORT_NUM" -U postgres "$DB" >"$log" 2>&1 || { cat "$log" >&2; return 1; }; } 2>"$log.time"
     c1=$(cluster_ticks "$POSTMASTER")
     ops=$(awk '/^tps = / { printf "%.0f", $3 }' "$log")
     OPS[$1,$2,pgbench]+="$ops "
+    LAT[$1,$2,pgbench]+="$(cat "$OUT"/txn.* | awk '{ print $3 }' | sort -n | awk '{ v[NR] = $1 } END { printf "%.2f", v[int(NR * 0.99)] / v[int(NR * 0.5)] }') "
     account "$1,$2,pgbench" "$log.time" "$ops" 0 $((c1 - c0))
 }
 # What an HTTP server that does nothing serves here: the gateway refusing a GET (405) before its handler runs.
@@ -152,7 +164,7 @@ for op in "${OPERATIONS[@]}"; do
         measure_pgbench "$op" "$c"
     done
 done
-OPS=() LAT=() CLIENT_MS=() SERVER_TICKS=() CLUSTER_TICKS=() DONE=() TIMEOUTS=()
+OPS=() LAT=() WRK_LAT=() MAX_MS=() CLIENT_MS=() SERVER_TICKS=() CLUSTER_TICKS=() DONE=() TIMEOUTS=()
 for op in "${OPERATIONS[@]}"; do
     for c in "${CONNECTIONS[@]}"; do
         for round in $(seq "$ROUNDS"); do
@@ -185,15 +197,21 @@ declare -A LABEL=([PutItem]="PutItem (new item)" [GetItem]="GetItem" [Query]="Qu
     echo
     echo "ops/s: median of $ROUNDS rounds (lowest–highest); the two take turns within each round."
     echo
-    echo "| operation | connections | ddb-gateway | pgbench ddb.execute | gateway / pgbench | gateway p99 / p50 | gateway requests past 2 s |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
+    echo "| operation | connections | ddb-gateway | pgbench ddb.execute | gateway / pgbench | p99 / p50: gateway, pgbench | wrk's p99 / p50 (corrected) | slowest request, ms | gateway requests past 2 s |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     for op in "${OPERATIONS[@]}"; do
         for c in "${CONNECTIONS[@]}"; do
             g=$(median "${OPS[$op,$c,gateway]}")
             p=$(median "${OPS[$op,$c,pgbench]}")
-            echo "| ${LABEL[$op]} | $c | $g ($(spread "${OPS[$op,$c,gateway]}")) | $p ($(spread "${OPS[$op,$c,pgbench]}")) | $(ratio "$g" "$p") | $(median "${LAT[$op,$c,gateway]}") | ${TIMEOUTS[$op,$c]:-0} |"
+            echo "| ${LABEL[$op]} | $c | $g ($(spread "${OPS[$op,$c,gateway]}")) | $p ($(spread "${OPS[$op,$c,pgbench]}")) | $(ratio "$g" "$p") | $(median "${LAT[$op,$c,gateway]}"), $(median "${LAT[$op,$c,pgbench]}") | $(median "${WRK_LAT[$op,$c]}") | $(spread "${MAX_MS[$op,$c]}") | ${TIMEOUTS[$op,$c]:-0} |"
         done
     done
+    echo
+    echo "p99 / p50 are of each request's own time: the gateway's measured on one of the connections by"
+    echo "bench/gateway/latency_probe.c (wrk makes the others), pgbench's from its log of every transaction (-l)."
+    echo "wrk's own figure is corrected for coordinated omission (for a request that took t it adds one at each"
+    echo "interval below t, the requests it held back), so a single slow request moves it: it is shown beside"
+    echo "the slowest request the probe saw (lowest–highest of the rounds)."
     echo
     echo "Where the CPU goes: microseconds of CPU per operation, over all rounds, of the load generator"
     echo "(wrk, pgbench; from time(1)), the gateway's process, and the cluster's processes (backends, and"
