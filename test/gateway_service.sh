@@ -238,7 +238,7 @@ check "an access log that cannot be opened" "1 ddb-gateway: --access-log: cannot
     "$(exits nolog --listen "127.0.0.1:$((PORT + 5))" --dsn "dbname=$DB" --access-log "$WORK/no/such/dir/access.log")"
 check "plain HTTP beyond loopback without --insecure-listen" "2 ddb-gateway: listen: plain HTTP is served on loopback only: give --tls-cert and --tls-key for HTTPS, or --insecure-listen to serve plain HTTP there anyway" \
     "$(exits insecure --listen "0.0.0.0:$((PORT + 5))" --dsn "dbname=$DB")"
-check "a file-descriptor limit below --max-connections" "1 ddb-gateway: --max-connections 4096 needs 4188 file descriptors, but this process may open only 1024: raise the limit (ulimit -n in a shell, LimitNOFILE= in a systemd unit) or lower --max-connections" \
+check "a file-descriptor limit below --max-connections" "1 ddb-gateway: --max-connections 4096 needs 4444 file descriptors, but this process may open only 1024: raise the limit (ulimit -n in a shell, LimitNOFILE= in a systemd unit) or lower --max-connections" \
     "$(ulimit -n 1024; exits fdlimit --threads 2 --listen "127.0.0.1:$((PORT + 5))" --dsn "dbname=$DB")"
 check "a bad setting in the config file names its line" "2 ddb-gateway: $WORK/bad.conf line 2: pool takes a whole number from 1 to 256, not \"many\"" \
     "$(printf 'listen = 127.0.0.1:1\npool = many\n' >"$WORK/bad.conf"; exits badconf --config "$WORK/bad.conf")"

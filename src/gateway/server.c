@@ -86,10 +86,12 @@ server_raise_fd_limit(const GatewaySettings *settings)
 	/*
 	 * A reload runs two servers for a moment, each with its lanes to the
 	 * primary and to each replica, and its event threads' own (an epoll, an
-	 * eventfd, the daemon's epoll and wake-up, the listening socket's copy).
+	 * eventfd, the daemon's epoll and wake-up, the listening socket's copy,
+	 * and, in front of a router, a lane to each shard node).
 	 */
 	rlim_t		needed = (rlim_t) settings->max_connections +
-		2 * ((rlim_t) settings->pool * (1 + settings->nreplicas) + 5 * (rlim_t) settings->threads) + SPARE_DESCRIPTORS;
+		2 * ((rlim_t) settings->pool * (1 + settings->nreplicas) +
+			 (5 + WORKER_NODES_MAX) * (rlim_t) settings->threads) + SPARE_DESCRIPTORS;
 
 	if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
 		return 0;

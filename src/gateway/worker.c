@@ -34,9 +34,6 @@ enum
 	WORKER_STOP
 };
 
-/* The most shard nodes a thread keeps a lane to (shard_direct.c). */
-#define WORKER_NODES_MAX 64
-
 struct Worker
 {
 	ServeContext *context;

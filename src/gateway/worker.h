@@ -11,6 +11,9 @@
 
 #include "lane.h"
 
+/* The most shard nodes a thread keeps a lane to (shard_direct.c). */
+#define WORKER_NODES_MAX 64
+
 typedef struct Worker Worker;
 typedef struct ServeContext ServeContext;
 
