@@ -81,7 +81,7 @@ add() {  # item expression: an UpdateItem adding 1 to v
 rc_it=$(q -c "SELECT shard_iterator('TRIM_HORIZON')")
 q -c "CALL follow('rc', '$rc_it', 7, 0)" >"$WORK/rc.out" 2>&1 &
 rc_pid=$!
-q -c "SET default_transaction_isolation = 'repeatable read'" -c "CALL follow('rr', '$rc_it', 5, 0.01)" >"$WORK/rr.out" 2>&1 &
+q -c "SET default_transaction_isolation = 'repeatable read'" -c "CALL follow('rr', '$rc_it', 20, 0.01)" >"$WORK/rr.out" 2>&1 &
 rr_pid=$!
 pgbench -n -c 4 -j 2 -T "$SECONDS_OF_WRITES" --max-tries=1000 --failures-detailed \
     -f "$WORK/single.sql@4" -f "$WORK/pair.sql@2" -f "$WORK/serializable.sql@2" "$DB" >"$WORK/pgbench.out" 2>&1 &
