@@ -15,8 +15,9 @@
 # promoted node is the only server, and to the new standby made of the
 # old primary's directory once it runs.  Then the
 # new primary freezes (SIGSTOP to every process of it, as a hung machine):
-# a request is answered 503 once the request timeout has passed, and after
-# it thaws the gateway serves again on new connections.  Needs no
+# a request is answered 503 once the request timeout has passed, so is the
+# next, which waits for a new connection the frozen server never answers,
+# and after it thaws the gateway serves again on new connections.  Needs no
 # test cluster (its servers are its own); prints TAP (test/lib.sh).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -91,7 +92,7 @@ start_gateway "$PORT" "$WORK/gateway.log" --dsn "$dsn" --pool 2 --threads 1 --co
 pid=$gateway_pid
 # and one in development mode pointed at the standby alone (no target_session_attrs)
 start_gateway "$STANDBY_GATEWAY_PORT" "$WORK/standby-gateway.log" --development --access-log off --pool 1 \
-    --dsn "host=$STANDBY port=$STANDBY_PORT user=postgres dbname=$DB"
+    --connect-timeout 6 --request-timeout 2 --dsn "host=$STANDBY port=$STANDBY_PORT user=postgres dbname=$DB"
 standby_gateway=$gateway_pid
 to_standby_gateway() {
     curl -s --max-time 15 -o "$WORK/standby-body" -w '%{http_code}' -H "X-Amz-Target: DynamoDB_20120810.PutItem" \
@@ -209,6 +210,15 @@ took=$(echo "$started $(now)" | awk '{ printf "%.1f", $2 - $1 }')
 check "a write while the primary hangs: 503 ServiceUnavailable (retryable)" "503 ServiceUnavailable" "$answer"
 check "answered once the request timeout ($REQUEST_TIMEOUT s) passed, not hanging" "yes" \
     "$(echo "$took $REQUEST_TIMEOUT" | awk '{ print ($1 >= $2 - 0.5 && $1 < $2 + 2 ? "yes" : "no (" $1 " s)") }')"
+# the gateway on the frozen server alone (one host, its whole connect timeout for it): its connection
+# given up at its request timeout, the next write waits for a new one, which the frozen server never
+# answers; that wait is given up at the request timeout too, before the connect timeout ends the attempt
+to_standby_gateway >/dev/null
+started=$(now)
+answer=$(to_standby_gateway)
+took=$(echo "$started $(now)" | awk '{ printf "%.1f", $2 - $1 }')
+check "a write waiting meanwhile for a connection to be made: 503 ServiceUnavailable at the request timeout (2 s), before the connect timeout (6 s)" \
+    "503 ServiceUnavailable yes" "$answer $(echo "$took" | awk '{ print ($1 >= 1.5 && $1 < 4 ? "yes" : "no (" $1 " s)") }')"
 kill -CONT $frozen
 check "once it thaws, a write through the same gateway succeeds (its connection given up, a new one made)" "200 " \
     "$(wait_for 20 '[ "$(put thawed)" = "200 " ]'; put thawed)"
