@@ -182,6 +182,35 @@ db_query(PGconn *conn, const char *sql)
 	return await_result(conn, db_now_ms() + request_timeout * 1000L);
 }
 
+/*
+ * A connection to dsn that ran setup (its application name, then LISTEN) for
+ * a listener thread; NULL when it cannot, the reason on stderr after
+ * "ddb-gateway: <consequence>, cannot connect to <purpose>" or "cannot listen".
+ */
+PGconn *
+db_listen(const char *dsn, const char *setup, const char *consequence, const char *purpose)
+{
+	PGconn	   *conn = db_connect(dsn);
+	PGresult   *res;
+
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		fprintf(stderr, "ddb-gateway: %s, cannot connect to %s: %s", consequence, purpose, PQerrorMessage(conn));
+		PQfinish(conn);
+		return NULL;
+	}
+	res = db_query(conn, setup);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		fprintf(stderr, "ddb-gateway: %s, cannot listen: %s", consequence, PQerrorMessage(conn));
+		PQclear(res);
+		PQfinish(conn);
+		return NULL;
+	}
+	PQclear(res);
+	return conn;
+}
+
 /* Runs a prepared statement by name, waiting until deadline. */
 static PGresult *
 exec_prepared(PGconn *conn, const char *name, int nparams, const char *const *params, long deadline)

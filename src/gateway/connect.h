@@ -44,6 +44,9 @@ extern PGresult *db_exec(PGconn *conn, const char *name, const char *sql, int np
 /* Runs a statement without parameters within the request timeout (blocking). */
 extern PGresult *db_query(PGconn *conn, const char *sql);
 
+/* A listener thread's connection to dsn, setup run on it (LISTEN); NULL, the reason on stderr, when it cannot. */
+extern PGconn *db_listen(const char *dsn, const char *setup, const char *consequence, const char *purpose);
+
 /* Milliseconds on the monotonic clock. */
 extern long db_now_ms(void);
 

@@ -81,32 +81,6 @@ set_listening(int on)
 	pthread_mutex_unlock(&cache_lock);
 }
 
-/* Connects and LISTENs; NULL (the reason on stderr) when it cannot. */
-static PGconn *
-listen_connection(void)
-{
-	PGconn	   *conn = db_connect(listener_dsn);
-	PGresult   *res;
-
-	if (PQstatus(conn) != CONNECTION_OK)
-	{
-		fprintf(stderr, "ddb-gateway: key cache off, cannot connect to listen: %s", PQerrorMessage(conn));
-		PQfinish(conn);
-		return NULL;
-	}
-	/* named, so that an operator (and the tests) can tell it from the event threads' connections */
-	res = db_query(conn, "SET application_name = '" KEYCACHE_LISTENER_NAME "'; LISTEN " KEYCACHE_CHANNEL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-	{
-		fprintf(stderr, "ddb-gateway: key cache off, cannot listen: %s", PQerrorMessage(conn));
-		PQclear(res);
-		PQfinish(conn);
-		return NULL;
-	}
-	PQclear(res);
-	return conn;
-}
-
 /*
  * True while the listening connection still reaches the primary: asked
  * when it has been quiet for a while, since a server that hangs (or a
@@ -140,7 +114,9 @@ listener_main(void *arg)
 	(void) arg;
 	for (;;)
 	{
-		PGconn	   *conn = listen_connection();
+		/* named, so that an operator (and the tests) can tell it from the event threads' connections */
+		PGconn	   *conn = db_listen(listener_dsn, "SET application_name = '" KEYCACHE_LISTENER_NAME "'; LISTEN " KEYCACHE_CHANNEL,
+									 "key cache off", "listen");
 
 		if (conn == NULL)
 		{

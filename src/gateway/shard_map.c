@@ -264,33 +264,6 @@ reload(PGconn *conn)
 	return 1;
 }
 
-/* Connects and LISTENs; NULL (the reason on stderr) when it cannot. */
-static PGconn *
-listen_connection(void)
-{
-	PGconn	   *conn = db_connect(router_dsn);
-	PGresult   *res;
-
-	if (PQstatus(conn) != CONNECTION_OK)
-	{
-		fprintf(stderr, "ddb-gateway: requests go through the router, cannot connect to read its map: %s",
-				PQerrorMessage(conn));
-		PQfinish(conn);
-		return NULL;
-	}
-	res = db_query(conn, "SET application_name = '" SHARD_MAP_LISTENER_NAME "'; "
-					 "SET search_path = pg_catalog, pg_temp; LISTEN " SHARD_MAP_CHANNEL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-	{
-		fprintf(stderr, "ddb-gateway: requests go through the router, cannot listen: %s", PQerrorMessage(conn));
-		PQclear(res);
-		PQfinish(conn);
-		return NULL;
-	}
-	PQclear(res);
-	return conn;
-}
-
 /*
  * The listener thread: listens, reads the map, reads it again on each
  * notification and every SHARD_MAP_REFRESH_MS; when the connection is lost
@@ -305,7 +278,9 @@ listener_main(void *arg)
 	(void) arg;
 	for (;;)
 	{
-		PGconn	   *conn = listen_connection();
+		PGconn	   *conn = db_listen(router_dsn, "SET application_name = '" SHARD_MAP_LISTENER_NAME "'; "
+									 "SET search_path = pg_catalog, pg_temp; LISTEN " SHARD_MAP_CHANNEL,
+									 "requests go through the router", "read its map");
 
 		if (conn != NULL && reload(conn))
 		{
